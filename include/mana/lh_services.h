@@ -1,0 +1,38 @@
+/* Services the lower half offers the stub MPI library besides the real MPI functions.
+ *
+ * The *_until loops are how blocking MPI calls are made without ever blocking inside the lower
+ * half: the stub starts a non-blocking operation and lets the lower half poll it, and the loop
+ * gives control back to the upper half as soon as the checkpoint machinery asks the rank to
+ * park (MANA_BOUNDARY->park_requested), with the operation still pending.  Each returns an MPI
+ * error code; *flag (or *outcount != MPI_UNDEFINED ...) tells whether it completed. */
+#ifndef MANA_LH_SERVICES_H
+#define MANA_LH_SERVICES_H
+
+#include <mpi.h>
+
+struct mana_lh_services {
+  /* Initializes the real MPI at the thread level mana needs for `required`. */
+  int (*init_thread)(int required, int *provided);
+  int (*test_until)(MPI_Request *req, int *flag, MPI_Status *status);
+  int (*testall_until)(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]);
+  int (*testany_until)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status);
+  int (*testsome_until)(int n, MPI_Request reqs[], int *outcount, int indices[],
+                        MPI_Status statuses[]);
+  int (*iprobe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+  int (*improbe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                       MPI_Status *status);
+  /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
+  void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
+  int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);
+  int (*comm_set_attr)(MPI_Comm, int, void *, int attr_type);
+  int (*type_get_attr)(MPI_Datatype, int, void *, int *, int attr_type);
+  int (*type_set_attr)(MPI_Datatype, int, void *, int attr_type);
+  int (*win_get_attr)(MPI_Win, int, void *, int *, int attr_type);
+  int (*win_set_attr)(MPI_Win, int, void *, int attr_type);
+  void (*grequest_set_lang_f77)(MPI_Request greq);
+  /* Real addresses of MPICH's sentinel objects, which the upper half holds as its own. */
+  int *unweighted, *weights_empty;
+  MPI_Fint *f_status_ignore, *f_statuses_ignore;
+};
+
+#endif

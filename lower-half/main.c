@@ -1,0 +1,155 @@
+/* mana_lh: the lower half.  What mpirun/srun start for each rank; it prepares the address space,
+ * loads the application as the upper half and hands it the real MPI through the boundary page.
+ *
+ * MPI is initialized lazily, when the application calls MPI_Init/MPI_Init_thread, at
+ * max(requested, MPI_THREAD_SERIALIZED): programs that never call MPI do not need a PMI server,
+ * the application's own thread level decides whether MPICH takes locks, and a restart (which
+ * must initialize MPI before it can restore anything) uses the level recorded in the image. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "../upper-half/environment.h"
+#include "../upper-half/loader.h"
+#include "../upper-half/stack.h"
+#include "address_space.h"
+#include "lh_table.h"
+#include "mana/boundary.h"
+#include "mana/fs_switch.h"
+#include "services.h"
+#include "sigsys.h"
+#include "window.h"
+
+void mana_lh_table_fill(struct mana_lh_table *t);
+
+static struct mana_lh_table table;
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: mana_lh APP [ARGS...]\n"
+               "Runs APP as the upper half of a mana split process. Normally started by\n"
+               "mana_launch; see mana_launch(1).\n");
+}
+
+static const Elf64_auxv_t *find_auxv(char **envp)
+{
+  while (*envp)
+    envp++;
+  return (const Elf64_auxv_t *)(envp + 1);
+}
+
+/* Resolves APP as execvp would: a name without a slash is searched on PATH. */
+static int resolve_app(const char *app, char *out, size_t outlen)
+{
+  if (strchr(app, '/'))
+    return realpath(app, out) ? 0 : -1;
+  const char *path = getenv("PATH");
+  if (!path)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  char *copy = strdup(path), *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char candidate[PATH_MAX];
+    snprintf(candidate, sizeof(candidate), "%s/%s", *dir ? dir : ".", app);
+    if (access(candidate, X_OK) == 0 && realpath(candidate, out)) {
+      free(copy);
+      return 0;
+    }
+  }
+  free(copy);
+  errno = ENOENT;
+  (void)outlen;
+  return -1;
+}
+
+static int stub_dir(char *out, size_t outlen)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0)
+    return -1;
+  exe[n] = '\0';
+  snprintf(out, outlen, "%s/../lib/mana", dirname(exe));
+  char resolved[PATH_MAX];
+  if (!realpath(out, resolved))
+    return -1;
+  snprintf(out, outlen, "%s", resolved);
+  return 0;
+}
+
+static void fill_boundary(const struct mana_upper_start *up)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  int fsgs = (getauxval(AT_HWCAP2) & 2) != 0;
+  mana_lh_table_fill(&table);
+  mana_lh_services_fill(&table.svc);
+  b->magic = MANA_BOUNDARY_MAGIC;
+  b->version = MANA_BOUNDARY_VERSION;
+  b->have_fsgsbase = (uint32_t)fsgs;
+  b->lower_fs = mana_get_fs(fsgs);
+  b->lh = &table;
+  b->app_base = up->app_base;
+  b->ldso_base = up->ldso_base;
+  b->stack_low = up->stack_low;
+  b->stack_high = up->stack_high;
+  b->n_extra_ranges = 0;
+  if (up->non_pie.end)
+    b->extra_ranges[b->n_extra_ranges++] = up->non_pie;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+  const Elf64_auxv_t *auxv = find_auxv(envp);
+  int first = 1;
+  if (argc > 1 && strcmp(argv[1], "--") == 0)
+    first = 2;
+  if (argc <= first || (first == 1 && argv[1][0] == '-')) {
+    int help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+    usage(help ? stdout : stderr);
+    return help ? 0 : 2;
+  }
+  mana_prepare_process(argv);
+
+  char app[PATH_MAX], stubs[PATH_MAX], err[512];
+  if (resolve_app(argv[first], app, sizeof(app)) != 0) {
+    fprintf(stderr, "mana_lh: %s: %s\n", argv[first], strerror(errno));
+    return 127;
+  }
+  if (stub_dir(stubs, sizeof(stubs)) != 0) {
+    fprintf(stderr, "mana_lh: the stub MPI library directory (../lib/mana beside mana_lh) is "
+                    "missing; the installation is incomplete\n");
+    return 1;
+  }
+  char **upper_env = mana_upper_environment(envp, stubs);
+  if (!upper_env) {
+    fprintf(stderr, "mana_lh: out of memory\n");
+    return 1;
+  }
+  if (mana_build_brk_wall() != 0 || mana_reserve_window() != 0)
+    return 1;
+
+  struct mana_upper_start up;
+  if (mana_load_upper(&mana_the_window, app, argv + first, upper_env, auxv, &up, err,
+                      sizeof(err)) != 0) {
+    fprintf(stderr, "mana_lh: %s\n", err);
+    return 1;
+  }
+  fill_boundary(&up);
+
+  struct mana_range ranges[1 + MANA_MAX_EXTRA_RANGES];
+  unsigned n = 0;
+  ranges[n++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
+  for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges; i++)
+    ranges[n++] = MANA_BOUNDARY->extra_ranges[i];
+  if (mana_seccomp_install(ranges, n) != 0)
+    return 1;
+
+  fflush(NULL);
+  mana_jump_to_upper(up.sp, up.entry);
+}

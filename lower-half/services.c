@@ -1,0 +1,115 @@
+/* Lower-half services for the stub (see mana/lh_services.h). */
+#include "services.h"
+
+#include <stdio.h>
+
+#include "mana/boundary.h"
+
+static int park_requested(void)
+{
+  return MANA_BOUNDARY->park_requested != 0;
+}
+
+/* The application asked for `required`; mana needs at least SERIALIZED so its checkpoint thread
+ * may drive MPI while the application's threads are parked.  MPICH takes no locks below
+ * MPI_THREAD_MULTIPLE, so this costs nothing per call.  The application is told the level it
+ * would have got natively (MPICH grants what is asked). */
+static int init_thread(int required, int *provided)
+{
+  int level = required < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+  int real_provided = MPI_THREAD_SINGLE;
+  int rc = PMPI_Init_thread(NULL, NULL, level, &real_provided);
+  *provided = real_provided < required ? real_provided : required;
+  return rc;
+}
+
+static int test_until(MPI_Request *req, int *flag, MPI_Status *status)
+{
+  int rc;
+  do
+    rc = PMPI_Test(req, flag, status);
+  while (rc == MPI_SUCCESS && !*flag && !park_requested());
+  return rc;
+}
+
+static int testall_until(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+  int rc;
+  do
+    rc = PMPI_Testall(n, reqs, flag, statuses);
+  while (rc == MPI_SUCCESS && !*flag && !park_requested());
+  return rc;
+}
+
+static int testany_until(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+  int rc;
+  do
+    rc = PMPI_Testany(n, reqs, index, flag, status);
+  while (rc == MPI_SUCCESS && !*flag && !park_requested());
+  return rc;
+}
+
+static int testsome_until(int n, MPI_Request reqs[], int *outcount, int indices[],
+                          MPI_Status statuses[])
+{
+  int rc;
+  do
+    rc = PMPI_Testsome(n, reqs, outcount, indices, statuses);
+  while (rc == MPI_SUCCESS && *outcount == 0 && !park_requested());
+  return rc;
+}
+
+static int iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+  int rc;
+  do
+    rc = PMPI_Iprobe(source, tag, comm, flag, status);
+  while (rc == MPI_SUCCESS && !*flag && !park_requested());
+  return rc;
+}
+
+static int improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                         MPI_Status *status)
+{
+  int rc;
+  do
+    rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+  while (rc == MPI_SUCCESS && !*flag && !park_requested());
+  return rc;
+}
+
+
+/* MPICH-internal, exported for its Fortran binding; not in mpi.h. */
+typedef int mpir_attr_type;
+void MPII_Keyval_set_proxy(int keyval, void *copy_proxy, void *delete_proxy);
+int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, mpir_attr_type);
+int MPII_Comm_set_attr(MPI_Comm, int, void *, mpir_attr_type);
+int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, mpir_attr_type);
+int MPII_Type_set_attr(MPI_Datatype, int, void *, mpir_attr_type);
+int MPII_Win_get_attr(MPI_Win, int, void *, int *, mpir_attr_type);
+int MPII_Win_set_attr(MPI_Win, int, void *, mpir_attr_type);
+void MPII_Grequest_set_lang_f77(MPI_Request greq);
+
+void mana_lh_services_fill(struct mana_lh_services *s)
+{
+  s->init_thread = init_thread;
+  s->test_until = test_until;
+  s->testall_until = testall_until;
+  s->testany_until = testany_until;
+  s->testsome_until = testsome_until;
+  s->iprobe_until = iprobe_until;
+  s->improbe_until = improbe_until;
+  s->keyval_set_proxy = MPII_Keyval_set_proxy;
+  s->comm_get_attr = MPII_Comm_get_attr;
+  s->comm_set_attr = MPII_Comm_set_attr;
+  s->type_get_attr = MPII_Type_get_attr;
+  s->type_set_attr = MPII_Type_set_attr;
+  s->win_get_attr = MPII_Win_get_attr;
+  s->win_set_attr = MPII_Win_set_attr;
+  s->grequest_set_lang_f77 = MPII_Grequest_set_lang_f77;
+  s->unweighted = MPI_UNWEIGHTED;
+  s->weights_empty = MPI_WEIGHTS_EMPTY;
+  s->f_status_ignore = MPI_F_STATUS_IGNORE;
+  s->f_statuses_ignore = MPI_F_STATUSES_IGNORE;
+}

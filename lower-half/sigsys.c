@@ -1,0 +1,298 @@
+/* Seccomp filter and SIGSYS handler that keep upper-half mappings inside the window.
+ *
+ * Trapped, and only when the instruction pointer is in upper-half code:
+ *   mmap without MAP_FIXED / MAP_FIXED_NOREPLACE   (the kernel would choose the address)
+ *   mremap with MREMAP_MAYMOVE but not MREMAP_FIXED (the kernel would choose the address)
+ *   munmap                                          (a hole the kernel could hand to the lower half)
+ * Everything else, and every call from the lower half, runs untouched.
+ *
+ * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
+ * so it must not touch TLS: no libc calls that set errno, raw syscalls only. */
+#define _GNU_SOURCE
+#include "sigsys.h"
+
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "mana/boundary.h"
+#include "window.h"
+
+struct mana_trap_stats mana_trap_stats;
+
+/* ---- raw syscalls (no errno, no TLS) ---- */
+
+static long raw6(long nr, long a, long b, long c, long d, long e, long f)
+{
+  long ret;
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+static long raw_mmap(uint64_t addr, uint64_t len, long prot, long flags, long fd, long off)
+{
+  return raw6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+}
+
+/* Puts a PROT_NONE reservation over [addr, addr+len) in one step (MAP_FIXED replaces whatever is
+ * there), so the range is never a hole. */
+static int reserve(uint64_t addr, uint64_t len)
+{
+  long r = raw_mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                    -1, 0);
+  return r < 0 ? (int)r : 0;
+}
+
+static uint64_t page_up(uint64_t v)
+{
+  return (v + 4095) & ~4095UL;
+}
+
+/* ---- the three trapped calls ---- */
+
+static long serve_mmap(uint64_t hint, uint64_t len, long prot, long flags, long fd, long off)
+{
+  (void)hint; /* address hints are advisory; the window decides */
+  struct mana_window *w = &mana_the_window;
+  if (len == 0)
+    return -EINVAL;
+  if (flags & MAP_32BIT) /* cannot be honoured inside the window; let the kernel place it */
+    return raw_mmap(hint, len, prot, flags, fd, off);
+  uint64_t align = (flags & MAP_HUGETLB) ? (1UL << 21) : 4096;
+  uint64_t addr = mana_window_alloc(w, len, align);
+  if (addr == 0) {
+    mana_trap_stats.failures++;
+    return -ENOMEM;
+  }
+  long r = raw_mmap(addr, len, prot, flags | MAP_FIXED, fd, off);
+  if (r < 0) {
+    reserve(addr, page_up(len));
+    mana_window_free(w, addr, len);
+    return r;
+  }
+  return r;
+}
+
+static long serve_munmap(uint64_t addr, uint64_t len)
+{
+  struct mana_window *w = &mana_the_window;
+  if ((addr & 4095) || len == 0)
+    return -EINVAL;
+  if (!mana_window_contains(w, addr, page_up(len)))
+    return raw6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
+  int r = reserve(addr, page_up(len));
+  if (r < 0)
+    return r;
+  mana_window_free(w, addr, len);
+  return 0;
+}
+
+static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long flags)
+{
+  struct mana_window *w = &mana_the_window;
+  old_len = page_up(old_len);
+  new_len = page_up(new_len);
+  if (new_len <= old_len) { /* shrinking never moves: do it in place and keep the tail reserved */
+    long r = raw6(SYS_mremap, (long)old, (long)old_len, (long)new_len, 0, 0, 0);
+    if (r >= 0 && new_len < old_len && mana_window_contains(w, old + new_len, old_len - new_len)) {
+      reserve(old + new_len, old_len - new_len);
+      mana_window_free(w, old + new_len, old_len - new_len);
+    }
+    return r;
+  }
+  uint64_t dest = mana_window_alloc(w, new_len, 4096);
+  if (dest == 0) {
+    mana_trap_stats.failures++;
+    return -ENOMEM;
+  }
+  long r = raw6(SYS_mremap, (long)old, (long)old_len, (long)new_len,
+                flags | MREMAP_MAYMOVE | MREMAP_FIXED, (long)dest, 0);
+  if (r < 0) {
+    mana_window_free(w, dest, new_len);
+    return r;
+  }
+  if (mana_window_contains(w, old, old_len)) {
+    /* The old range is a hole now.  NOREPLACE: if a lower-half thread took it in the instant
+     * since the move, leave its mapping alone and lose the range from the allocator. */
+    long q = raw_mmap(old, old_len, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    if (q == (long)old)
+      mana_window_free(w, old, old_len);
+  }
+  return r;
+}
+
+static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
+{
+  (void)sig;
+  ucontext_t *ctx = ctx_;
+  greg_t *g = ctx->uc_mcontext.gregs;
+  long ret;
+  switch (info->si_syscall) {
+  case SYS_mmap:
+    mana_trap_stats.mmaps++;
+    ret = serve_mmap(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]);
+    break;
+  case SYS_munmap:
+    mana_trap_stats.munmaps++;
+    ret = serve_munmap(g[REG_RDI], g[REG_RSI]);
+    break;
+  case SYS_mremap:
+    mana_trap_stats.mremaps++;
+    ret = serve_mremap(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
+    break;
+  default:
+    ret = -ENOSYS;
+  }
+  g[REG_RAX] = ret;
+}
+
+/* ---- the BPF program ---- */
+
+#define MAX_INSNS 256
+struct bpf_builder {
+  struct sock_filter insn[MAX_INSNS];
+  int jt_label[MAX_INSNS], jf_label[MAX_INSNS];
+  int label_pos[64];
+  int n;
+};
+
+enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_FIRST_RANGE };
+
+static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
+{
+  b->insn[b->n] = (struct sock_filter){code, 0, 0, k};
+  b->jt_label[b->n] = jt;
+  b->jf_label[b->n] = jf;
+  b->n++;
+}
+
+static void label(struct bpf_builder *b, int id)
+{
+  b->label_pos[id] = b->n;
+}
+
+#define LD_W(off) emit(b, BPF_LD | BPF_W | BPF_ABS, (off), -1, -1)
+#define JEQ(k, t, f) emit(b, BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+#define JGT(k, t, f) emit(b, BPF_JMP | BPF_JGT | BPF_K, (k), (t), (f))
+#define JGE(k, t, f) emit(b, BPF_JMP | BPF_JGE | BPF_K, (k), (t), (f))
+#define JSET(k, t, f) emit(b, BPF_JMP | BPF_JSET | BPF_K, (k), (t), (f))
+#define RET(k) emit(b, BPF_RET | BPF_K, (k), -1, -1)
+#define NEXT (-2) /* fall through to the next instruction */
+
+#define IP_LO offsetof(struct seccomp_data, instruction_pointer)
+#define IP_HI (offsetof(struct seccomp_data, instruction_pointer) + 4)
+#define ARG_LO(i) offsetof(struct seccomp_data, args[i])
+
+/* ip in [start, end) -> L_TRAP, else -> `next`. Unsigned 64-bit compare from 32-bit halves. */
+static void emit_range(struct bpf_builder *b, uint64_t start, uint64_t end, int next, int lbl)
+{
+  uint32_t s_hi = start >> 32, s_lo = (uint32_t)start, e_hi = end >> 32, e_lo = (uint32_t)end;
+  int upper = lbl + 1, hi_eq_start = lbl + 2, hi_eq_end = lbl + 3;
+  label(b, lbl);
+  LD_W(IP_HI);
+  JGT(s_hi, upper, NEXT);
+  JEQ(s_hi, hi_eq_start, next);
+  label(b, hi_eq_start);
+  LD_W(IP_LO);
+  JGE(s_lo, upper, next);
+  label(b, upper);
+  LD_W(IP_HI);
+  JGT(e_hi, next, NEXT);
+  JEQ(e_hi, hi_eq_end, L_TRAP);
+  label(b, hi_eq_end);
+  LD_W(IP_LO);
+  JGE(e_lo, next, L_TRAP);
+}
+
+static int resolve(struct bpf_builder *b)
+{
+  for (int i = 0; i < b->n; i++) {
+    if (BPF_CLASS(b->insn[i].code) != BPF_JMP)
+      continue;
+    int labels[2] = {b->jt_label[i], b->jf_label[i]};
+    int off[2];
+    for (int j = 0; j < 2; j++) {
+      int target = labels[j] == NEXT ? i + 1 : b->label_pos[labels[j]];
+      off[j] = target - (i + 1);
+      if (off[j] < 0 || off[j] > 255)
+        return -1;
+    }
+    b->insn[i].jt = (uint8_t)off[0];
+    b->insn[i].jf = (uint8_t)off[1];
+  }
+  return 0;
+}
+
+static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
+{
+  memset(b, 0, sizeof(*b));
+  LD_W(offsetof(struct seccomp_data, arch));
+  JEQ(AUDIT_ARCH_X86_64, NEXT, L_ALLOW);
+  LD_W(offsetof(struct seccomp_data, nr));
+  JEQ(SYS_mmap, L_MMAP, NEXT);
+  JEQ(SYS_munmap, L_CHECK_IP, NEXT);
+  JEQ(SYS_mremap, L_MREMAP, L_ALLOW);
+  label(b, L_MMAP);
+  LD_W(ARG_LO(3));
+  JSET(MAP_FIXED | MAP_FIXED_NOREPLACE, L_ALLOW, L_CHECK_IP);
+  label(b, L_MREMAP);
+  LD_W(ARG_LO(3));
+  JSET(MREMAP_FIXED, L_ALLOW, NEXT);
+  JSET(MREMAP_MAYMOVE, L_CHECK_IP, L_ALLOW);
+  label(b, L_CHECK_IP);
+  for (unsigned i = 0; i < n; i++) {
+    int lbl = L_FIRST_RANGE + 4 * (int)i;
+    int next = (i + 1 < n) ? lbl + 4 : L_ALLOW;
+    emit_range(b, ranges[i].start, ranges[i].end, next, lbl);
+  }
+  label(b, L_ALLOW);
+  RET(SECCOMP_RET_ALLOW);
+  label(b, L_TRAP);
+  RET(SECCOMP_RET_TRAP);
+  return resolve(b);
+}
+
+int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges)
+{
+  static struct bpf_builder builder;
+  if (n_ranges == 0 || n_ranges > 12 || build_filter(&builder, ranges, n_ranges) != 0) {
+    fprintf(stderr, "mana_lh: cannot build the seccomp filter for %u ranges\n", n_ranges);
+    return -1;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0) {
+    perror("mana_lh: sigaction(SIGSYS)");
+    return -1;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    perror("mana_lh: prctl(PR_SET_NO_NEW_PRIVS)");
+    return -1;
+  }
+  struct sock_fprog prog = {.len = (unsigned short)builder.n, .filter = builder.insn};
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+    perror("mana_lh: seccomp(SECCOMP_SET_MODE_FILTER)");
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,21 @@
+/* Keeping the upper half's memory inside the window: a seccomp filter traps the upper half's
+ * address-choosing mmap/mremap calls and its munmaps, and the SIGSYS handler serves them from
+ * the window allocator. */
+#ifndef MANA_SIGSYS_H
+#define MANA_SIGSYS_H
+
+#include <stdint.h>
+
+struct mana_range;
+
+/* Installs the SIGSYS handler and the filter (on all threads).  `ranges` are the instruction
+ * pointer ranges of upper-half code: the window and a non-PIE application's segments. */
+int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges);
+
+/* Counters for tests and diagnostics. */
+struct mana_trap_stats {
+  uint64_t mmaps, munmaps, mremaps, failures;
+};
+extern struct mana_trap_stats mana_trap_stats;
+
+#endif

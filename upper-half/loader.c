@@ -1,0 +1,100 @@
+/* Upper-half construction (see loader.h). */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "../lower-half/window.h"
+#include "elf_load.h"
+#include "stack.h"
+
+#define MIB (1UL << 20)
+
+/* The main thread's stack: the soft RLIMIT_STACK as the kernel would give it, within bounds; it
+ * is MAP_NORESERVE, so untouched pages cost nothing and are never written to an image. */
+static uint64_t stack_size(void)
+{
+  struct rlimit rl;
+  uint64_t size = 8 * MIB;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > size)
+    size = rl.rlim_cur;
+  if (size > 1024 * MIB)
+    size = 1024 * MIB;
+  return (size + 4095) & ~4095UL;
+}
+
+static int place(struct mana_window *w, const char *path, struct mana_elf_image *img, char *err,
+                 size_t errlen)
+{
+  struct mana_elf_image probe;
+  if (mana_elf_inspect(path, &probe, err, errlen) != 0)
+    return -1;
+  uint64_t bias = 0;
+  if (probe.is_pie) {
+    /* 2 MiB alignment keeps the objects' huge-page-friendly layout and leaves a gap between them. */
+    uint64_t at = mana_window_alloc(w, probe.hi - probe.lo, 2 * MIB);
+    if (!at) {
+      snprintf(err, errlen, "the window has no room for %s", path);
+      return -1;
+    }
+    bias = at - probe.lo;
+  } else {
+    void *p = mmap((void *)probe.lo, probe.hi - probe.lo, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      snprintf(err, errlen,
+               "%s is not position-independent and its link address %#lx-%#lx is taken in "
+               "this process; rebuild it with -fPIE -pie",
+               path, (unsigned long)probe.lo, (unsigned long)probe.hi);
+      return -1;
+    }
+  }
+  return mana_elf_map(path, bias, img, err, errlen);
+}
+
+int mana_load_upper(struct mana_window *w, const char *app_path, char *const argv[],
+                    char *const envp[], const Elf64_auxv_t *kernel_auxv,
+                    struct mana_upper_start *out, char *err, size_t errlen)
+{
+  memset(out, 0, sizeof(*out));
+  struct mana_elf_image app, ldso;
+  if (mana_elf_inspect(app_path, &app, err, errlen) != 0)
+    return -1;
+  if (!app.interp[0]) {
+    snprintf(err, errlen, "%s is statically linked; mana needs a dynamically linked MPI program",
+             app_path);
+    return -1;
+  }
+  if (place(w, app.interp, &ldso, err, errlen) != 0 || place(w, app_path, &app, err, errlen) != 0)
+    return -1;
+
+  uint64_t size = stack_size();
+  uint64_t low = mana_window_alloc(w, size, 2 * MIB);
+  if (!low || mmap((void *)low, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+                   0) == MAP_FAILED) {
+    snprintf(err, errlen, "cannot map the upper half's stack");
+    return -1;
+  }
+  struct mana_auxv_overrides ov = {
+      .phdr = app.phdr, .phnum = app.phnum, .entry = app.entry, .base = ldso.bias,
+      .execfn = app_path};
+  out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov);
+  if (!out->sp) {
+    snprintf(err, errlen, "arguments and environment do not fit the upper half's stack");
+    return -1;
+  }
+  out->entry = ldso.entry;
+  out->app_base = app.lo;
+  out->ldso_base = ldso.lo;
+  out->stack_low = low;
+  out->stack_high = low + size;
+  if (!app.is_pie) {
+    out->non_pie.start = app.lo;
+    out->non_pie.end = app.hi;
+  }
+  return 0;
+}

@@ -1,0 +1,16 @@
+/* Thread-pointer switching for callbacks from the real MPI into application code.  MPICH calls
+ * them with the lower half's FS; the application's code needs its own libc's TLS. */
+#include "stub.h"
+
+uint64_t mana_callback_enter(void)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  uint64_t lower = mana_get_fs(b->have_fsgsbase);
+  mana_set_fs(b->have_fsgsbase, b->caller_upper_fs);
+  return lower;
+}
+
+void mana_callback_leave(uint64_t saved_fs)
+{
+  mana_set_fs(MANA_BOUNDARY->have_fsgsbase, saved_fs);
+}

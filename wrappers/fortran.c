@@ -1,0 +1,82 @@
+/* What the real Fortran binding (libmpichfort.so.12, loaded unchanged into the upper half) and
+ * mpi.h-compiled applications need from libmpich.so.12 besides the MPI functions: MPICH's
+ * sentinel objects, status conversion, and the MPII_ attribute entry points. */
+#include "stub.h"
+
+/* Sentinels: applications compare and pass their addresses, so the stub owns its own and
+ * translates them on the way to the real library. */
+int MPIR_C_MPI_UNWEIGHTED;
+int MPIR_C_MPI_WEIGHTS_EMPTY;
+int *const MPI_UNWEIGHTED = &MPIR_C_MPI_UNWEIGHTED;
+int *const MPI_WEIGHTS_EMPTY = &MPIR_C_MPI_WEIGHTS_EMPTY;
+
+static MPI_Fint f_status_ignore_obj[MPI_F_STATUS_SIZE];
+MPI_Fint *MPI_F_STATUS_IGNORE = f_status_ignore_obj;
+MPI_Fint *MPI_F_STATUSES_IGNORE = f_status_ignore_obj;
+MPI_F08_status MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+MPI_F08_status MPIR_F08_MPI_STATUSES_IGNORE_OBJ[1];
+MPI_F08_status *MPI_F08_STATUS_IGNORE = &MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+MPI_F08_status *MPI_F08_STATUSES_IGNORE = MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+int MPIR_F08_MPI_IN_PLACE;
+int MPIR_F08_MPI_BOTTOM;
+
+int *mana_weights(const int *weights)
+{
+  const struct mana_lh_services *svc = &MANA_BOUNDARY->lh->svc;
+  if (weights == MPI_UNWEIGHTED)
+    return svc->unweighted;
+  if (weights == MPI_WEIGHTS_EMPTY)
+    return svc->weights_empty;
+  return (int *)weights;
+}
+
+static MPI_Fint *real_f_status(const MPI_Fint *f)
+{
+  const struct mana_lh_services *svc = &MANA_BOUNDARY->lh->svc;
+  if (f == MPI_F_STATUS_IGNORE)
+    return svc->f_status_ignore;
+  return (MPI_Fint *)f;
+}
+
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+  return MANA_LH_CALL(MPI_Status_c2f, c_status, real_f_status(f_status));
+}
+
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+  return MANA_LH_CALL(MPI_Status_f2c, real_f_status(f_status), c_status);
+}
+
+#define ATTR_GET(name, svc_fn, KIND, T)                                                   \
+  int name(T obj, int keyval, void *value, int *flag, int attr_type)                      \
+  {                                                                                       \
+    return MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                   \
+                       (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value,  \
+                       flag, attr_type);                                                  \
+  }
+#define ATTR_SET(name, svc_fn, KIND, T)                                                   \
+  int name(T obj, int keyval, void *value, int attr_type)                                 \
+  {                                                                                       \
+    return MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                   \
+                       (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value,  \
+                       attr_type);                                                        \
+  }
+int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, int);
+int MPII_Comm_set_attr(MPI_Comm, int, void *, int);
+int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, int);
+int MPII_Type_set_attr(MPI_Datatype, int, void *, int);
+int MPII_Win_get_attr(MPI_Win, int, void *, int *, int);
+int MPII_Win_set_attr(MPI_Win, int, void *, int);
+ATTR_GET(MPII_Comm_get_attr, comm_get_attr, COMM, MPI_Comm)
+ATTR_SET(MPII_Comm_set_attr, comm_set_attr, COMM, MPI_Comm)
+ATTR_GET(MPII_Type_get_attr, type_get_attr, DATATYPE, MPI_Datatype)
+ATTR_SET(MPII_Type_set_attr, type_set_attr, DATATYPE, MPI_Datatype)
+ATTR_GET(MPII_Win_get_attr, win_get_attr, WIN, MPI_Win)
+ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win)
+
+void MPII_Grequest_set_lang_f77(MPI_Request greq);
+void MPII_Grequest_set_lang_f77(MPI_Request greq)
+{
+  MANA_LH_SVC_VOID(grequest_set_lang_f77, MANA_REAL(REQUEST, MPI_Request, greq));
+}

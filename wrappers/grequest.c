@@ -1,0 +1,165 @@
+/* Generalized requests (MPI_Grequest_start and MPICH's MPIX_ extensions).  Their callbacks get
+ * the request's extra_state, so mana passes its own record there and the trampolines call the
+ * application's functions with the application's extra_state on its own thread pointer. */
+#include "stub.h"
+
+struct greq_record {
+  MPI_Grequest_query_function *query;
+  MPI_Grequest_free_function *free_fn;
+  MPI_Grequest_cancel_function *cancel;
+  MPIX_Grequest_poll_function *poll;
+  MPIX_Grequest_wait_function *wait;
+  void *extra_state;
+};
+
+static int query_tramp(void *extra, MPI_Status *status)
+{
+  struct greq_record *r = extra;
+  uint64_t saved = mana_callback_enter();
+  int rc = r->query(r->extra_state, status);
+  mana_callback_leave(saved);
+  return rc;
+}
+
+static int free_tramp(void *extra)
+{
+  struct greq_record *r = extra;
+  uint64_t saved = mana_callback_enter();
+  int rc = r->free_fn(r->extra_state);
+  free(r); /* MPI calls free_fn exactly once, last */
+  mana_callback_leave(saved);
+  return rc;
+}
+
+static int cancel_tramp(void *extra, int complete)
+{
+  struct greq_record *r = extra;
+  uint64_t saved = mana_callback_enter();
+  int rc = r->cancel(r->extra_state, complete);
+  mana_callback_leave(saved);
+  return rc;
+}
+
+static int poll_tramp(void *extra, MPI_Status *status)
+{
+  struct greq_record *r = extra;
+  uint64_t saved = mana_callback_enter();
+  int rc = r->poll(r->extra_state, status);
+  mana_callback_leave(saved);
+  return rc;
+}
+
+/* MPICH hands wait_fn the extra_states of every request of the class being waited on. */
+static int wait_tramp(int count, void **extras, double timeout, MPI_Status *status)
+{
+  struct greq_record *r = count > 0 ? extras[0] : NULL;
+  uint64_t saved = mana_callback_enter();
+  void *stack[MANA_STACK_HANDLES];
+  void **user = count <= MANA_STACK_HANDLES ? stack : malloc((size_t)count * sizeof(void *));
+  for (int i = 0; i < count; i++)
+    user[i] = ((struct greq_record *)extras[i])->extra_state;
+  int rc = r ? r->wait(count, user, timeout, status) : MPI_SUCCESS;
+  if (user != stack)
+    free(user);
+  mana_callback_leave(saved);
+  return rc;
+}
+
+static struct greq_record *record(MPI_Grequest_query_function *q, MPI_Grequest_free_function *f,
+                                  MPI_Grequest_cancel_function *c, MPIX_Grequest_poll_function *p,
+                                  MPIX_Grequest_wait_function *w, void *extra)
+{
+  struct greq_record *r = malloc(sizeof(*r));
+  if (r)
+    *r = (struct greq_record){q, f, c, p, w, extra};
+  return r;
+}
+
+static void keep_request(MPI_Request real, MPI_Request *request)
+{
+  *request = MANA_NEW(REQUEST, MPI_Request, real);
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+  if (s)
+    s->flags |= MANA_SLOT_GREQUEST;
+}
+
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                       MPI_Request *request)
+{
+  struct greq_record *r = record(query_fn, free_fn, cancel_fn, NULL, NULL, extra_state);
+  if (!r)
+    return MPI_ERR_NO_MEM;
+  MPI_Request real;
+  int rc = MANA_LH_CALL(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r, &real);
+  if (rc == MPI_SUCCESS)
+    keep_request(real, request);
+  else
+    free(r);
+  return rc;
+}
+
+int MPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn,
+                        MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn,
+                        void *extra_state, MPI_Request *request)
+{
+  struct greq_record *r = record(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, extra_state);
+  if (!r)
+    return MPI_ERR_NO_MEM;
+  MPI_Request real;
+  int rc = MANA_LH_CALL(MPIX_Grequest_start, query_tramp, free_tramp, cancel_tramp,
+                        poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, r, &real);
+  if (rc == MPI_SUCCESS)
+    keep_request(real, request);
+  else
+    free(r);
+  return rc;
+}
+
+/* A class is a set of functions without extra_state: the stub keeps them (in the class's
+ * handle slot) and copies them into each request's record at allocation. */
+int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
+                               MPI_Grequest_free_function *free_fn,
+                               MPI_Grequest_cancel_function *cancel_fn,
+                               MPIX_Grequest_poll_function *poll_fn,
+                               MPIX_Grequest_wait_function *wait_fn, MPIX_Grequest_class *greq_class)
+{
+  struct greq_record *proto = record(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, NULL);
+  if (!proto)
+    return MPI_ERR_NO_MEM;
+  MPIX_Grequest_class real;
+  int rc = MANA_LH_CALL(MPIX_Grequest_class_create, query_tramp, free_tramp, cancel_tramp,
+                        poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, &real);
+  if (rc != MPI_SUCCESS) {
+    free(proto);
+    return rc;
+  }
+  *greq_class = (MPIX_Grequest_class)mana_new32(MANA_KIND_GREQ_CLASS, (uint32_t)real);
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_GREQ_CLASS, (uint32_t)*greq_class);
+  if (s)
+    s->meta = proto;
+  else
+    free(proto);
+  return rc;
+}
+
+int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_state,
+                                 MPI_Request *request)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_GREQ_CLASS, (uint32_t)greq_class);
+  if (!s || !s->meta)
+    return MANA_LH_CALL(MPIX_Grequest_class_allocate, greq_class, extra_state, request);
+  const struct greq_record *proto = s->meta;
+  struct greq_record *r = record(proto->query, proto->free_fn, proto->cancel, proto->poll,
+                                 proto->wait, extra_state);
+  if (!r)
+    return MPI_ERR_NO_MEM;
+  MPI_Request real;
+  int rc = MANA_LH_CALL(MPIX_Grequest_class_allocate, (MPIX_Grequest_class)s->real, r, &real);
+  if (rc == MPI_SUCCESS)
+    keep_request(real, request);
+  else
+    free(r);
+  return rc;
+}

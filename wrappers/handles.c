@@ -1,0 +1,80 @@
+/* Virtual handle tables: slot allocation, retirement and the reverse lookup. */
+#include "handles.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct mana_table mana_tables[MANA_KIND_COUNT];
+
+void mana_handles_init(void)
+{
+  for (uint32_t k = 0; k < MANA_KIND_COUNT; k++) {
+    mana_tables[k].kind = k;
+    if (mana_tables[k].capacity == 0)
+      mana_tables[k].free_head = UINT32_MAX;
+  }
+}
+
+static int grow(struct mana_table *t)
+{
+  uint32_t chunk = t->capacity >> MANA_CHUNK_SHIFT;
+  if (chunk >= MANA_MAX_CHUNKS)
+    return -1;
+  struct mana_slot *slots = calloc(MANA_CHUNK_SLOTS, sizeof(*slots));
+  if (!slots)
+    return -1;
+  t->chunks[chunk] = slots;
+  /* Thread the new slots onto the free list in ascending order so that handles are handed out
+   * in the order an application would see from a fresh MPICH. */
+  uint32_t base = t->capacity;
+  for (uint32_t i = 0; i < MANA_CHUNK_SLOTS; i++)
+    slots[i].next_free = (i + 1 < MANA_CHUNK_SLOTS) ? base + i + 1 : t->free_head;
+  t->free_head = base;
+  t->capacity += MANA_CHUNK_SLOTS;
+  return 0;
+}
+
+uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
+{
+  struct mana_table *t = &mana_tables[kind];
+  if (t->capacity == 0)
+    t->free_head = UINT32_MAX;
+  if (t->free_head == UINT32_MAX && grow(t) != 0) {
+    fprintf(stderr, "mana: out of virtual handles of kind %#x (%u in use)\n", kind, t->in_use);
+    abort();
+  }
+  uint32_t index = t->free_head;
+  struct mana_slot *s = mana_slot_at(t, index);
+  t->free_head = s->next_free;
+  s->real = real;
+  s->aux = 0;
+  s->meta = NULL;
+  s->flags = MANA_SLOT_USED;
+  t->in_use++;
+  return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | index;
+}
+
+void mana_handle_retire(enum mana_kind kind, uint32_t virt)
+{
+  struct mana_slot *s = mana_handle_slot(kind, virt);
+  if (!s)
+    return;
+  struct mana_table *t = &mana_tables[kind];
+  free(s->meta);
+  s->meta = NULL;
+  s->flags = 0;
+  s->next_free = t->free_head;
+  t->free_head = virt & MANA_HANDLE_INDEX_MASK;
+  t->in_use--;
+}
+
+uint32_t mana_handle_virtual_of(enum mana_kind kind, uint64_t real)
+{
+  struct mana_table *t = &mana_tables[kind];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    if ((s->flags & MANA_SLOT_USED) && s->real == real)
+      return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | i;
+  }
+  return (uint32_t)real; /* predefined or unknown: the same value on both sides */
+}

@@ -1,0 +1,116 @@
+/* Virtual MPI handles.
+ *
+ * The application never holds a real MPICH handle for an object it created: it holds a virtual
+ * handle that stays valid across checkpoint and restart, when the real objects are rebuilt with
+ * new real handles.  Predefined handles (MPI_COMM_WORLD, MPI_INT, MPI_SUM, ...) and null handles
+ * are compiled into the application; they mean the same in every MPICH process, so they are their
+ * own virtual handle and translation passes them through.
+ *
+ * A virtual handle looks like an MPICH "direct" handle:  10 kkkk iiiiiiiiiiiiiiiiiiiiiiiiii
+ * (bits 31-30 = 10, bits 29-26 = kind, bits 25-0 = slot index), so code that inspects MPICH
+ * handle bits still sees the right kind.  MPI_File is a pointer in MPICH (ROMIO); its virtual
+ * handle is the same 32-bit pattern stored in the pointer.
+ *
+ * Tables are two-level (chunks of slots that never move), so translation is a shift, a mask and
+ * two loads, and a slot freed by MPI_Wait is reused by the next MPI_Isend without malloc. */
+#ifndef MANA_HANDLES_H
+#define MANA_HANDLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mana_kind {
+  MANA_KIND_COMM = 0x1,
+  MANA_KIND_GROUP = 0x2,
+  MANA_KIND_DATATYPE = 0x3,
+  MANA_KIND_FILE = 0x4,
+  MANA_KIND_ERRHANDLER = 0x5,
+  MANA_KIND_OP = 0x6,
+  MANA_KIND_INFO = 0x7,
+  MANA_KIND_WIN = 0x8,
+  MANA_KIND_KEYVAL = 0x9,
+  MANA_KIND_REQUEST = 0xb,
+  MANA_KIND_GREQ_CLASS = 0xd,
+  MANA_KIND_MESSAGE = 0xe,
+  MANA_KIND_SESSION = 0xf,
+  MANA_KIND_COUNT = 0x10,
+};
+
+#define MANA_HANDLE_TAG 0x80000000u
+#define MANA_HANDLE_TAG_MASK 0xc0000000u
+#define MANA_HANDLE_KIND_SHIFT 26
+#define MANA_HANDLE_INDEX_MASK 0x03ffffffu
+#define MANA_CHUNK_SHIFT 10
+#define MANA_CHUNK_SLOTS (1u << MANA_CHUNK_SHIFT)
+#define MANA_MAX_CHUNKS ((MANA_HANDLE_INDEX_MASK + 1) >> MANA_CHUNK_SHIFT)
+
+enum mana_slot_flags {
+  MANA_SLOT_USED = 1u << 0,
+  MANA_SLOT_PERSISTENT = 1u << 1, /* request survives completion (MPI_*_init) */
+  MANA_SLOT_GREQUEST = 1u << 2,
+};
+
+/* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
+ * of a communicator, ... `meta` points to the per-kind record that restart needs. */
+struct mana_slot {
+  uint64_t real;
+  uint64_t aux;
+  void *meta;
+  uint32_t flags;
+  uint32_t next_free;
+};
+
+struct mana_table {
+  struct mana_slot *chunks[MANA_MAX_CHUNKS];
+  uint32_t capacity; /* slots in allocated chunks */
+  uint32_t free_head; /* UINT32_MAX: none */
+  uint32_t in_use;
+  uint32_t kind;
+};
+
+extern struct mana_table mana_tables[MANA_KIND_COUNT];
+
+void mana_handles_init(void);
+uint32_t mana_handle_new(enum mana_kind kind, uint64_t real);
+void mana_handle_retire(enum mana_kind kind, uint32_t virt);
+/* Real to virtual, for handles MPI passes to callbacks; slow path (scans the table). */
+uint32_t mana_handle_virtual_of(enum mana_kind kind, uint64_t real);
+
+static inline int mana_handle_is_virtual(uint32_t v, enum mana_kind kind)
+{
+  return (v & MANA_HANDLE_TAG_MASK) == MANA_HANDLE_TAG &&
+         ((v >> MANA_HANDLE_KIND_SHIFT) & 0xf) == (uint32_t)kind;
+}
+
+static inline struct mana_slot *mana_slot_at(struct mana_table *t, uint32_t index)
+{
+  return &t->chunks[index >> MANA_CHUNK_SHIFT][index & (MANA_CHUNK_SLOTS - 1)];
+}
+
+/* The slot behind a virtual handle, or NULL for predefined, null and foreign values. */
+static inline struct mana_slot *mana_handle_slot(enum mana_kind kind, uint32_t v)
+{
+  struct mana_table *t = &mana_tables[kind];
+  uint32_t index = v & MANA_HANDLE_INDEX_MASK;
+  if (!mana_handle_is_virtual(v, kind) || index >= t->capacity)
+    return NULL;
+  struct mana_slot *s = mana_slot_at(t, index);
+  return (s->flags & MANA_SLOT_USED) ? s : NULL;
+}
+
+/* Virtual to real.  Values that are not live virtual handles pass through unchanged, so that
+ * MPI itself reports an invalid handle exactly as it would without mana. */
+static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
+{
+  struct mana_slot *s = mana_handle_slot(kind, (uint32_t)v);
+  return s ? s->real : v;
+}
+
+static inline void mana_handle_update(enum mana_kind kind, uint32_t virt, uint64_t real)
+{
+  struct mana_slot *s = mana_handle_slot(kind, virt);
+  if (s)
+    s->real = real;
+}
+
+#endif

@@ -1,0 +1,78 @@
+/* User-defined reduction operations.  MPICH runs them from inside the lower half; each user
+ * function gets a trampoline that restores the application's thread pointer and shows the
+ * function the datatype handle the application knows. */
+#include <stdio.h>
+
+#include "stub.h"
+#include "trampoline_pool.h"
+
+struct op_record {
+  MPI_User_function *fn;
+  MPI_User_function_c *fn_c;
+  MPI_Op virt; /* MPI_OP_NULL when the slot is free */
+};
+static struct op_record ops[MANA_POOL_SIZE];
+
+static void run(int i, void *in, void *inout, MPI_Count len, MPI_Datatype *dt)
+{
+  uint64_t saved = mana_callback_enter();
+  MPI_Datatype v = (MPI_Datatype)mana_handle_virtual_of(MANA_KIND_DATATYPE, (uint32_t)*dt);
+  if (ops[i].fn_c) {
+    ops[i].fn_c(in, inout, &len, &v);
+  } else {
+    int n = (int)len;
+    ops[i].fn(in, inout, &n, &v);
+  }
+  mana_callback_leave(saved);
+}
+
+#define TRAMP(i)                                                                  \
+  static void tramp_##i(void *in, void *inout, int *len, MPI_Datatype *dt)        \
+  {                                                                               \
+    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);                                         \
+  }                                                                               \
+  static void tramp_c_##i(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) \
+  {                                                                               \
+    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);                                         \
+  }
+MANA_POOL_64(TRAMP)
+#define ENTRY_C(i) tramp_c_##i,
+static MPI_User_function *const tramps[] = {MANA_POOL_64(MANA_POOL_ENTRY)};
+static MPI_User_function_c *const tramps_c[] = {MANA_POOL_64(ENTRY_C)};
+
+static int free_record(void)
+{
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (ops[i].virt == MPI_OP_NULL || !mana_handle_slot(MANA_KIND_OP, (uint32_t)ops[i].virt))
+      return i;
+  return -1;
+}
+
+static int create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op)
+{
+  int i = free_record();
+  if (i < 0) {
+    fprintf(stderr, "mana: more than %d user-defined MPI_Op at once are not supported\n",
+            MANA_POOL_SIZE);
+    return MPI_ERR_INTERN;
+  }
+  MPI_Op real;
+  int rc = fn_c ? MANA_LH_CALL(MPI_Op_create_c, tramps_c[i], commute, &real)
+                : MANA_LH_CALL(MPI_Op_create, tramps[i], commute, &real);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  ops[i].fn = fn;
+  ops[i].fn_c = fn_c;
+  ops[i].virt = *op = MANA_NEW(OP, MPI_Op, real);
+  return rc;
+}
+
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+  return create(user_fn, NULL, commute, op);
+}
+
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+  return create(NULL, user_fn, commute, op);
+}

@@ -1,0 +1,108 @@
+/* What every file of the stub MPI library (the upper half's libmpich.so.12) shares: crossing
+ * into the lower half, and the handle translation macros the generated wrappers use. */
+#ifndef MANA_STUB_H
+#define MANA_STUB_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "handles.h"
+#include "lh_table.h"
+#include "mana/boundary.h"
+#include "mana/fs_switch.h"
+
+#define MANA_STACK_HANDLES 32
+
+/* Calls the real MPI function `fn` in the lower half: switch FS to the lower half's thread
+ * pointer, call through the lower half's table, switch back.  The upper half's thread pointer is
+ * published first so callbacks from MPI into the application can switch back to it. */
+#define MANA_LH_ENTER()                                                         \
+  struct mana_boundary *b_ = MANA_BOUNDARY;                                     \
+  int fsgs_ = b_->have_fsgsbase;                                                \
+  uint64_t ufs_ = mana_get_fs(fsgs_);                                           \
+  uint64_t prev_caller_ = b_->caller_upper_fs;                                  \
+  b_->caller_upper_fs = ufs_;                                                   \
+  mana_set_fs(fsgs_, b_->lower_fs)
+#define MANA_LH_LEAVE()                                                         \
+  mana_set_fs(fsgs_, ufs_);                                                     \
+  b_->caller_upper_fs = prev_caller_
+#define MANA_LH_CALL(fn, ...)                                                   \
+  ({                                                                            \
+    MANA_LH_ENTER();                                                            \
+    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__);           \
+    MANA_LH_LEAVE();                                                            \
+    r_;                                                                         \
+  })
+#define MANA_LH_CALL_VOID(fn, ...)                                              \
+  do {                                                                          \
+    MANA_LH_ENTER();                                                            \
+    b_->lh->fn(__VA_ARGS__);                                                    \
+    MANA_LH_LEAVE();                                                            \
+  } while (0)
+#define MANA_LH_SVC(fn, ...) MANA_LH_CALL(svc.fn, __VA_ARGS__)
+#define MANA_LH_SVC_VOID(fn, ...) MANA_LH_CALL_VOID(svc.fn, __VA_ARGS__)
+
+/* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
+ * a predefined or null handle, valid unchanged in every process. */
+static inline int mana_real_is_created(uint32_t real)
+{
+  return (real & 0x80000000u) != 0;
+}
+
+static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)
+{
+  return mana_real_is_created(real) ? mana_handle_new(kind, real) : real;
+}
+
+static inline void *mana_new_ptr(enum mana_kind kind, void *real)
+{
+  return real ? (void *)(uintptr_t)mana_handle_new(kind, (uint64_t)(uintptr_t)real) : NULL;
+}
+
+/* Translation.  MPI_File is a pointer in MPICH (ROMIO); the generator picks the _PTR forms for
+ * it and the 32-bit forms for every other handle type. */
+#define MANA_REAL(K, T, v) ((T)(uint32_t)mana_handle_real(MANA_KIND_##K, (uint32_t)(v)))
+#define MANA_NEW(K, T, r) ((T)mana_new32(MANA_KIND_##K, (uint32_t)(r)))
+#define MANA_RETIRE(K, T, v) mana_handle_retire(MANA_KIND_##K, (uint32_t)(v))
+#define MANA_UPDATE(K, T, v, r) mana_handle_update(MANA_KIND_##K, (uint32_t)(v), (uint32_t)(r))
+#define MANA_REAL_PTR(K, T, v) \
+  ((T)(uintptr_t)mana_handle_real(MANA_KIND_##K, (uint32_t)(uintptr_t)(v)))
+#define MANA_NEW_PTR(K, T, r) ((T)mana_new_ptr(MANA_KIND_##K, (void *)(r)))
+#define MANA_RETIRE_PTR(K, T, v) mana_handle_retire(MANA_KIND_##K, (uint32_t)(uintptr_t)(v))
+#define MANA_UPDATE_PTR(K, T, v, r) \
+  mana_handle_update(MANA_KIND_##K, (uint32_t)(uintptr_t)(v), (uint64_t)(uintptr_t)(r))
+
+#define MANA_DECLARE_REAL_ARRAY(kind_lc, T)                                              \
+  T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf);
+MANA_DECLARE_REAL_ARRAY(datatype, MPI_Datatype)
+MANA_DECLARE_REAL_ARRAY(request, MPI_Request)
+MANA_DECLARE_REAL_ARRAY(info, MPI_Info)
+MANA_DECLARE_REAL_ARRAY(comm, MPI_Comm)
+
+/* Lengths of the handle arrays of the alltoallw family. */
+size_t mana_comm_size(MPI_Comm comm);
+size_t mana_neighbor_in(MPI_Comm comm);
+size_t mana_neighbor_out(MPI_Comm comm);
+
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of the stub, translated to the real library's. */
+int *mana_weights(const int *weights);
+
+/* Where a blocking wrapper lets the checkpoint machinery park this thread. */
+void mana_park_point(void);
+
+/* Completes the real request `*real` the way MPI_Wait would, parking when asked. */
+int mana_wait_real(MPI_Request *real, MPI_Status *status);
+
+/* Callbacks from the real MPI into application code: switch to the application's thread
+ * pointer for the duration of the call. */
+uint64_t mana_callback_enter(void);
+void mana_callback_leave(uint64_t saved_fs);
+
+/* The collective clock: one tick per collective call on the communicator's group. */
+void mana_cc_tick(MPI_Comm comm);
+
+/* Entry checks shared by the hand-written wrappers. */
+void mana_stub_init_tables(void);
+
+#endif
