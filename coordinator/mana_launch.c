@@ -1,0 +1,322 @@
+/* mana_launch: start an MPI program under mana.
+ *
+ * Glue only: launch_args.c decides what to run, app_check.c decides whether the program
+ * can run under mana, and this file finds the installation, exports the settings the ranks
+ * need, and execs. mana_launch never stays around: once it execs, the launcher (or mana_lh)
+ * owns the process, its signals and its exit status.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include "app_check.h"
+#include "launch_args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MANA_VERSION
+#define MANA_VERSION "unknown"
+#endif
+
+#define PROG "mana_launch"
+
+/* mana is not completely installed, or the system refused a basic request. */
+#define EXIT_BROKEN 1
+
+/* mana_lh and the stub library sit at fixed places relative to bin/, the same in the build
+ * tree and in the install tree. */
+#define LOWER_HALF_NAME "mana_lh"
+#define STUB_UNDER_PREFIX "lib/mana/libmpich.so.12"
+
+/* "  -v, --verbose     help" or "      --ckptdir DIR     help", columns aligned. */
+static void print_option_line(FILE *out, const struct mana_option *opt)
+{
+	char shortpart[8] = "    ", left[64];
+
+	if (opt->short_name)
+		snprintf(shortpart, sizeof(shortpart), "-%c, ", opt->short_name);
+	snprintf(left, sizeof(left), "%s--%s%s%s", shortpart, opt->long_name,
+		 opt->value_name ? " " : "", opt->value_name ? opt->value_name : "");
+	fprintf(out, "  %-28s %s\n", left, opt->help);
+}
+
+static void print_usage(FILE *out)
+{
+	const struct mana_option *opts;
+	size_t count;
+
+	fprintf(out,
+		"Usage: " PROG " [OPTIONS] LAUNCHER [LAUNCHER-ARGS...] PROGRAM [ARGS...]\n"
+		"       LAUNCHER [LAUNCHER-ARGS...] " PROG " [OPTIONS] PROGRAM [ARGS...]\n"
+		"\n"
+		"Run an MPI program under mana, so that it can be checkpointed and restarted.\n"
+		"\n"
+		"In the first form " PROG " finds PROGRAM in the launcher's command line (in\n"
+		"every ':'-separated MPMD segment), puts mana_lh in front of it and runs the\n"
+		"launcher. In the second form the launcher starts " PROG " once per rank.\n"
+		"The form is chosen by the name of the first word after the options:\n"
+		"mpirun, mpiexec, mpiexec.hydra, mpirun.mpich, mpiexec.mpich and srun, plus\n"
+		"the names listed in MANA_LAUNCHERS, are launchers; anything else is PROGRAM.\n"
+		"\n"
+		"Options:\n");
+	opts = launch_options(&count);
+	for (size_t i = 0; i < count; i++)
+		print_option_line(out, &opts[i]);
+	fprintf(out, "\nEvery rank receives these settings in its environment:\n");
+	for (size_t i = 0; i < count; i++)
+		if (opts[i].action == MANA_ACTION_EXPORT)
+			fprintf(out, "  %-28s from --%s\n", opts[i].env_name, opts[i].long_name);
+	fprintf(out,
+		"\n"
+		"PROGRAM must be a dynamically linked x86-64 program built with MPICH.\n"
+		"\n"
+		"Exit status: that of the launcher or program; 2 for a usage error, 126 when\n"
+		"PROGRAM cannot run under mana, 127 when it is not found, 1 when the mana\n"
+		"installation is incomplete.\n"
+		"\n"
+		"See mana_launch(1).\n");
+}
+
+/* The directory mana_launch was started from, through symlinks. */
+static int find_bin_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+	char *slash;
+
+	if (n < 0) {
+		fprintf(stderr, PROG ": cannot find own location (/proc/self/exe): %s\n",
+			strerror(errno));
+		return EXIT_BROKEN;
+	}
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	return 0;
+}
+
+static int check_installation(const char *bin_dir, const char *lh_path)
+{
+	char stub[PATH_MAX], prefix[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (stat(lh_path, &st) != 0 || !S_ISREG(st.st_mode) || access(lh_path, X_OK) != 0) {
+		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing or "
+				"not executable\n", lh_path);
+		return EXIT_BROKEN;
+	}
+	/* The install prefix is bin/'s parent; spelled out so the message shows a clean path. */
+	snprintf(prefix, sizeof(prefix), "%s", bin_dir);
+	slash = strrchr(prefix, '/');
+	if (slash)
+		*slash = '\0';
+	if (snprintf(stub, sizeof(stub), "%s/" STUB_UNDER_PREFIX, prefix) >= (int)sizeof(stub)) {
+		fprintf(stderr, PROG ": installation path too long: %s\n", prefix);
+		return EXIT_BROKEN;
+	}
+	if (stat(stub, &st) != 0) {
+		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n",
+			stub);
+		return EXIT_BROKEN;
+	}
+	return 0;
+}
+
+/* Strings made here that the command points to. They live until exec; freeing them on
+ * the error paths keeps leak checkers quiet in sanitizer builds. */
+struct owned {
+	char **items;
+	size_t count;
+};
+
+static char *own(struct owned *owned, char *s)
+{
+	char **grown;
+
+	if (!s)
+		return NULL;
+	grown = realloc(owned->items, (owned->count + 1) * sizeof(*grown));
+	if (!grown) {
+		free(s);
+		return NULL;
+	}
+	owned->items = grown;
+	owned->items[owned->count++] = s;
+	return s;
+}
+
+static void free_owned(struct owned *owned)
+{
+	for (size_t i = 0; i < owned->count; i++)
+		free(owned->items[i]);
+	free(owned->items);
+}
+
+/* Checks every program of the plan. A program named without '/' is replaced by the path
+ * PATH gave it, so every rank runs the very file that was checked. */
+static int check_programs(struct launch_plan *plan, struct owned *owned)
+{
+	struct app_check_env env = {
+		.path = getenv("PATH"),
+		.ld_library_path = getenv("LD_LIBRARY_PATH"),
+	};
+
+	for (size_t i = 0; i < plan->app_count; i++) {
+		char **slot = &plan->argv[plan->apps[i].argv_index];
+		struct app_check_result result;
+		int rc = app_check(*slot, plan->apps[i].wdir, &env, &result);
+
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", result.error);
+			return rc;
+		}
+		if (!strchr(*slot, '/')) {
+			*slot = own(owned, strdup(result.resolved));
+			if (!*slot) {
+				fprintf(stderr, PROG ": out of memory\n");
+				return EXIT_BROKEN;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A relative --ckptdir would mean a different place for ranks started elsewhere. */
+static const char *absolute_path(const char *value, struct owned *owned)
+{
+	char cwd[PATH_MAX];
+	char *joined;
+
+	if (value[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return value;
+	if (asprintf(&joined, "%s/%s", cwd, value) < 0)
+		return value;
+	joined = own(owned, joined);
+	return joined ? joined : value;
+}
+
+static int export_settings(struct launch_plan *plan, struct owned *owned)
+{
+	for (size_t i = 0; i < plan->env_count; i++) {
+		const struct mana_option *opt = plan->env[i].option;
+
+		if (opt->value_kind == MANA_VALUE_PATH)
+			plan->env[i].value = absolute_path(plan->env[i].value, owned);
+		if (setenv(opt->env_name, plan->env[i].value, 1) != 0) {
+			fprintf(stderr, PROG ": cannot set %s: %s\n", opt->env_name,
+				strerror(errno));
+			return EXIT_BROKEN;
+		}
+	}
+	return 0;
+}
+
+/* Prints a word so that it can be pasted back into a shell. */
+static void print_quoted(FILE *out, const char *word)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_-./:=,+@%";
+
+	if (word[0] != '\0' && strspn(word, safe) == strlen(word)) {
+		fputs(word, out);
+		return;
+	}
+	fputc('\'', out);
+	for (const char *p = word; *p; p++) {
+		if (*p == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*p, out);
+	}
+	fputc('\'', out);
+}
+
+static void print_command(const struct launch_plan *plan)
+{
+	fputs(PROG ": running:", stderr);
+	for (size_t i = 0; i < plan->env_count; i++) {
+		fprintf(stderr, " %s=", plan->env[i].option->env_name);
+		print_quoted(stderr, plan->env[i].value);
+	}
+	for (int i = 0; i < plan->argc; i++) {
+		fputc(' ', stderr);
+		print_quoted(stderr, plan->argv[i]);
+	}
+	fputc('\n', stderr);
+}
+
+static void print_warnings(const char *warnings)
+{
+	const char *line = warnings;
+
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+
+		fprintf(stderr, PROG ": warning: %.*s\n", (int)len, line);
+		line += len;
+		if (*line == '\n')
+			line++;
+	}
+}
+
+/* Only returns when exec fails. */
+static int run(struct launch_plan *plan, const char *lh_path)
+{
+	const char *what = plan->form == LAUNCH_FORM_PER_RANK ? lh_path : plan->argv[0];
+	int err;
+
+	fflush(NULL);
+	if (plan->form == LAUNCH_FORM_PER_RANK)
+		execv(lh_path, plan->argv);
+	else
+		execvp(plan->argv[0], plan->argv); /* the launcher is found through PATH */
+	err = errno; /* before fprintf can change it */
+	fprintf(stderr, PROG ": cannot run %s: %s\n", what, strerror(err));
+	return err == ENOENT ? APP_CHECK_NOT_FOUND : APP_CHECK_CANNOT_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	struct launch_plan plan;
+	struct owned owned = { 0 };
+	char bin_dir[PATH_MAX], lh_path[PATH_MAX + sizeof(LOWER_HALF_NAME) + 1];
+	int rc;
+
+	rc = find_bin_dir(bin_dir, sizeof(bin_dir));
+	if (rc)
+		return rc;
+	snprintf(lh_path, sizeof(lh_path), "%s/" LOWER_HALF_NAME, bin_dir);
+
+	rc = launch_args_parse(argc, argv, lh_path, getenv("MANA_LAUNCHERS"), &plan);
+	print_warnings(plan.warnings);
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", plan.error);
+		goto out;
+	}
+	if (plan.help) {
+		print_usage(stdout);
+		goto out;
+	}
+	if (plan.version) {
+		printf(PROG " (mana) " MANA_VERSION "\n");
+		goto out;
+	}
+
+	rc = check_installation(bin_dir, lh_path);
+	if (!rc)
+		rc = check_programs(&plan, &owned);
+	if (!rc)
+		rc = export_settings(&plan, &owned);
+	if (rc)
+		goto out;
+	if (plan.verbose)
+		print_command(&plan);
+	rc = run(&plan, lh_path);
+out:
+	free_owned(&owned);
+	launch_plan_free(&plan);
+	return rc;
+}
