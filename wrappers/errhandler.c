@@ -9,7 +9,11 @@
 
 enum eh_kind { EH_COMM, EH_WIN, EH_FILE, EH_SESSION };
 
+/* The C++ binding's dispatcher (MPII_Errhandler_set_cxx): kind 0 comm, 1 file, 2 win. */
+typedef void(cxx_eh_dispatch)(int kind, int *handle, int *code, void (*fn)(void));
+
 struct eh_record {
+  cxx_eh_dispatch *cxx;
   void (*fn)(void *, int *, ...);
   enum eh_kind kind;
   MPI_Errhandler virt;
@@ -18,17 +22,27 @@ static struct eh_record handlers[MANA_POOL_SIZE];
 
 static void run(int i, void *obj, int *code)
 {
+  static const enum mana_kind kinds[] = {MANA_KIND_COMM, MANA_KIND_WIN, MANA_KIND_FILE,
+                                         MANA_KIND_SESSION};
+  static const int cxx_kind[] = {0, 2, 1, 0};
   uint64_t saved = mana_callback_enter();
   struct eh_record *r = &handlers[i];
+  /* The handle the application knows, in the representation of its C type. */
+  MPI_File vfile = NULL;
+  int vint = 0;
+  void *vobj;
   if (r->kind == EH_FILE) {
-    MPI_File real = *(MPI_File *)obj;
-    MPI_File v = (MPI_File)(uintptr_t)mana_handle_virtual_of(MANA_KIND_FILE, (uint64_t)(uintptr_t)real);
-    r->fn(&v, code);
+    uint64_t real = (uint64_t)(uintptr_t) * (MPI_File *)obj;
+    vfile = (MPI_File)(uintptr_t)mana_handle_virtual_of(MANA_KIND_FILE, real);
+    vobj = &vfile;
   } else {
-    static const enum mana_kind kinds[] = {MANA_KIND_COMM, MANA_KIND_WIN, 0, MANA_KIND_SESSION};
-    int v = (int)mana_handle_virtual_of(kinds[r->kind], (uint32_t) * (int *)obj);
-    r->fn(&v, code);
+    vint = (int)mana_handle_virtual_of(kinds[r->kind], (uint32_t) * (int *)obj);
+    vobj = &vint;
   }
+  if (r->cxx)
+    r->cxx(cxx_kind[r->kind], vobj, code, (void (*)(void))(void *)r->fn);
+  else
+    r->fn(vobj, code);
   mana_callback_leave(saved);
 }
 
@@ -53,6 +67,7 @@ static int free_record(void)
 
 static void keep(int i, void *fn, enum eh_kind kind, MPI_Errhandler real, MPI_Errhandler *out)
 {
+  handlers[i].cxx = NULL;
   handlers[i].fn = (void (*)(void *, int *, ...))fn;
   handlers[i].kind = kind;
   handlers[i].virt = *out = MANA_NEW(ERRHANDLER, MPI_Errhandler, real);
@@ -75,3 +90,12 @@ CREATE(MPI_Errhandler_create, MPI_Comm_errhandler_function, EH_COMM)
 CREATE(MPI_Win_create_errhandler, MPI_Win_errhandler_function, EH_WIN)
 CREATE(MPI_File_create_errhandler, MPI_File_errhandler_function, EH_FILE)
 CREATE(MPI_Session_create_errhandler, MPI_Session_errhandler_function, EH_SESSION)
+
+/* Kept on the stub's side: MPICH would call the dispatcher from the lower half. */
+void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void));
+void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void))
+{
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (handlers[i].virt == errhandler && mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)errhandler))
+      handlers[i].cxx = (cxx_eh_dispatch *)(void *)dispatch;
+}

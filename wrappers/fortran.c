@@ -1,4 +1,4 @@
-/* What the real Fortran binding (libmpichfort.so.12, loaded unchanged into the upper half) and
+/* What the real Fortran and C++ bindings (libmpichfort.so.12, loaded unchanged into the upper half) and
  * mpi.h-compiled applications need from libmpich.so.12 besides the MPI functions: MPICH's
  * sentinel objects, status conversion, and the MPII_ attribute entry points. */
 #include "stub.h"
@@ -19,6 +19,15 @@ MPI_F08_status *MPI_F08_STATUS_IGNORE = &MPIR_F08_MPI_STATUS_IGNORE_OBJ;
 MPI_F08_status *MPI_F08_STATUSES_IGNORE = MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
 int MPIR_F08_MPI_IN_PLACE;
 int MPIR_F08_MPI_BOTTOM;
+
+static struct MPIR_T_pvar_handle_s *pvar_all_handles_obj;
+struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES =
+    (struct MPIR_T_pvar_handle_s *)&pvar_all_handles_obj;
+
+MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle)
+{
+  return handle == MPI_T_PVAR_ALL_HANDLES ? MANA_BOUNDARY->lh->svc.pvar_all_handles : handle;
+}
 
 int *mana_weights(const int *weights)
 {
@@ -79,4 +88,30 @@ void MPII_Grequest_set_lang_f77(MPI_Request greq);
 void MPII_Grequest_set_lang_f77(MPI_Request greq)
 {
   MANA_LH_SVC_VOID(grequest_set_lang_f77, MANA_REAL(REQUEST, MPI_Request, greq));
+}
+
+/* MPICH's error-reporting entry points, which the C++ binding calls.  The variadic arguments of
+ * MPIR_Err_create_code fill in specific_msg's format; they cannot be forwarded through a
+ * function pointer, so the generic message is used alone. */
+int MPIR_Err_create_code(int lastcode, int fatal, const char fcname[], int line, int error_class,
+                         const char generic_msg[], const char specific_msg[], ...);
+int MPIR_Err_create_code(int lastcode, int fatal, const char fcname[], int line, int error_class,
+                         const char generic_msg[], const char specific_msg[], ...)
+{
+  (void)specific_msg;
+  return MANA_LH_SVC(err_create_code, lastcode, fatal, fcname, line, error_class, generic_msg,
+                     NULL);
+}
+
+/* The first argument is an MPICH-internal object pointer; callers outside MPICH pass NULL. */
+int MPIR_Err_return_comm(void *comm_ptr, const char fcname[], int errcode);
+int MPIR_Err_return_comm(void *comm_ptr, const char fcname[], int errcode)
+{
+  return MANA_LH_SVC(err_return_comm, comm_ptr, fcname, errcode);
+}
+
+int MPIR_Err_return_win(void *win_ptr, const char fcname[], int errcode);
+int MPIR_Err_return_win(void *win_ptr, const char fcname[], int errcode)
+{
+  return MANA_LH_SVC(err_return_win, win_ptr, fcname, errcode);
 }

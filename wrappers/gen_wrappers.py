@@ -172,8 +172,8 @@ def length_expr(p):
 def gen_wrapper(fn):
     body, call, after, cleanup = [], [], [], []
     for p in fn.params:
-        if p.direction == "weights":
-            call.append(f"mana_weights({p.name})")
+        if p.direction in ("weights", "pvar_handle"):
+            call.append(f"mana_{p.direction}({p.name})")
             continue
         if not p.kind or p.direction is None:
             call.append(p.name)

@@ -6,7 +6,12 @@
 #include "stub.h"
 #include "trampoline_pool.h"
 
+/* The C++ binding registers a dispatcher that calls the C++ function (MPII_Op_set_cxx). */
+typedef void(cxx_op_dispatch)(void *in, void *inout, int *len, MPI_Datatype *dt,
+                              MPI_User_function *fn);
+
 struct op_record {
+  cxx_op_dispatch *cxx;
   MPI_User_function *fn;
   MPI_User_function_c *fn_c;
   MPI_Op virt; /* MPI_OP_NULL when the slot is free */
@@ -17,7 +22,10 @@ static void run(int i, void *in, void *inout, MPI_Count len, MPI_Datatype *dt)
 {
   uint64_t saved = mana_callback_enter();
   MPI_Datatype v = (MPI_Datatype)mana_handle_virtual_of(MANA_KIND_DATATYPE, (uint32_t)*dt);
-  if (ops[i].fn_c) {
+  if (ops[i].cxx) {
+    int n = (int)len;
+    ops[i].cxx(in, inout, &n, &v, ops[i].fn);
+  } else if (ops[i].fn_c) {
     ops[i].fn_c(in, inout, &len, &v);
   } else {
     int n = (int)len;
@@ -61,6 +69,7 @@ static int create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute,
                 : MANA_LH_CALL(MPI_Op_create, tramps[i], commute, &real);
   if (rc != MPI_SUCCESS)
     return rc;
+  ops[i].cxx = NULL;
   ops[i].fn = fn;
   ops[i].fn_c = fn_c;
   ops[i].virt = *op = MANA_NEW(OP, MPI_Op, real);
@@ -75,4 +84,13 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
   return create(NULL, user_fn, commute, op);
+}
+
+/* Kept on the stub's side: MPICH would call the dispatcher from the lower half. */
+void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void));
+void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void))
+{
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (ops[i].virt == op && mana_handle_slot(MANA_KIND_OP, (uint32_t)op))
+      ops[i].cxx = (cxx_op_dispatch *)(void *)dispatch;
 }

@@ -23,42 +23,103 @@ BLOCKING_SEND(MPI_Bsend_c, MPI_Ibsend_c, MPI_Count)
 BLOCKING_SEND(MPI_Ssend_c, MPI_Issend_c, MPI_Count)
 BLOCKING_SEND(MPI_Rsend_c, MPI_Irsend_c, MPI_Count)
 
+/* MPICH 4.0.2 leaves the status of a non-blocking receive from MPI_PROC_NULL (and of
+ * MPI_Isendrecv / MPI_Isendrecv_replace) unset, where the blocking calls fill it in as the
+ * standard says; mana's blocking calls must answer like the native blocking ones. */
+static void set_proc_null_status(MPI_Status *status)
+{
+  if (status == MPI_STATUS_IGNORE)
+    return;
+  MANA_LH_CALL(MPI_Status_set_elements, status, MPI_BYTE, 0);
+  MANA_LH_CALL(MPI_Status_set_cancelled, status, 0);
+  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_TAG = MPI_ANY_TAG;
+}
+
 #define BLOCKING_RECV(name, start, count_t)                                             \
   int name(void *buf, count_t count, MPI_Datatype datatype, int source, int tag,        \
            MPI_Comm comm, MPI_Status *status)                                           \
   {                                                                                     \
     MPI_Request req;                                                                    \
     int rc = MANA_LH_CALL(start, buf, count, DT(datatype), source, tag, COMM(comm), &req); \
-    return rc == MPI_SUCCESS ? mana_wait_real(&req, status) : rc;                       \
+    if (rc == MPI_SUCCESS)                                                              \
+      rc = mana_wait_real(&req, status);                                                \
+    if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)                                   \
+      set_proc_null_status(status);                                                     \
+    return rc;                                                                          \
   }
 BLOCKING_RECV(MPI_Recv, MPI_Irecv, int)
 BLOCKING_RECV(MPI_Recv_c, MPI_Irecv_c, MPI_Count)
 
-#define BLOCKING_SENDRECV(name, start, count_t)                                         \
+/* Waits for a receive and a send started together; the status is the receive's. */
+static int wait_pair(MPI_Request reqs[2], int source, MPI_Status *status)
+{
+  MPI_Status statuses[2];
+  int rc;
+  for (;;) {
+    int flag = 0;
+    rc = MANA_LH_SVC(testall_until, 2, reqs, &flag, statuses);
+    if (rc != MPI_SUCCESS || flag)
+      break;
+    mana_park_point();
+  }
+  if (status != MPI_STATUS_IGNORE)
+    *status = statuses[0];
+  if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)
+    set_proc_null_status(status);
+  return rc;
+}
+
+#define BLOCKING_SENDRECV(name, irecv, isend, count_t)                                  \
   int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, int dest,     \
            int sendtag, void *recvbuf, count_t recvcount, MPI_Datatype recvtype,        \
            int source, int recvtag, MPI_Comm comm, MPI_Status *status)                  \
   {                                                                                     \
-    MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL(start, sendbuf, sendcount, DT(sendtype), dest, sendtag,       \
-                          recvbuf, recvcount, DT(recvtype), source, recvtag,            \
-                          COMM(comm), &req);                                            \
-    return rc == MPI_SUCCESS ? mana_wait_real(&req, status) : rc;                       \
+    MPI_Request reqs[2];                                                                \
+    MPI_Comm real = COMM(comm);                                                         \
+    int rc = MANA_LH_CALL(irecv, recvbuf, recvcount, DT(recvtype), source, recvtag,     \
+                          real, &reqs[0]);                                              \
+    if (rc != MPI_SUCCESS)                                                              \
+      return rc;                                                                        \
+    rc = MANA_LH_CALL(isend, sendbuf, sendcount, DT(sendtype), dest, sendtag, real,     \
+                      &reqs[1]);                                                        \
+    if (rc != MPI_SUCCESS)                                                              \
+      return rc;                                                                        \
+    return wait_pair(reqs, source, status);                                             \
   }
-BLOCKING_SENDRECV(MPI_Sendrecv, MPI_Isendrecv, int)
-BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Isendrecv_c, MPI_Count)
+BLOCKING_SENDRECV(MPI_Sendrecv, MPI_Irecv, MPI_Isend, int)
+BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Irecv_c, MPI_Isend_c, MPI_Count)
 
-#define BLOCKING_SENDRECV_REPLACE(name, start, count_t)                                 \
+/* The outgoing data is packed aside first, so the receive may land in the same buffer. */
+#define BLOCKING_SENDRECV_REPLACE(name, pack_size, pack, irecv, isend, count_t)         \
   int name(void *buf, count_t count, MPI_Datatype datatype, int dest, int sendtag,      \
            int source, int recvtag, MPI_Comm comm, MPI_Status *status)                  \
   {                                                                                     \
-    MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL(start, buf, count, DT(datatype), dest, sendtag, source,       \
-                          recvtag, COMM(comm), &req);                                   \
-    return rc == MPI_SUCCESS ? mana_wait_real(&req, status) : rc;                       \
+    MPI_Comm real = COMM(comm);                                                         \
+    MPI_Datatype type = DT(datatype);                                                   \
+    count_t size = 0, position = 0;                                                     \
+    int rc = MANA_LH_CALL(pack_size, count, type, real, &size);                         \
+    if (rc != MPI_SUCCESS)                                                              \
+      return rc;                                                                        \
+    void *packed = malloc(size > 0 ? (size_t)size : 1);                                 \
+    if (!packed)                                                                        \
+      return MPI_ERR_NO_MEM;                                                            \
+    rc = MANA_LH_CALL(pack, buf, count, type, packed, size, &position, real);           \
+    MPI_Request reqs[2];                                                                \
+    if (rc == MPI_SUCCESS)                                                              \
+      rc = MANA_LH_CALL(irecv, buf, count, type, source, recvtag, real, &reqs[0]);      \
+    if (rc == MPI_SUCCESS)                                                              \
+      rc = MANA_LH_CALL(isend, packed, position, MPI_PACKED, dest, sendtag, real,       \
+                        &reqs[1]);                                                      \
+    if (rc == MPI_SUCCESS)                                                              \
+      rc = wait_pair(reqs, source, status);                                             \
+    free(packed);                                                                       \
+    return rc;                                                                          \
   }
-BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace, MPI_Isendrecv_replace, int)
-BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Isendrecv_replace_c, MPI_Count)
+BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace, MPI_Pack_size, MPI_Pack, MPI_Irecv, MPI_Isend,
+                          int)
+BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Pack_size_c, MPI_Pack_c, MPI_Irecv_c,
+                          MPI_Isend_c, MPI_Count)
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {

@@ -87,6 +87,7 @@ size_t mana_neighbor_out(MPI_Comm comm);
 
 /* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of the stub, translated to the real library's. */
 int *mana_weights(const int *weights);
+MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle);
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 void mana_park_point(void);

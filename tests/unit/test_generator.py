@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The wrapper generator on a small description: what it emits for each parameter kind."""
+import importlib.util
+import os
+import sys
+import tempfile
+import unittest
+
+spec = importlib.util.spec_from_file_location("gen", sys.argv.pop(1))
+gen = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gen)
+
+API = """
+[test]
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) :: coll
+int MPI_Type_free(MPI_Datatype *datatype) :: datatype=free
+int MPI_Type_commit(MPI_Datatype *datatype) :: datatype=inout
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) :: custom
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) :: array_of_types=in[count]
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) :: coll sendtypes=in[@comm_size(comm)] recvtypes=in[@comm_size(comm)]
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) :: comm_keyval:keyval
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+double MPI_Wtime(void)
+"""
+
+
+class Generator(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(API)
+        cls.funcs = {fn.name: fn for fn in gen.parse(f.name)}
+        os.unlink(f.name)
+
+    def wrapper(self, name):
+        return gen.gen_wrapper(self.funcs[name])
+
+    def test_parses_every_entry(self):
+        self.assertEqual(len(self.funcs), 9)
+        self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
+        self.assertEqual(self.funcs["MPI_Wtime"].params, [])
+
+    def test_default_directions(self):
+        split = self.funcs["MPI_Comm_split"]
+        self.assertEqual([p.direction for p in split.params], ["in", None, None, "out"])
+
+    def test_collective_ticks_clock_before_the_call(self):
+        w = self.wrapper("MPI_Comm_split")
+        self.assertLess(w.index("mana_cc_tick(comm);"), w.index("MANA_LH_CALL(MPI_Comm_split"))
+        self.assertIn("MANA_REAL(COMM, MPI_Comm, comm)", w)
+        self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
+
+    def test_free_retires_and_returns_null(self):
+        w = self.wrapper("MPI_Type_free")
+        self.assertIn("MANA_RETIRE(DATATYPE, MPI_Datatype, *datatype);", w)
+        self.assertIn("*datatype = r_datatype;", w)
+
+    def test_inout_keeps_the_virtual_handle(self):
+        w = self.wrapper("MPI_Type_commit")
+        self.assertIn("MANA_UPDATE(DATATYPE, MPI_Datatype, *datatype, r_datatype);", w)
+        self.assertNotIn("*datatype =", w)
+
+    def test_handle_arrays_are_translated_with_their_length(self):
+        w = self.wrapper("MPI_Type_create_struct")
+        self.assertIn("(size_t)(count)", w)
+        self.assertIn("mana_real_array_datatype(array_of_types", w)
+        w = self.wrapper("MPI_Alltoallw")
+        self.assertIn("mana_comm_size(comm)", w)
+
+    def test_keyvals_and_file_pointers(self):
+        self.assertIn("MANA_REAL(KEYVAL, int, comm_keyval)", self.wrapper("MPI_Comm_get_attr"))
+        self.assertIn("MANA_NEW_PTR(FILE, MPI_File, r_fh)", self.wrapper("MPI_File_open"))
+
+    def test_custom_functions_get_table_slot_and_alias_only(self):
+        out = gen.gen_wrappers(list(self.funcs.values()))
+        self.assertNotIn("int MPI_Send(", out)
+        self.assertIn("int (*MPI_Send)(", gen.gen_table_header(list(self.funcs.values())))
+        aliases = gen.gen_aliases(list(self.funcs.values()), {"PMPI_Send", "PMPI_Wtime"})
+        self.assertIn("PMPI_Send = MPI_Send;", aliases)
+        self.assertNotIn("PMPI_Type_free", aliases)
+
+    def test_unannotated_handle_array_is_an_error(self):
+        with self.assertRaises(ValueError):
+            gen.Function("int MPI_Startall(int count, MPI_Request array_of_requests[])", "x")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
