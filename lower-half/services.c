@@ -32,13 +32,40 @@ static int test_until(MPI_Request *req, int *flag, MPI_Status *status)
   return rc;
 }
 
-static int testall_until(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+static int waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
+                         MPI_Status statuses[])
 {
-  int rc;
-  do
-    rc = PMPI_Testall(n, reqs, flag, statuses);
-  while (rc == MPI_SUCCESS && !*flag && !park_requested());
-  return rc;
+  int errors = 0;
+  for (;;) {
+    int pending = 0;
+    for (int i = 0; i < n; i++) {
+      if (done[i])
+        continue;
+      MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+      int complete = 0;
+      int rc = PMPI_Test(&reqs[i], &complete, st);
+      if (rc != MPI_SUCCESS) { /* only reached with MPI_ERRORS_RETURN */
+        if (st != MPI_STATUS_IGNORE)
+          st->MPI_ERROR = rc;
+        errors++;
+        done[i] = 2;
+      } else if (complete) {
+        done[i] = 1;
+      } else {
+        pending++;
+      }
+    }
+    *flag = pending == 0;
+    if (*flag || park_requested())
+      break;
+  }
+  if (!errors)
+    return MPI_SUCCESS;
+  if (statuses != MPI_STATUSES_IGNORE)
+    for (int i = 0; i < n; i++)
+      if (done[i] == 1)
+        statuses[i].MPI_ERROR = MPI_SUCCESS;
+  return MPI_ERR_IN_STATUS;
 }
 
 static int testany_until(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
@@ -98,7 +125,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
 {
   s->init_thread = init_thread;
   s->test_until = test_until;
-  s->testall_until = testall_until;
+  s->waitall_until = waitall_until;
   s->testany_until = testany_until;
   s->testsome_until = testsome_until;
   s->iprobe_until = iprobe_until;

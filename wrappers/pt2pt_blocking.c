@@ -55,10 +55,11 @@ BLOCKING_RECV(MPI_Recv_c, MPI_Irecv_c, MPI_Count)
 static int wait_pair(MPI_Request reqs[2], int source, MPI_Status *status)
 {
   MPI_Status statuses[2];
+  unsigned char done[2] = {0, 0};
   int rc;
   for (;;) {
     int flag = 0;
-    rc = MANA_LH_SVC(testall_until, 2, reqs, &flag, statuses);
+    rc = MANA_LH_SVC(waitall_until, 2, reqs, done, &flag, statuses);
     if (rc != MPI_SUCCESS || flag)
       break;
     mana_park_point();

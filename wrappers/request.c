@@ -99,15 +99,21 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
   int rc;
+  unsigned char stack_done[MANA_STACK_HANDLES] = {0};
+  unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 1);
+  if (!done)
+    return MPI_ERR_NO_MEM;
   WITH_REAL_REQUESTS(count, array_of_requests, real, {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC(testall_until, count, real, &flag, array_of_statuses);
+      rc = MANA_LH_SVC(waitall_until, count, real, done, &flag, array_of_statuses);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
     }
   });
+  if (done != stack_done)
+    free(done);
   return rc;
 }
 

@@ -14,7 +14,10 @@ struct mana_lh_services {
   /* Initializes the real MPI at the thread level mana needs for `required`. */
   int (*init_thread)(int required, int *provided);
   int (*test_until)(MPI_Request *req, int *flag, MPI_Status *status);
-  int (*testall_until)(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]);
+  /* Completes requests one by one (MPICH 4.0.2's MPI_Testall fails on persistent collective
+   * requests, its MPI_Waitall does not); done[i] marks those finished, across calls. */
+  int (*waitall_until)(int n, MPI_Request reqs[], unsigned char done[], int *flag,
+                       MPI_Status statuses[]);
   int (*testany_until)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status);
   int (*testsome_until)(int n, MPI_Request reqs[], int *outcount, int indices[],
                         MPI_Status statuses[]);
