@@ -107,6 +107,19 @@ static int improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Mess
 }
 
 
+static MPI_Errhandler saved_world_errhandler = MPI_ERRHANDLER_NULL;
+
+static int world_errors_return(int on)
+{
+  if (on) {
+    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_world_errhandler);
+    return PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  int rc = PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_world_errhandler);
+  PMPI_Errhandler_free(&saved_world_errhandler);
+  return rc;
+}
+
 /* MPICH-internal, exported for its Fortran binding; not in mpi.h. */
 typedef int mpir_attr_type;
 void MPII_Keyval_set_proxy(int keyval, void *copy_proxy, void *delete_proxy);
@@ -130,6 +143,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->testsome_until = testsome_until;
   s->iprobe_until = iprobe_until;
   s->improbe_until = improbe_until;
+  s->world_errors_return = world_errors_return;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;

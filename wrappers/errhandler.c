@@ -16,7 +16,6 @@ struct eh_record {
   cxx_eh_dispatch *cxx;
   void (*fn)(void *, int *, ...);
   enum eh_kind kind;
-  MPI_Errhandler virt;
 };
 static struct eh_record handlers[MANA_POOL_SIZE];
 
@@ -55,28 +54,36 @@ MANA_POOL_64(TRAMP)
 typedef void (*eh_tramp)(void *, int *, ...);
 static const eh_tramp tramps[] = {MANA_POOL_64(MANA_POOL_ENTRY)};
 
-static int free_record(void)
+/* A trampoline stays bound to its function for the life of the process: MPI objects keep
+ * using an error handler after the application frees its handle, so a slot is never recycled;
+ * a function registered again reuses its slot. */
+static int record_for(void *fn, enum eh_kind kind)
 {
   for (int i = 0; i < MANA_POOL_SIZE; i++)
-    if (!mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)handlers[i].virt))
+    if (handlers[i].fn == (void (*)(void *, int *, ...))fn && handlers[i].kind == kind)
       return i;
-  fprintf(stderr, "mana: more than %d user error handlers at once are not supported\n",
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (!handlers[i].fn)
+      return i;
+  fprintf(stderr, "mana: more than %d distinct user error handler functions are not supported\n",
           MANA_POOL_SIZE);
   return -1;
 }
 
 static void keep(int i, void *fn, enum eh_kind kind, MPI_Errhandler real, MPI_Errhandler *out)
 {
-  handlers[i].cxx = NULL;
   handlers[i].fn = (void (*)(void *, int *, ...))fn;
   handlers[i].kind = kind;
-  handlers[i].virt = *out = MANA_NEW(ERRHANDLER, MPI_Errhandler, real);
+  *out = MANA_NEW(ERRHANDLER, MPI_Errhandler, real);
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)*out);
+  if (s)
+    s->aux = (uint64_t)i + 1; /* which trampoline, for MPII_Errhandler_set_cxx */
 }
 
 #define CREATE(name, fn_t, kind)                                                         \
   int name(fn_t *user_fn, MPI_Errhandler *errhandler)                                    \
   {                                                                                      \
-    int i = free_record();                                                               \
+    int i = record_for((void *)user_fn, kind);                                           \
     if (i < 0)                                                                           \
       return MPI_ERR_INTERN;                                                             \
     MPI_Errhandler real;                                                                 \
@@ -95,7 +102,7 @@ CREATE(MPI_Session_create_errhandler, MPI_Session_errhandler_function, EH_SESSIO
 void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void));
 void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void))
 {
-  for (int i = 0; i < MANA_POOL_SIZE; i++)
-    if (handlers[i].virt == errhandler && mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)errhandler))
-      handlers[i].cxx = (cxx_eh_dispatch *)(void *)dispatch;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)errhandler);
+  if (s && s->aux)
+    handlers[s->aux - 1].cxx = (cxx_eh_dispatch *)(void *)dispatch;
 }

@@ -207,6 +207,11 @@ def gen_wrapper(fn):
     if fn.coll:
         comm = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in")
         body.append(f"  mana_cc_tick({comm.name});")
+    # New communicators inherit the error handler of the one they are made from.
+    parent = next((p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in"), None)
+    for p in fn.params:
+        if parent and p.ctype == "MPI_Comm" and p.direction == "out":
+            after.append(f"    mana_comm_inherit(*{p.name}, {parent.name});")
     lines = [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
     lines.append(f"  {fn.ret} rc = MANA_LH_CALL({fn.name}{''.join(', ' + c for c in call)});")
     if after:

@@ -48,6 +48,7 @@ enum mana_slot_flags {
   MANA_SLOT_USED = 1u << 0,
   MANA_SLOT_PERSISTENT = 1u << 1, /* request survives completion (MPI_*_init) */
   MANA_SLOT_GREQUEST = 1u << 2,
+  MANA_SLOT_ERRORS_RETURN = 1u << 3, /* communicator whose error handler does not abort */
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

@@ -14,7 +14,6 @@ struct op_record {
   cxx_op_dispatch *cxx;
   MPI_User_function *fn;
   MPI_User_function_c *fn_c;
-  MPI_Op virt; /* MPI_OP_NULL when the slot is free */
 };
 static struct op_record ops[MANA_POOL_SIZE];
 
@@ -48,19 +47,25 @@ MANA_POOL_64(TRAMP)
 static MPI_User_function *const tramps[] = {MANA_POOL_64(MANA_POOL_ENTRY)};
 static MPI_User_function_c *const tramps_c[] = {MANA_POOL_64(ENTRY_C)};
 
-static int free_record(void)
+/* A trampoline stays bound to its function for the life of the process (a pending
+ * non-blocking reduction may still use an operation the application has freed); registering
+ * the same function again reuses its slot. */
+static int record_for(MPI_User_function *fn, MPI_User_function_c *fn_c)
 {
   for (int i = 0; i < MANA_POOL_SIZE; i++)
-    if (ops[i].virt == MPI_OP_NULL || !mana_handle_slot(MANA_KIND_OP, (uint32_t)ops[i].virt))
+    if ((ops[i].fn || ops[i].fn_c) && ops[i].fn == fn && ops[i].fn_c == fn_c)
+      return i;
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (!ops[i].fn && !ops[i].fn_c)
       return i;
   return -1;
 }
 
 static int create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op)
 {
-  int i = free_record();
+  int i = record_for(fn, fn_c);
   if (i < 0) {
-    fprintf(stderr, "mana: more than %d user-defined MPI_Op at once are not supported\n",
+    fprintf(stderr, "mana: more than %d distinct user reduction functions are not supported\n",
             MANA_POOL_SIZE);
     return MPI_ERR_INTERN;
   }
@@ -69,10 +74,12 @@ static int create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute,
                 : MANA_LH_CALL(MPI_Op_create, tramps[i], commute, &real);
   if (rc != MPI_SUCCESS)
     return rc;
-  ops[i].cxx = NULL;
   ops[i].fn = fn;
   ops[i].fn_c = fn_c;
-  ops[i].virt = *op = MANA_NEW(OP, MPI_Op, real);
+  *op = MANA_NEW(OP, MPI_Op, real);
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_OP, (uint32_t)*op);
+  if (s)
+    s->aux = (uint64_t)i + 1; /* which trampoline, for MPII_Op_set_cxx */
   return rc;
 }
 
@@ -90,7 +97,7 @@ int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void));
 void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void))
 {
-  for (int i = 0; i < MANA_POOL_SIZE; i++)
-    if (ops[i].virt == op && mana_handle_slot(MANA_KIND_OP, (uint32_t)op))
-      ops[i].cxx = (cxx_op_dispatch *)(void *)dispatch;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_OP, (uint32_t)op);
+  if (s && s->aux)
+    ops[s->aux - 1].cxx = (cxx_op_dispatch *)(void *)dispatch;
 }

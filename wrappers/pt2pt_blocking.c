@@ -12,7 +12,7 @@
   {                                                                                     \
     MPI_Request req;                                                                    \
     int rc = MANA_LH_CALL(start, buf, count, DT(datatype), dest, tag, COMM(comm), &req); \
-    return rc == MPI_SUCCESS ? mana_wait_real(&req, MPI_STATUS_IGNORE) : rc;            \
+    return rc == MPI_SUCCESS ? mana_wait_real_on(comm, &req, MPI_STATUS_IGNORE) : rc;   \
   }
 BLOCKING_SEND(MPI_Send, MPI_Isend, int)
 BLOCKING_SEND(MPI_Bsend, MPI_Ibsend, int)
@@ -43,7 +43,7 @@ static void set_proc_null_status(MPI_Status *status)
     MPI_Request req;                                                                    \
     int rc = MANA_LH_CALL(start, buf, count, DT(datatype), source, tag, COMM(comm), &req); \
     if (rc == MPI_SUCCESS)                                                              \
-      rc = mana_wait_real(&req, status);                                                \
+      rc = mana_wait_real_on(comm, &req, status);                                       \
     if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)                                   \
       set_proc_null_status(status);                                                     \
     return rc;                                                                          \
@@ -51,12 +51,24 @@ static void set_proc_null_status(MPI_Status *status)
 BLOCKING_RECV(MPI_Recv, MPI_Irecv, int)
 BLOCKING_RECV(MPI_Recv_c, MPI_Irecv_c, MPI_Count)
 
+/* The code of the first failed request of a pair (done[i] == 2 marks a failure). */
+static int first_error(const MPI_Status statuses[2], const unsigned char done[2])
+{
+  for (int i = 0; i < 2; i++)
+    if (done[i] == 2)
+      return statuses[i].MPI_ERROR;
+  return MPI_ERR_IN_STATUS;
+}
+
 /* Waits for a receive and a send started together; the status is the receive's. */
-static int wait_pair(MPI_Request reqs[2], int source, MPI_Status *status)
+static int wait_pair(MPI_Comm comm, MPI_Request reqs[2], int source, MPI_Status *status)
 {
   MPI_Status statuses[2];
   unsigned char done[2] = {0, 0};
+  int reroute = mana_comm_errors_need_rerouting(comm);
   int rc;
+  if (reroute)
+    mana_reroute_errors(comm, 1, MPI_SUCCESS);
   for (;;) {
     int flag = 0;
     rc = MANA_LH_SVC(waitall_until, 2, reqs, done, &flag, statuses);
@@ -64,6 +76,10 @@ static int wait_pair(MPI_Request reqs[2], int source, MPI_Status *status)
       break;
     mana_park_point();
   }
+  if (rc == MPI_ERR_IN_STATUS)
+    rc = first_error(statuses, done);
+  if (reroute)
+    rc = mana_reroute_errors(comm, 0, rc);
   if (status != MPI_STATUS_IGNORE)
     *status = statuses[0];
   if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)
@@ -86,7 +102,7 @@ static int wait_pair(MPI_Request reqs[2], int source, MPI_Status *status)
                       &reqs[1]);                                                        \
     if (rc != MPI_SUCCESS)                                                              \
       return rc;                                                                        \
-    return wait_pair(reqs, source, status);                                             \
+    return wait_pair(comm, reqs, source, status);                                             \
   }
 BLOCKING_SENDRECV(MPI_Sendrecv, MPI_Irecv, MPI_Isend, int)
 BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Irecv_c, MPI_Isend_c, MPI_Count)
@@ -113,7 +129,7 @@ BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Irecv_c, MPI_Isend_c, MPI_Count)
       rc = MANA_LH_CALL(isend, packed, position, MPI_PACKED, dest, sendtag, real,       \
                         &reqs[1]);                                                      \
     if (rc == MPI_SUCCESS)                                                              \
-      rc = wait_pair(reqs, source, status);                                             \
+      rc = wait_pair(comm, reqs, source, status);                                             \
     free(packed);                                                                       \
     return rc;                                                                          \
   }

@@ -89,6 +89,15 @@ size_t mana_neighbor_out(MPI_Comm comm);
 int *mana_weights(const int *weights);
 MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle);
 
+/* Error handlers of communicators, as far as the blocking wrappers need them. */
+int mana_comm_errors_fatal(MPI_Comm comm);
+void mana_comm_inherit(MPI_Comm child, MPI_Comm parent);
+int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
+/* For a communicator whose errors must reach its own handler: around completion calls, make
+ * MPI_COMM_WORLD return errors (on=1), then restore it and hand `rc` to the handler (on=0). */
+int mana_comm_errors_need_rerouting(MPI_Comm comm);
+int mana_reroute_errors(MPI_Comm comm, int on, int rc);
+
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 void mana_park_point(void);
 

@@ -24,6 +24,8 @@ struct mana_lh_services {
   int (*iprobe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
   int (*improbe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                        MPI_Status *status);
+  /* on=1: make MPI_COMM_WORLD return errors, remembering its handler; on=0: restore it. */
+  int (*world_errors_return)(int on);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

@@ -1,0 +1,82 @@
+/* Which communicators abort on error.  MPICH 4.0.2 raises errors found while completing a
+ * request (MPI_Test, MPI_Wait) on MPI_COMM_WORLD's handler, while the blocking calls raise them
+ * on their own communicator's handler.  mana's blocking calls complete requests, so for a
+ * communicator whose handler does not abort they complete with MPI_COMM_WORLD set to return
+ * errors, then hand the error to the communicator's own handler, as the native call would. */
+#include "stub.h"
+
+static int world_returns, self_returns;
+
+static int *predefined_flag(MPI_Comm comm)
+{
+  return comm == MPI_COMM_WORLD ? &world_returns : comm == MPI_COMM_SELF ? &self_returns : NULL;
+}
+
+static void set_returns(MPI_Comm comm, int returns)
+{
+  int *flag = predefined_flag(comm);
+  struct mana_slot *s = flag ? NULL : mana_handle_slot(MANA_KIND_COMM, (uint32_t)comm);
+  if (flag)
+    *flag = returns;
+  else if (s && returns)
+    s->flags |= MANA_SLOT_ERRORS_RETURN;
+  else if (s)
+    s->flags &= ~MANA_SLOT_ERRORS_RETURN;
+}
+
+int mana_comm_errors_fatal(MPI_Comm comm)
+{
+  int *flag = predefined_flag(comm);
+  if (flag)
+    return !*flag;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)comm);
+  return !s || !(s->flags & MANA_SLOT_ERRORS_RETURN);
+}
+
+void mana_comm_inherit(MPI_Comm child, MPI_Comm parent)
+{
+  if (child != MPI_COMM_NULL)
+    set_returns(child, !mana_comm_errors_fatal(parent));
+}
+
+static int set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, int legacy)
+{
+  MPI_Comm real = MANA_REAL(COMM, MPI_Comm, comm);
+  MPI_Errhandler real_eh = MANA_REAL(ERRHANDLER, MPI_Errhandler, errhandler);
+  int rc = legacy ? MANA_LH_CALL(MPI_Errhandler_set, real, real_eh)
+                  : MANA_LH_CALL(MPI_Comm_set_errhandler, real, real_eh);
+  if (rc == MPI_SUCCESS)
+    set_returns(comm, errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT);
+  return rc;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+  return set_errhandler(comm, errhandler, 0);
+}
+
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+  return set_errhandler(comm, errhandler, 1);
+}
+
+int mana_comm_errors_need_rerouting(MPI_Comm comm)
+{
+  return !mana_comm_errors_fatal(comm) || world_returns;
+}
+
+int mana_reroute_errors(MPI_Comm comm, int on, int rc)
+{
+  MANA_LH_SVC(world_errors_return, on);
+  if (!on && rc != MPI_SUCCESS)
+    MANA_LH_CALL(MPI_Comm_call_errhandler, MANA_REAL(COMM, MPI_Comm, comm), rc);
+  return rc;
+}
+
+int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status)
+{
+  if (!mana_comm_errors_need_rerouting(comm))
+    return mana_wait_real(real, status); /* an error aborts, natively too */
+  mana_reroute_errors(comm, 1, MPI_SUCCESS);
+  return mana_reroute_errors(comm, 0, mana_wait_real(real, status));
+}
