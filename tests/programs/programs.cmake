@@ -1,0 +1,70 @@
+# programs.cmake - the list of MPI test programs and how to run them. Included by
+# tests/programs/CMakeLists.txt (to build them) and tests/integration/CMakeLists.txt (to
+# register the CTest tests), so the two never disagree.
+#
+# One entry per program:  NAME:RANKS[:EXPECTED_EXIT[:ARG,ARG,...]]
+#   NAME           the executable; built from NAME.c, NAME.f or NAME.f90 in this directory
+#                  (hello_nopie is hello.c linked as a non-PIE executable)
+#   RANKS          the -n the program is run with (most need an exact count)
+#   EXPECTED_EXIT  exit status of mpiexec (default 0)
+#   ARGS           program arguments, comma separated
+#
+# Keep 4-rank programs light on collectives: on the 2-core test machines every collective at
+# 3-4 ranks costs milliseconds because MPICH busy-polls.
+set(MANA_TEST_PROGRAMS
+  hello:2
+  hello_nopie:2
+  p2p_blocking:2
+  p2p_modes:2
+  p2p_nonblocking:2
+  p2p_wildcard:3
+  p2p_probe:2
+  p2p_persistent:2
+  p2p_cancel:2
+  coll_blocking:3
+  coll_nonblocking:3
+  coll_persistent:3
+  coll_neighbor:3
+  comm_basic:4
+  comm_intercomm:4
+  comm_topo:4
+  group_ops:4
+  dtype_basic:2
+  dtype_subarray:2
+  dtype_pack:2
+  user_ops:3
+  attributes:2
+  errhandler:2
+  info:2
+  mpiio:2
+  rma:2
+  rma_shared:2
+  thread_funneled:2
+  thread_serialized:2
+  misc:2
+  abort:2:3
+  iterative:2
+  fortran_f77:2
+  fortran_mod:2
+)
+
+# mana_parse_test_program(ENTRY NAME_VAR RANKS_VAR EXIT_VAR ARGS_VAR)
+function(mana_parse_test_program entry name_var ranks_var exit_var args_var)
+  string(REPLACE ":" ";" fields "${entry}")
+  list(LENGTH fields n)
+  list(GET fields 0 name)
+  list(GET fields 1 ranks)
+  set(code 0)
+  set(args "")
+  if(n GREATER 2)
+    list(GET fields 2 code)
+  endif()
+  if(n GREATER 3)
+    list(GET fields 3 args)
+    string(REPLACE "," ";" args "${args}")
+  endif()
+  set(${name_var} "${name}" PARENT_SCOPE)
+  set(${ranks_var} "${ranks}" PARENT_SCOPE)
+  set(${exit_var} "${code}" PARENT_SCOPE)
+  set(${args_var} "${args}" PARENT_SCOPE)
+endfunction()
