@@ -32,6 +32,28 @@ static int test_until(MPI_Request *req, int *flag, MPI_Status *status)
   return rc;
 }
 
+static int send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
+                      int tag, MPI_Comm comm, MPI_Request *req, int *flag)
+{
+  int rc;
+  switch (mode) {
+  case 1: rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req); break;
+  case 2: rc = PMPI_Issend(buf, count, type, dest, tag, comm, req); break;
+  case 3: rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req); break;
+  default: rc = PMPI_Isend(buf, count, type, dest, tag, comm, req); break;
+  }
+  *flag = -1; /* an error in starting was already raised on the communicator's handler */
+  return rc == MPI_SUCCESS ? test_until(req, flag, MPI_STATUS_IGNORE) : rc;
+}
+
+static int recv_until(void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status)
+{
+  *flag = -1; /* as in send_until */
+  int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  return rc == MPI_SUCCESS ? test_until(req, flag, status) : rc;
+}
+
 static int waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
                          MPI_Status statuses[])
 {
@@ -141,6 +163,8 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->waitall_until = waitall_until;
   s->testany_until = testany_until;
   s->testsome_until = testsome_until;
+  s->send_until = send_until;
+  s->recv_until = recv_until;
   s->iprobe_until = iprobe_until;
   s->improbe_until = improbe_until;
   s->world_errors_return = world_errors_return;

@@ -5,23 +5,58 @@
 #define DT(v) MANA_REAL(DATATYPE, MPI_Datatype, v)
 #define COMM(v) MANA_REAL(COMM, MPI_Comm, v)
 
-/* MPI_Send, MPI_Bsend, MPI_Ssend, MPI_Rsend and their large-count forms. */
-#define BLOCKING_SEND(name, start, count_t)                                             \
-  int name(const void *buf, count_t count, MPI_Datatype datatype, int dest, int tag,    \
+/* MPI_Send and its modes: started and polled in one crossing into the lower half; only if the
+ * rank must park does the wait continue here. */
+static int send(int mode, const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm)
+{
+  MPI_Request req;
+  int flag = 0;
+  int reroute = mana_comm_errors_need_rerouting(comm);
+  if (reroute)
+    mana_reroute_errors(comm, 1, MPI_SUCCESS);
+  int rc = MANA_LH_SVC(send_until, mode, buf, count, DT(datatype), dest, tag, COMM(comm), &req,
+                       &flag);
+  if (rc == MPI_SUCCESS && !flag)
+    rc = mana_wait_real(&req, MPI_STATUS_IGNORE);
+  if (reroute)
+    mana_reroute_errors(comm, 0, flag == -1 ? MPI_SUCCESS : rc);
+  return rc;
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+  return send(0, buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+  return send(1, buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+  return send(2, buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+  return send(3, buf, count, datatype, dest, tag, comm);
+}
+
+/* The large-count forms are rare enough to take two crossings. */
+#define BLOCKING_SEND_C(name, start)                                                    \
+  int name(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,  \
            MPI_Comm comm)                                                               \
   {                                                                                     \
     MPI_Request req;                                                                    \
     int rc = MANA_LH_CALL(start, buf, count, DT(datatype), dest, tag, COMM(comm), &req); \
     return rc == MPI_SUCCESS ? mana_wait_real_on(comm, &req, MPI_STATUS_IGNORE) : rc;   \
   }
-BLOCKING_SEND(MPI_Send, MPI_Isend, int)
-BLOCKING_SEND(MPI_Bsend, MPI_Ibsend, int)
-BLOCKING_SEND(MPI_Ssend, MPI_Issend, int)
-BLOCKING_SEND(MPI_Rsend, MPI_Irsend, int)
-BLOCKING_SEND(MPI_Send_c, MPI_Isend_c, MPI_Count)
-BLOCKING_SEND(MPI_Bsend_c, MPI_Ibsend_c, MPI_Count)
-BLOCKING_SEND(MPI_Ssend_c, MPI_Issend_c, MPI_Count)
-BLOCKING_SEND(MPI_Rsend_c, MPI_Irsend_c, MPI_Count)
+BLOCKING_SEND_C(MPI_Send_c, MPI_Isend_c)
+BLOCKING_SEND_C(MPI_Bsend_c, MPI_Ibsend_c)
+BLOCKING_SEND_C(MPI_Ssend_c, MPI_Issend_c)
+BLOCKING_SEND_C(MPI_Rsend_c, MPI_Irsend_c)
 
 /* MPICH 4.0.2 leaves the status of a non-blocking receive from MPI_PROC_NULL (and of
  * MPI_Isendrecv / MPI_Isendrecv_replace) unset, where the blocking calls fill it in as the
@@ -36,20 +71,36 @@ static void set_proc_null_status(MPI_Status *status)
   status->MPI_TAG = MPI_ANY_TAG;
 }
 
-#define BLOCKING_RECV(name, start, count_t)                                             \
-  int name(void *buf, count_t count, MPI_Datatype datatype, int source, int tag,        \
-           MPI_Comm comm, MPI_Status *status)                                           \
-  {                                                                                     \
-    MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL(start, buf, count, DT(datatype), source, tag, COMM(comm), &req); \
-    if (rc == MPI_SUCCESS)                                                              \
-      rc = mana_wait_real_on(comm, &req, status);                                       \
-    if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)                                   \
-      set_proc_null_status(status);                                                     \
-    return rc;                                                                          \
-  }
-BLOCKING_RECV(MPI_Recv, MPI_Irecv, int)
-BLOCKING_RECV(MPI_Recv_c, MPI_Irecv_c, MPI_Count)
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+  MPI_Request req;
+  int flag = 0;
+  int reroute = mana_comm_errors_need_rerouting(comm);
+  if (reroute)
+    mana_reroute_errors(comm, 1, MPI_SUCCESS);
+  int rc = MANA_LH_SVC(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req,
+                       &flag, status);
+  if (rc == MPI_SUCCESS && !flag)
+    rc = mana_wait_real(&req, status);
+  if (reroute)
+    mana_reroute_errors(comm, 0, flag == -1 ? MPI_SUCCESS : rc);
+  if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)
+    set_proc_null_status(status);
+  return rc;
+}
+
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Status *status)
+{
+  MPI_Request req;
+  int rc = MANA_LH_CALL(MPI_Irecv_c, buf, count, DT(datatype), source, tag, COMM(comm), &req);
+  if (rc == MPI_SUCCESS)
+    rc = mana_wait_real_on(comm, &req, status);
+  if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)
+    set_proc_null_status(status);
+  return rc;
+}
 
 /* The code of the first failed request of a pair (done[i] == 2 marks a failure). */
 static int first_error(const MPI_Status statuses[2], const unsigned char done[2])

@@ -21,6 +21,14 @@ struct mana_lh_services {
   int (*testany_until)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status);
   int (*testsome_until)(int n, MPI_Request reqs[], int *outcount, int indices[],
                         MPI_Status statuses[]);
+  /* A blocking send/receive in one crossing: start it, then poll as test_until does.  On
+   * return *flag tells whether it completed; if not, *req is the pending request; -1 means
+   * starting failed (and the error went to the communicator's handler already).
+   * send mode: 0 standard, 1 buffered, 2 synchronous, 3 ready. */
+  int (*send_until)(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *req, int *flag);
+  int (*recv_until)(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                    MPI_Request *req, int *flag, MPI_Status *status);
   int (*iprobe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
   int (*improbe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                        MPI_Status *status);
