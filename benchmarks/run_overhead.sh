@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# run_overhead.sh - native vs. mana per-call overhead, in one command.
+#
+# Runs benchmarks/overhead (2 ranks) natively and under mana, interleaved
+# (native, mana, native, mana, ...) for ROUNDS rounds, each run a separate MPI job, then
+# prints, per figure, the median over rounds for each side, the difference, and a verdict
+# against the targets: <= +30 ns per MPI call, and (for every communicating figure, i.e. all
+# but comm_rank) <= +2 %.
+#
+# Usage: benchmarks/run_overhead.sh [-r ROUNDS] [--calibrate] [--bind|--no-bind] [--wait-idle] [-v] [-k]
+#   -r N           rounds (default 3, env ROUNDS)
+#   --calibrate    pick iteration counts on the first native run (instead of the built-in
+#                  table scaled by MANA_BENCH_SCALE) and reuse them for every later run
+#   --bind         pass "-bind-to core" to mpiexec (env BIND=core). Off by default: on the
+#                  2-CPU development VM it did not measurably reduce the run-to-run noise
+#   --no-bind      let the kernel place the ranks (default; env BIND=none)
+#   --wait-idle    before each job wait until other processes use <= IDLE_LOAD CPUs (default
+#                  0.1), and rerun (up to 3x) a job during which they used more; gives up
+#                  after WAIT_MAX seconds of waiting in total (default 600). Env WAIT_IDLE=1.
+#   -v             also print every round's value
+#   -k             keep the raw per-run outputs (their directory is printed)
+#
+# Environment:
+#   MANA_BIN       directory holding mana_launch (default: <repo>/build/bin)
+#   BUILD_DIR      CMake build tree whose benchmarks/overhead is preferred (default <repo>/build)
+#   OVERHEAD_BIN   use exactly this benchmark binary
+#   MPIEXEC        launcher (default mpiexec.mpich); NP ranks (default 2)
+#   MANA_LAUNCH_ARGS  extra arguments for mana_launch, placed before the mpiexec command
+#   JOB_TIMEOUT    seconds before one MPI job is killed (default 300)
+#   BUDGET_NS, BUDGET_PCT  targets (default 30 and 2)
+#   VERDICT_ON     median (default) or best: which figures the verdict lines judge
+#   MANA_BENCH_*   passed through to the program (see overhead.c)
+#
+# Exit status: 0 all figures within target; 1 some figure over target; 2 mana_launch missing
+# (native figures were still measured and printed); 3 a benchmark job failed.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+ROUNDS=${ROUNDS:-3}
+BIND=${BIND:-none}
+VERBOSE=0
+KEEP=0
+CALIBRATE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -r) ROUNDS=${2:?-r needs a number}; shift 2 ;;
+    -r*) ROUNDS=${1#-r}; shift ;;
+    --calibrate) CALIBRATE=1; shift ;;
+    --bind) BIND=core; shift ;;
+    --no-bind) BIND=none; shift ;;
+    --wait-idle) WAIT_IDLE=1; shift ;;
+    -v) VERBOSE=1; shift ;;
+    -k) KEEP=1; shift ;;
+    -h|--help) sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    *) echo "run_overhead.sh: unknown argument: $1 (try --help)" >&2; exit 64 ;;
+  esac
+done
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "run_overhead.sh: bad round count: $ROUNDS" >&2; exit 64 ;; esac
+
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+NP=${NP:-2}
+MANA_BIN=${MANA_BIN:-$repo/build/bin}
+BUILD_DIR=${BUILD_DIR:-$repo/build}
+JOB_TIMEOUT=${JOB_TIMEOUT:-300}
+BUDGET_NS=${BUDGET_NS:-30}
+BUDGET_PCT=${BUDGET_PCT:-2}
+WAIT_IDLE=${WAIT_IDLE:-0}
+WAIT_MAX=${WAIT_MAX:-600}
+IDLE_LOAD=${IDLE_LOAD:-0.1}
+VERDICT_ON=${VERDICT_ON:-median}
+case "$VERDICT_ON" in median|best) ;; *) echo "run_overhead.sh: VERDICT_ON must be median or best" >&2; exit 64 ;; esac
+src=$here/overhead.c
+
+# ---- machine header ---------------------------------------------------------------------
+cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
+mpi=$(mpichversion 2>/dev/null | awk '/^MPICH (Version|Device):/ {sub(/^[^:]*:[ \t]*/, ""); printf "%s%s", sep, $0; sep = " "}')
+echo "# mana overhead benchmark  $(date '+%Y-%m-%d %H:%M:%S %z')"
+echo "# host=$(hostname)  nproc=$(nproc)  cpu=\"${cpu:-unknown}\"  kernel=$(uname -r)"
+echo "# mpi=\"${mpi:-unknown}\"  launcher=$MPIEXEC  np=$NP  bind=$BIND  rounds=$ROUNDS"
+
+# ---- the benchmark binary ---------------------------------------------------------------
+# Prefer an explicit OVERHEAD_BIN, then the CMake-built one (if not older than the source),
+# then a private build with mpicc.mpich -O2 (rebuilt when the source changes).
+bin=""
+if [ -n "${OVERHEAD_BIN:-}" ]; then
+  bin=$OVERHEAD_BIN
+  [ -x "$bin" ] || { echo "run_overhead.sh: OVERHEAD_BIN=$bin is not executable" >&2; exit 3; }
+elif [ -x "$BUILD_DIR/benchmarks/overhead" ] && ! [ "$src" -nt "$BUILD_DIR/benchmarks/overhead" ]; then
+  bin=$BUILD_DIR/benchmarks/overhead
+else
+  [ -x "$BUILD_DIR/benchmarks/overhead" ] &&
+    echo "# note: $BUILD_DIR/benchmarks/overhead is older than overhead.c; using a private build" >&2
+  cache=${TMPDIR:-/tmp}/mana-bench-$(id -u)
+  bin=$cache/overhead
+  if ! [ -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    mkdir -p "$cache" || exit 3
+    echo "# building $bin (mpicc.mpich -O2)" >&2
+    if ! mpicc.mpich -O2 -std=gnu17 -Wall -Wextra -o "$bin.tmp.$$" "$src" -lm ||
+       ! mv -f "$bin.tmp.$$" "$bin"; then
+      rm -f "$bin.tmp.$$"
+      echo "run_overhead.sh: build failed" >&2
+      exit 3
+    fi
+  fi
+fi
+echo "# binary=$bin"
+
+mana_launch=$MANA_BIN/mana_launch
+have_mana=1
+if ! [ -x "$mana_launch" ]; then
+  have_mana=0
+  echo "# WARNING: $mana_launch not found (set MANA_BIN, or build mana first)."
+  echo "# WARNING: running NATIVE ONLY; no overhead can be judged."
+else
+  echo "# mana_launch=$mana_launch"
+fi
+
+bind_args=()
+[ "$BIND" = core ] && bind_args=(-bind-to core)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mana-overhead.XXXXXX") || exit 3
+if [ "$KEEP" = 1 ]; then
+  echo "# raw outputs kept in $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# CPU time (clock ticks) used by the whole machine, and by this script plus its reaped
+# children (the MPI jobs); the difference over a job is what other processes took meanwhile.
+machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+own_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{print $12 + $13 + $14 + $15}'; }
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+ncpu=$(nproc)
+
+# run_job SIDE ROUND: one MPI job; output in $work/SIDE.ROUND (stdout) and .err (stderr);
+# sets last_other (CPUs used by other processes meanwhile) and last_secs.
+run_job() {
+  local side=$1 round=$2 out=$work/$1.$2 t0 t1 rc m0 m1 o0 o1 other
+  local cmd=("$MPIEXEC" "${bind_args[@]}" -n "$NP" "$bin")
+  # shellcheck disable=SC2206  # MANA_LAUNCH_ARGS is deliberately word-split
+  [ "$side" = mana ] && cmd=("$mana_launch" ${MANA_LAUNCH_ARGS:-} "${cmd[@]}")
+  m0=$(machine_ticks); o0=$(own_ticks); t0=$(date +%s%N)
+  timeout --kill-after=10 "$JOB_TIMEOUT" "${cmd[@]}" >"$out" 2>"$out.err" </dev/null
+  rc=$?
+  t1=$(date +%s%N); m1=$(machine_ticks); o1=$(own_ticks)
+  # average number of CPUs kept busy by other processes during this job
+  other=$(awk -v m=$((m1 - m0)) -v o=$((o1 - o0)) -v ns=$((t1 - t0)) -v hz="$hz" \
+    'BEGIN { v = (m - o) / hz / (ns / 1e9); printf "%.2f", v < 0 ? 0 : v }')
+  last_other=$other last_secs=$(((t1 - t0) / 1000000))e-3
+  printf '#   round %d/%d %-6s %5.1f s   other load %s of %d CPUs\n' "$round" "$ROUNDS" "$side" \
+    "$(((t1 - t0) / 1000000))e-3" "$other" "$ncpu" >&2
+  if [ $rc -ne 0 ] || ! grep -q '^figure=' "$out"; then
+    local why="exit status $rc"
+    [ $rc -eq 124 ] && why="timed out after ${JOB_TIMEOUT}s"
+    [ $rc -eq 0 ] && why="no figure lines in the output"
+    echo "run_overhead.sh: $side job (round $round) failed: $why" >&2
+    echo "  command: ${cmd[*]}" >&2
+    tail -n 20 "$out.err" "$out" | sed 's/^/  | /' >&2
+    return 1
+  fi
+}
+
+# CPUs used by other processes over the next second (no job of ours running).
+sample_other() {
+  local m0 o0 m1 o1
+  m0=$(machine_ticks); o0=$(own_ticks); sleep 1; m1=$(machine_ticks); o1=$(own_ticks)
+  awk -v d=$((m1 - m0 - (o1 - o0))) -v hz="$hz" 'BEGIN { v = d / hz; printf "%.2f", v < 0 ? 0 : v }'
+}
+is_busy() { awk -v l="$1" -v t="$IDLE_LOAD" 'BEGIN { exit !(l > t) }'; }
+
+waited=0
+wait_idle() {
+  [ "$WAIT_IDLE" = 1 ] || return 0
+  local l said=0
+  while l=$(sample_other) && is_busy "$l" && [ $waited -lt "$WAIT_MAX" ]; do
+    [ $said = 1 ] || echo "#   waiting for an idle machine (other load $l CPUs)" >&2
+    said=1
+    sleep 2
+    waited=$((waited + 3))
+  done
+  if [ $waited -ge "$WAIT_MAX" ] && is_busy "$l"; then
+    echo "#   gave up waiting for an idle machine after ${WAIT_MAX}s (other load $l CPUs)" >&2
+  fi
+}
+
+# job SIDE ROUND: run_job, with --wait-idle waiting for a quiet machine first and rerunning
+# (up to 3 times) a job during which other processes used more than IDLE_LOAD CPUs.
+job() {
+  local side=$1 round=$2 tries=0
+  while :; do
+    wait_idle
+    run_job "$side" "$round" || return 1
+    if [ "$WAIT_IDLE" = 1 ] && is_busy "$last_other" && [ $tries -lt 3 ] && [ $waited -lt "$WAIT_MAX" ]; then
+      tries=$((tries + 1))
+      echo "#   machine was busy during that job; running it again" >&2
+      continue
+    fi
+    echo "$side $round $last_secs $last_other" >>"$work/load"
+    return 0
+  done
+}
+
+t_start=$(date +%s)
+for ((round = 1; round <= ROUNDS; round++)); do
+  if [ $round = 1 ] && [ "$CALIBRATE" = 1 ] && [ -z "${MANA_BENCH_N:-}" ]; then
+    MANA_BENCH_CALIBRATE=1 job native 1 || exit 3
+    # every later run (both sides) uses the counts the first native run settled on
+    MANA_BENCH_N=$(awk '/^figure=/ {f = ""; n = ""
+        for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "figure") f = kv[2]; if (kv[1] == "n") n = kv[2] }
+        printf "%s%s=%s", sep, f, n; sep = "," }' "$work/native.1")
+    export MANA_BENCH_N
+    echo "# calibrated: MANA_BENCH_N=$MANA_BENCH_N"
+  else
+    job native $round || exit 3
+  fi
+  if [ $have_mana = 1 ]; then
+    job mana $round || exit 3
+  fi
+done
+elapsed=$(($(date +%s) - t_start))
+
+# ---- aggregate and judge ----------------------------------------------------------------
+# awk input lines: "SIDE ROUND figure=... ns_per_call=... min=... mpi_calls=... [shrunk_from=]".
+for f in "$work"/native.* "$work"/mana.*; do
+  case "$f" in *.err) continue ;; esac
+  [ -e "$f" ] || continue
+  b=${f##*/}
+  grep '^figure=' "$f" | sed "s/^/${b%%.*} ${b#*.} /"
+done | awk -v rounds="$ROUNDS" -v have_mana="$have_mana" -v verbose="$VERBOSE" \
+           -v budget_ns="$BUDGET_NS" -v budget_pct="$BUDGET_PCT" -v elapsed="$elapsed" \
+           -v basis="$VERDICT_ON" -v loadfile="$work/load" -v ncpu="$ncpu" '
+function sort_list(list, a,   n, i, j, t) {
+  n = split(list, a, " ")
+  for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+  return n
+}
+function median(list,   a, n) {
+  n = sort_list(list, a)
+  if (n == 0) return 0
+  return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function minimum(list,   a, n) { n = sort_list(list, a); return n ? a[1] : 0 }
+function spread_pct(list,   a, n, m) {   # (max - min) / median of the values, in %
+  n = sort_list(list, a); if (n < 2) return 0
+  m = median(list); return m > 0 ? 100 * (a[n] - a[1]) / m : 0
+}
+{
+  side = $1; round = $2; fig = ""; v = ""; mn = ""; calls = 1
+  for (i = 3; i <= NF; i++) {
+    split($i, kv, "=")
+    if (kv[1] == "figure") fig = kv[2]
+    else if (kv[1] == "ns_per_call") v = kv[2]
+    else if (kv[1] == "min") mn = kv[2]
+    else if (kv[1] == "mpi_calls") calls = kv[2]
+    else if (kv[1] == "shrunk_from") shrunk[fig] = 1
+  }
+  if (fig == "" || v == "") next
+  if (!(fig in seen)) { seen[fig] = 1; order[++nf] = fig }
+  ncalls[fig] = calls
+  vals[side, fig] = vals[side, fig] " " v
+  mins[side, fig] = mins[side, fig] " " mn
+  per_round[side, fig, round] = v
+}
+END {
+  if (nf == 0) { print "no figures parsed"; exit 3 }
+  print ""
+  if (have_mana) {
+    printf "%-17s %11s %11s %9s %6s %7s | %11s %11s %7s | %6s\n", "", "median", "", "", "", "", "best", "", "", ""
+    printf "%-17s %11s %11s %9s %6s %7s | %11s %11s %7s | %6s\n", "figure", "native_ns", "mana_ns", \
+           "delta_ns", "ratio", "delta%", "native_ns", "mana_ns", "delta%", "noise%"
+  } else {
+    printf "%-17s %11s %11s %6s\n", "figure", "native_ns", "best_ns", "noise%"
+  }
+  for (k = 1; k <= nf; k++) {
+    f = order[k]
+    nat = median(vals["native", f]); bnat = minimum(mins["native", f]); noise = spread_pct(vals["native", f])
+    N[f] = noise
+    if (!have_mana) { printf "%-17s %11.1f %11.1f %6.1f%s\n", f, nat, bnat, noise, (f in shrunk) ? "  (n shrunk)" : ""; continue }
+    man = median(vals["mana", f]); bman = minimum(mins["mana", f])
+    d = man - nat; r = nat > 0 ? man / nat : 0; p = nat > 0 ? 100 * d / nat : 0
+    bd = bman - bnat; bp = bnat > 0 ? 100 * bd / bnat : 0
+    printf "%-17s %11.1f %11.1f %+9.1f %6.3f %+6.1f%% | %11.1f %11.1f %+6.1f%% | %6.1f%s\n", f, nat, man, d, r, p, \
+           bnat, bman, bp, noise, (f in shrunk) ? "  (n shrunk)" : ""
+    if (basis == "best") { D[f] = bd; P[f] = bp } else { D[f] = d; P[f] = p }
+  }
+  if (verbose) {
+    print ""; print "per-round ns_per_call (median batch of each run):"
+    for (k = 1; k <= nf; k++) {
+      f = order[k]; line = sprintf("%-17s native:", f)
+      for (i = 1; i <= rounds; i++) line = line sprintf(" %.1f", per_round["native", f, i])
+      if (have_mana) { line = line "   mana:"; for (i = 1; i <= rounds; i++) line = line sprintf(" %.1f", per_round["mana", f, i]) }
+      print line
+    }
+  }
+  print ""
+  print "median: median over rounds of each run'"'"'s median batch (ns per call); best: fastest batch of all"
+  print "rounds; delta% = 100*(mana-native)/native; noise%: (max-min)/median of the native rounds."
+  print "The *_wait figures are one nonblocking call + MPI_Wait, i.e. 2 MPI calls per figure unit."
+  printf "total benchmark time: %d s\n", elapsed
+  maxload = 0; sumload = 0; nload = 0
+  while ((getline ln < loadfile) > 0) { split(ln, w, " "); sumload += w[4]; nload++; if (w[4] + 0 > maxload) maxload = w[4] + 0 }
+  if (nload) {
+    printf "other processes kept %.2f CPUs busy on average during the runs (worst run: %.2f of %d)\n", sumload / nload, maxload, ncpu
+    if (maxload > 0.1) {
+      print "WARNING: the machine was not quiet; the benchmark needs all CPUs to itself (2 ranks busy-poll)."
+      print "WARNING: treat these figures as unreliable; rerun when the machine is idle (--wait-idle)."
+      noisy = 1
+    }
+  }
+  if (!have_mana) { print ""; print "VERDICT: not judged - mana_launch missing, native only"; exit 2 }
+  print ""
+  printf "verdicts (on the %s figures; limits: +%g ns per MPI call, +%g%% on communicating calls):\n", \
+         basis == "best" ? "best" : "median", budget_ns, budget_pct
+  fails = 0
+  for (k = 1; k <= nf; k++) {
+    f = order[k]; c = ncalls[f]; lim = budget_ns * c
+    communicating = (f != "comm_rank")
+    ok = (D[f] <= lim) && (!communicating || P[f] <= budget_pct)
+    if (!ok) fails++
+    why = sprintf("delta %+.1f ns (limit +%g ns%s)", D[f], lim, c > 1 ? sprintf(", %d calls", c) : "")
+    if (communicating) why = why sprintf(", %+.2f%% (limit +%g%%)", P[f], budget_pct)
+    note = (!ok && communicating && P[f] <= N[f]) ? sprintf("  [inside native noise of %.1f%%]", N[f]) : ""
+    printf "verdict %-17s %s  %s%s\n", f, ok ? "PASS" : "FAIL", why, note
+  }
+  printf "VERDICT: %s (%d of %d figures over target)%s\n", fails ? "FAIL" : "PASS", fails, nf, \
+         noisy ? " - machine was busy, unreliable" : ""
+  exit fails ? 1 : 0
+}'
