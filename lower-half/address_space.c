@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/park.h"
 #include "window.h"
 
 #define CONTROL_AREA (2UL << 20) /* boundary page and room for future fixed lower-half data */
@@ -83,7 +84,8 @@ int mana_reserve_window(void)
             MANA_WINDOW_BASE, MANA_WINDOW_END, strerror(errno), getpid());
     return -1;
   }
-  p = mmap((void *)MANA_WINDOW_BASE, 4096, PROT_READ | PROT_WRITE,
+  /* The boundary page and the thread records that follow it. */
+  p = mmap((void *)MANA_WINDOW_BASE, 0x1000 + MANA_PARK_AREA_SIZE, PROT_READ | PROT_WRITE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) {
     perror("mana_lh: cannot map the boundary page");

@@ -23,6 +23,8 @@
 #include "lh_table.h"
 #include "mana/boundary.h"
 #include "mana/fs_switch.h"
+#include "park.h"
+#include "park_storm.h"
 #include "services.h"
 #include "sigsys.h"
 #include "window.h"
@@ -147,8 +149,9 @@ int main(int argc, char **argv, char **envp)
   ranges[n++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
   for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges; i++)
     ranges[n++] = MANA_BOUNDARY->extra_ranges[i];
-  if (mana_seccomp_install(ranges, n) != 0)
+  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0)
     return 1;
+  mana_park_storm_start();
 
   fflush(NULL);
   mana_jump_to_upper(up.sp, up.entry);

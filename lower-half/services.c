@@ -1,6 +1,8 @@
 /* Lower-half services for the stub (see mana/lh_services.h). */
 #include "services.h"
 
+#include "park.h"
+
 #include <stdio.h>
 
 #include "mana/boundary.h"
@@ -168,6 +170,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->iprobe_until = iprobe_until;
   s->improbe_until = improbe_until;
   s->world_errors_return = world_errors_return;
+  s->park_self = mana_park_self;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "park.h"
 #include "window.h"
 
 struct mana_trap_stats mana_trap_stats;
@@ -281,6 +282,8 @@ int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges)
   sa.sa_sigaction = on_sigsys;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;
   sigemptyset(&sa.sa_mask);
+  /* A thread must not park while it holds the window allocator's lock. */
+  sigaddset(&sa.sa_mask, MANA_PARK_SIGNAL);
   if (sigaction(SIGSYS, &sa, NULL) != 0) {
     perror("mana_lh: sigaction(SIGSYS)");
     return -1;

@@ -26,7 +26,9 @@
   mana_set_fs(fsgs_, b_->lower_fs)
 #define MANA_LH_LEAVE()                                                         \
   mana_set_fs(fsgs_, ufs_);                                                     \
-  b_->caller_upper_fs = prev_caller_
+  b_->caller_upper_fs = prev_caller_;                                           \
+  if (__builtin_expect(b_->park_requested, 0))                                  \
+  mana_park_point()
 #define MANA_LH_CALL(fn, ...)                                                   \
   ({                                                                            \
     MANA_LH_ENTER();                                                            \
@@ -97,6 +99,8 @@ int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
  * MPI_COMM_WORLD return errors (on=1), then restore it and hand `rc` to the handler (on=0). */
 int mana_comm_errors_need_rerouting(MPI_Comm comm);
 int mana_reroute_errors(MPI_Comm comm, int on, int rc);
+
+void mana_callback_depth(int delta);
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 void mana_park_point(void);

@@ -48,6 +48,12 @@ struct mana_boundary {
   uint32_t n_extra_ranges;
   struct mana_range extra_ranges[MANA_MAX_EXTRA_RANGES];
 
+  /* Set by a restarting lower half: what a resumed thread does before it goes on (the main
+   * thread runs the stub's restart hook, the others wait for it).  Argument: its record. */
+  void (*restart_resume)(void *thread_record);
+  /* Registered by the stub: rebuilds the MPI objects after a restart, on the main thread. */
+  void (*stub_restart_hook)(void);
+
   /* Where the upper half was loaded, for tools and the checkpoint writer. */
   uint64_t app_base, ldso_base, stack_low, stack_high;
 };

@@ -34,6 +34,9 @@ struct mana_lh_services {
                        MPI_Status *status);
   /* on=1: make MPI_COMM_WORLD return errors, remembering its handler; on=0: restore it. */
   int (*world_errors_return)(int on);
+  /* Called WITHOUT switching FS, on the upper half's thread pointer (it uses no TLS): parks
+   * the calling thread until the checkpoint machinery releases it. */
+  void (*park_self)(int in_signal_handler);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

@@ -1,0 +1,49 @@
+/* Parking the upper half's threads for a checkpoint, and resuming them (also in a restarted
+ * process).
+ *
+ * The records live in the window's control area, right after the boundary page, so they are
+ * part of every image: a thread's saved context, its thread pointer and where glibc keeps its
+ * kernel thread id are exactly what a restart needs to recreate it. */
+#ifndef MANA_PARK_H
+#define MANA_PARK_H
+
+#include <stdint.h>
+
+#include "mana/boundary.h"
+#include "../../lower-half/context.h"
+
+#define MANA_PARK_AREA (MANA_WINDOW_BASE + 0x1000)
+#define MANA_PARK_AREA_SIZE 0x10000
+#define MANA_MAX_THREADS 512
+
+enum mana_thread_state {
+  MANA_THREAD_FREE = 0,
+  MANA_THREAD_RUNNING,
+  MANA_THREAD_PARKED,
+};
+
+struct mana_thread_record {
+  uint32_t tid; /* kernel thread id when it parked */
+  uint32_t state;
+  uint64_t upper_fs; /* its thread pointer in the upper half (glibc: its struct pthread) */
+  uint64_t sigmask;  /* blocked signals, for threads parked outside a signal handler */
+  uint32_t in_signal_handler;
+  uint32_t is_main;
+  struct mana_context ctx;
+};
+
+struct mana_park_area {
+  volatile uint32_t release_word; /* futex: changes when parked threads may go on */
+  volatile uint32_t parked;       /* threads parked in this round */
+  volatile uint32_t not_upper;    /* signalled threads that turned out to be lower-half threads */
+  uint32_t main_tid_at_start;
+  uint32_t tid_offset; /* offset of the kernel tid in glibc's struct pthread */
+  uint32_t n_records;
+  struct mana_thread_record threads[MANA_MAX_THREADS];
+};
+
+_Static_assert(sizeof(struct mana_park_area) <= MANA_PARK_AREA_SIZE, "park area too small");
+
+#define MANA_PARK ((struct mana_park_area *)MANA_PARK_AREA)
+
+#endif

@@ -1,0 +1,228 @@
+/* Parking the upper half's threads (see mana/park.h).
+ *
+ * The checkpoint thread sets park_requested and signals every thread of the process.  The
+ * handler sorts them by thread pointer: a thread on a window TCB is running upper-half code and
+ * parks right in the handler, whose signal frame keeps its complete register state; a thread on
+ * the lower half's borrowed TCB is inside an MPI call and parks when the call returns to the
+ * stub (the stub checks park_requested after every call, and blocking calls return early when
+ * it is set); any other thread belongs to the lower half (UCX, mana's own) and goes on.
+ *
+ * mana_park_self runs on the parking thread with the upper half's thread pointer, so it uses no
+ * TLS and no libc: raw system calls only. */
+#define _GNU_SOURCE
+#include "park.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "mana/fs_switch.h"
+#include "mana/park.h"
+
+static long raw4(long nr, long a, long b, long c, long d)
+{
+  long ret;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+static void futex_wait(volatile uint32_t *word, uint32_t expected)
+{
+  raw4(SYS_futex, (long)word, FUTEX_WAIT, expected, 0);
+}
+
+static void futex_wake_all(volatile uint32_t *word)
+{
+  raw4(SYS_futex, (long)word, FUTEX_WAKE, 0x7fffffff, 0);
+}
+
+static uint32_t raw_gettid(void)
+{
+  return (uint32_t)raw4(SYS_gettid, 0, 0, 0, 0);
+}
+
+static int in_window(uint64_t addr)
+{
+  return addr >= MANA_WINDOW_BASE && addr < MANA_WINDOW_END;
+}
+
+static struct mana_thread_record *record_for(uint32_t tid)
+{
+  struct mana_park_area *area = MANA_PARK;
+  struct mana_thread_record *free_slot = NULL;
+  for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
+    struct mana_thread_record *r = &area->threads[i];
+    if (r->state != MANA_THREAD_FREE && r->tid == tid)
+      return r;
+    if (!free_slot && r->state == MANA_THREAD_FREE)
+      free_slot = r;
+  }
+  if (free_slot) {
+    /* Claim it atomically: two threads may park at once. */
+    uint32_t expected = MANA_THREAD_FREE;
+    if (!__atomic_compare_exchange_n(&free_slot->state, &expected, MANA_THREAD_RUNNING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return record_for(tid);
+    free_slot->tid = tid;
+    __atomic_add_fetch(&area->n_records, 1, __ATOMIC_RELAXED);
+  }
+  return free_slot;
+}
+
+void mana_park_self(int in_signal_handler_arg)
+{
+  volatile int in_signal_handler = in_signal_handler_arg;
+  struct mana_boundary *b = MANA_BOUNDARY;
+  struct mana_park_area *area = MANA_PARK;
+  uint32_t tid = raw_gettid();
+  /* volatile: it must be re-read from the stack after a resume in a restarted process */
+  struct mana_thread_record *volatile r = record_for(tid);
+  if (!r)
+    return; /* more threads than records: cannot park this one; the checkpoint times out */
+  uint32_t release = area->release_word;
+  r->upper_fs = mana_get_fs((int)b->have_fsgsbase);
+  r->in_signal_handler = (uint32_t)in_signal_handler;
+  r->is_main = tid == area->main_tid_at_start;
+  if (!in_signal_handler)
+    raw4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&r->sigmask, 8);
+  if (mana_context_save(&r->ctx) == 0) {
+    r->state = MANA_THREAD_PARKED;
+    __atomic_add_fetch(&area->parked, 1, __ATOMIC_RELEASE);
+    futex_wake_all(&area->parked);
+    while (area->release_word == release)
+      futex_wait(&area->release_word, release);
+    r->state = MANA_THREAD_RUNNING;
+    return;
+  }
+  /* Resumed in a restarted process: new kernel thread id, same everything else. */
+  r->tid = raw_gettid();
+  r->state = MANA_THREAD_RUNNING;
+  if (!in_signal_handler)
+    raw4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
+  if (b->restart_resume)
+    b->restart_resume((void *)r);
+}
+
+static void on_park_signal(int sig, siginfo_t *info, void *uc_)
+{
+  (void)sig;
+  (void)info;
+  (void)uc_;
+  struct mana_boundary *b = MANA_BOUNDARY;
+  uint64_t fs = mana_get_fs((int)b->have_fsgsbase);
+  if (!b->park_requested)
+    return;
+  if (fs == b->lower_fs)
+    return; /* inside an MPI call: parks when the call returns to the stub */
+  if (!in_window(fs)) {
+    __atomic_add_fetch(&MANA_PARK->not_upper, 1, __ATOMIC_RELEASE);
+    futex_wake_all(&MANA_PARK->parked);
+    return;
+  }
+  mana_park_self(1);
+}
+
+int mana_park_install(int signo)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_park_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask); /* nothing else runs on a thread while it parks */
+  if (sigaction(signo, &sa, NULL) != 0) {
+    fprintf(stderr, "mana_lh: cannot install the park signal handler (signal %d): %s\n", signo,
+            strerror(errno));
+    return -1;
+  }
+  MANA_PARK->main_tid_at_start = (uint32_t)gettid();
+  return 0;
+}
+
+/* Signals every thread not yet signalled in this round; returns how many were signalled. */
+static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int max_seen)
+{
+  DIR *dir = opendir("/proc/self/task");
+  if (!dir)
+    return -1;
+  int signalled = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    pid_t tid = (pid_t)atoi(e->d_name);
+    if (tid <= 0 || tid == self)
+      continue;
+    int known = 0;
+    for (int i = 0; i < *n_seen; i++)
+      known |= seen[i] == tid;
+    if (known || *n_seen == max_seen)
+      continue;
+    seen[(*n_seen)++] = tid;
+    if (syscall(SYS_tgkill, getpid(), tid, signo) == 0)
+      signalled++;
+  }
+  closedir(dir);
+  return signalled;
+}
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
+{
+  struct mana_park_area *area = MANA_PARK;
+  enum { MAX_SEEN = 4096 };
+  static pid_t seen[MAX_SEEN];
+  int n_seen = 0, signalled = 0;
+  area->parked = 0;
+  area->not_upper = 0;
+  /* Records of threads that have exited since the last round would otherwise pile up. */
+  for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
+    area->threads[i].state = MANA_THREAD_FREE;
+  area->n_records = 0;
+  __atomic_store_n(&MANA_BOUNDARY->park_requested, 1, __ATOMIC_SEQ_CST);
+  int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    /* Threads the application created since the last pass are signalled too. */
+    int more = signal_threads(signo, gettid(), seen, &n_seen, MAX_SEEN);
+    if (more < 0) {
+      snprintf(err, errlen, "cannot list /proc/self/task: %s", strerror(errno));
+      return -1;
+    }
+    signalled += more;
+    uint32_t done = area->parked + area->not_upper;
+    if (more == 0 && done >= (uint32_t)signalled)
+      return 0;
+    if (now_ms() > deadline) {
+      snprintf(err, errlen,
+               "%u of %d threads parked within %d ms (a thread may be blocked inside MPI or a "
+               "system call mana cannot interrupt)",
+               done, signalled, timeout_ms);
+      return -1;
+    }
+    struct timespec ts = {0, 1000000};
+    raw4(SYS_futex, (long)&area->parked, FUTEX_WAIT, area->parked, (long)&ts);
+  }
+}
+
+void mana_park_release(void)
+{
+  struct mana_park_area *area = MANA_PARK;
+  __atomic_store_n(&MANA_BOUNDARY->park_requested, 0, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&area->release_word, 1, __ATOMIC_RELEASE);
+  futex_wake_all(&area->release_word);
+}

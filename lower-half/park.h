@@ -1,0 +1,18 @@
+/* Parking upper-half threads for a checkpoint (see park.c). */
+#ifndef MANA_LH_PARK_H
+#define MANA_LH_PARK_H
+
+#include <stddef.h>
+
+/* The signal that parks threads: a real-time signal near the top of the range, where neither
+ * glibc (which reserves the first two) nor typical applications look. */
+#define MANA_PARK_SIGNAL 62
+
+int mana_park_install(int signo);
+/* Parks every upper-half thread; 0 when all are parked, -1 with a reason after timeout_ms. */
+int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen);
+void mana_park_release(void);
+/* Runs on the parking thread itself (upper half's thread pointer, no TLS). */
+void mana_park_self(int in_signal_handler);
+
+#endif
