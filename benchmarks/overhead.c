@@ -9,10 +9,11 @@
  * iterations. Every batch starts after an MPI_Barrier; its duration is the maximum over all
  * ranks (gathered outside the timed region). Rank 0 prints one line per figure:
  *
- *     figure=allreduce4 ns_per_call=812.4 min=805.1 max=830.0 reps=7 n=90000 mpi_calls=1
+ *     figure=allreduce4 ns_per_call=317.3 min=305.0 max=352.1 reps=7 n=230000 mpi_calls=1 \
+ *            n_from=table batch_ms=73.0
  *
  * ns_per_call is the median batch time divided by n; min/max are the fastest/slowest batch.
- * mpi_calls is the number of MPI calls one iteration makes on each rank (2 for the
+ * mpi_calls is the number of MPI calls per reported unit on each rank (2 for the
  * nonblocking-collective-plus-MPI_Wait figures). For pingpong8 ns_per_call is the one-way
  * latency (round trip / 2); each rank makes one MPI_Send and one MPI_Recv per round trip, so
  * this is also the time per MPI call; rtt_ns gives the round trip itself.
@@ -33,7 +34,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +281,9 @@ int main(int argc, char **argv) {
     char *nl = strchr(lib, '\n');
     if (nl)
       *nl = 0;
+    for (char *c = lib; *c; c++)
+      if (*c == '\t' || *c == '"')
+        *c = ' ';
     printf("# overhead: ranks=%d reps=%d scale=%g calibrate=%d target_ms=%g mpi=\"%s\"\n",
            g_size, reps, scale, calib, target_ns / 1e6, lib);
     fflush(stdout);

@@ -157,7 +157,12 @@ run_job() {
     [ $rc -eq 0 ] && why="no figure lines in the output"
     echo "run_overhead.sh: $side job (round $round) failed: $why" >&2
     echo "  command: ${cmd[*]}" >&2
-    tail -n 20 "$out.err" "$out" | sed 's/^/  | /' >&2
+    local f
+    for f in "$out.err" "$out"; do
+      [ -s "$f" ] || continue
+      echo "  last lines of $([ "$f" = "$out" ] && echo stdout || echo stderr):" >&2
+      tail -n 20 "$f" | sed 's/^/  | /' >&2
+    done
     return 1
   fi
 }
