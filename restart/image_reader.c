@@ -1,0 +1,217 @@
+/* Opening an image: header, tables and blobs are read and validated up front, so that a
+ * damaged or foreign file is refused before anything is mapped. Region contents are read by
+ * image_restore.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image_reader.h"
+#include "image_util.h"
+
+#define ULL(x) ((unsigned long long)(x))
+
+static int read_header(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  if (r->file_size < IMG_HEADER_SIZE)
+    return img_fail(err, errlen, EBADMSG,
+                    "%s: truncated: the header needs %u bytes but the file has %llu bytes",
+                    r->name, IMG_HEADER_SIZE, ULL(r->file_size));
+  if (img_pread_all(r->fd, &r->hdr, sizeof(r->hdr), 0) < 0)
+    return img_fail(err, errlen, errno, "%s: reading the header: %s", r->name, strerror(errno));
+  return img_check_header(r, err, errlen);
+}
+
+/* Reads one table into a fresh buffer and checks its checksum. */
+static int load_table(struct mana_image_reader *r, const char *what, const struct img_section *s,
+                      void **out, char *err, size_t errlen)
+{
+  *out = malloc(s->size ? s->size : 1);
+  if (!*out)
+    return img_fail(err, errlen, ENOMEM, "%s: no memory for the %s (%llu bytes)", r->name, what,
+                    ULL(s->size));
+  if (img_pread_all(r->fd, *out, s->size, s->offset) < 0)
+    return img_fail(err, errlen, errno, "%s: reading the %s at offset %llu: %s", r->name, what,
+                    ULL(s->offset), strerror(errno));
+  return img_check_table(r, what, s, *out, err, errlen);
+}
+
+static int load_tables(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  if (load_table(r, "region table", &r->hdr.regions, (void **)&r->regions, err, errlen) < 0 ||
+      load_table(r, "run table", &r->hdr.runs, (void **)&r->runs, err, errlen) < 0 ||
+      load_table(r, "blob table", &r->hdr.blobs, (void **)&r->blobs, err, errlen) < 0)
+    return -1;
+  if (img_check_regions(r, err, errlen) < 0 || img_check_blobs(r, err, errlen) < 0)
+    return -1;
+  return 0;
+}
+
+/* Blobs are small and needed early by a restart: all of them are loaded and checked now. */
+static int load_blobs(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  size_t n = r->hdr.blobs.count;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += r->blobs[i].length; /* each is inside the data area: no overflow */
+  r->blob_data = malloc(total ? total : 1);
+  r->blob_ptr = calloc(n ? n : 1, sizeof(*r->blob_ptr));
+  if (!r->blob_data || !r->blob_ptr)
+    return img_fail(err, errlen, ENOMEM, "%s: no memory for %zu blobs of %llu bytes", r->name,
+                    n, ULL(total));
+  unsigned char *p = r->blob_data;
+  for (size_t i = 0; i < n; i++) {
+    const struct img_blob *b = &r->blobs[i];
+    if (img_pread_all(r->fd, p, b->length, b->offset) < 0)
+      return img_fail(err, errlen, errno, "%s: blob %zu (type %u): reading at offset %llu: %s",
+                      r->name, i, b->type, ULL(b->offset), strerror(errno));
+    uint64_t sum = XXH3_64bits(p, b->length);
+    if (sum != b->hash)
+      return img_fail(err, errlen, EBADMSG,
+                      "%s: blob %zu (type %u): checksum mismatch (stored %#llx, computed %#llx): "
+                      "its %llu bytes at offset %llu are damaged", r->name, i, b->type,
+                      ULL(b->hash), ULL(sum), ULL(b->length), ULL(b->offset));
+    r->blob_ptr[i] = p;
+    p += b->length;
+  }
+  return 0;
+}
+
+static void fill_info(const struct img_header *h, struct mana_image_info *info)
+{
+  memset(info, 0, sizeof(*info));
+  info->rank = h->rank;
+  info->world_size = h->world_size;
+  info->generation = h->generation;
+  info->window_base = h->window_base;
+  info->window_end = h->window_end;
+  info->vdso_base = h->vdso_base;
+  info->thread_level = h->thread_level;
+  info->created_unix_ns = h->created_unix_ns;
+  memcpy(info->hostname, h->hostname, strnlen(h->hostname, sizeof(info->hostname) - 1));
+  memcpy(info->kernel_release, h->kernel_release,
+         strnlen(h->kernel_release, sizeof(info->kernel_release) - 1));
+}
+
+static int open_file(struct mana_image_reader *r, int dirfd, const char *name, char *err,
+                     size_t errlen)
+{
+  snprintf(r->name, sizeof(r->name), "%s", name);
+  r->fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+  if (r->fd < 0)
+    return img_fail(err, errlen, errno, "%s: cannot open: %s", name, strerror(errno));
+  struct stat st;
+  if (fstat(r->fd, &st) < 0)
+    return img_fail(err, errlen, errno, "%s: fstat: %s", name, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return img_fail(err, errlen, EINVAL, "%s: not a regular file", name);
+  r->file_size = (uint64_t)st.st_size;
+  r->direct_fd = img_io_open_direct(dirfd, name, O_RDONLY, r->fd);
+  return 0;
+}
+
+int mana_image_open(struct mana_image_reader **rp, int dirfd, const char *name,
+                    struct mana_image_info *info, char *err, size_t errlen)
+{
+  *rp = NULL;
+  struct mana_image_reader *r = calloc(1, sizeof(*r));
+  if (!r)
+    return img_fail(err, errlen, ENOMEM, "%s: no memory for the image reader", name);
+  r->fd = r->direct_fd = -1;
+  if (open_file(r, dirfd, name, err, errlen) < 0 || read_header(r, err, errlen) < 0 ||
+      img_check_sections(r, err, errlen) < 0 || load_tables(r, err, errlen) < 0 ||
+      load_blobs(r, err, errlen) < 0) {
+    int e = errno;
+    mana_image_close(r);
+    errno = e;
+    return -1;
+  }
+  if (info)
+    fill_info(&r->hdr, info);
+  *rp = r;
+  return 0;
+}
+
+size_t mana_image_region_count(const struct mana_image_reader *r)
+{
+  return r->hdr.regions.count;
+}
+
+int mana_image_region_info(const struct mana_image_reader *r, size_t i, uint64_t *start,
+                           uint64_t *len, uint32_t *prot, uint32_t *flags, const char **label)
+{
+  if (i >= r->hdr.regions.count) {
+    errno = EINVAL;
+    return -1;
+  }
+  const struct img_region *g = &r->regions[i];
+  if (start)
+    *start = g->start;
+  if (len)
+    *len = g->length;
+  if (prot)
+    *prot = g->prot;
+  if (flags)
+    *flags = g->flags;
+  if (label)
+    *label = g->label;
+  return 0;
+}
+
+size_t mana_image_blob_count(const struct mana_image_reader *r)
+{
+  return r->hdr.blobs.count;
+}
+
+int mana_image_blob_at(const struct mana_image_reader *r, size_t i, uint32_t *type,
+                       const void **data, size_t *len)
+{
+  if (i >= r->hdr.blobs.count) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (type)
+    *type = r->blobs[i].type;
+  if (data)
+    *data = r->blob_ptr[i];
+  if (len)
+    *len = r->blobs[i].length;
+  return 0;
+}
+
+int mana_image_blob(const struct mana_image_reader *r, uint32_t type, const void **data,
+                    size_t *len)
+{
+  for (size_t i = 0; i < r->hdr.blobs.count; i++)
+    if (r->blobs[i].type == type)
+      return mana_image_blob_at(r, i, NULL, data, len);
+  errno = ENOENT;
+  return -1;
+}
+
+uint64_t mana_image_digest(const struct mana_image_reader *r)
+{
+  return r->hdr.header_hash;
+}
+
+void mana_image_close(struct mana_image_reader *r)
+{
+  if (!r)
+    return;
+  img_io_close(r->io); /* first: its worker may still use the descriptors */
+  if (r->direct_fd >= 0)
+    close(r->direct_fd);
+  if (r->fd >= 0)
+    close(r->fd);
+  free(r->regions);
+  free(r->runs);
+  free(r->blobs);
+  free(r->blob_data);
+  free(r->blob_ptr);
+  free(r->bounce);
+  XXH3_freeState(r->content);
+  free(r);
+}
