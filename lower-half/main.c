@@ -23,6 +23,8 @@
 #include "lh_table.h"
 #include "mana/boundary.h"
 #include "mana/fs_switch.h"
+#include "checkpoint.h"
+#include "local_checkpoint.h"
 #include "park.h"
 #include "park_storm.h"
 #include "services.h"
@@ -36,8 +38,10 @@ static struct mana_lh_table table;
 static void usage(FILE *out)
 {
   fprintf(out, "usage: mana_lh APP [ARGS...]\n"
-               "Runs APP as the upper half of a mana split process. Normally started by\n"
-               "mana_launch; see mana_launch(1).\n");
+               "       mana_lh --restart IMAGE_DIR\n"
+               "Runs APP as the upper half of a mana split process, or restarts this rank\n"
+               "from its image in IMAGE_DIR. Normally started by mana_launch or\n"
+               "mana_restart; see mana_launch(1).\n");
 }
 
 static const Elf64_auxv_t *find_auxv(char **envp)
@@ -105,12 +109,41 @@ static void fill_boundary(const struct mana_upper_start *up)
     b->extra_ranges[b->n_extra_ranges++] = up->non_pie;
 }
 
+/* This rank's number as the launcher tells it, before MPI is initialized. */
+static long launcher_rank(void)
+{
+  const char *names[] = {"PMI_RANK", "SLURM_PROCID", "MANA_RANK"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (getenv(names[i]))
+      return strtol(getenv(names[i]), NULL, 10);
+  return 0;
+}
+
+static int restart(const char *dir)
+{
+  char name[64], path[PATH_MAX], err[1024];
+  mana_image_name((uint32_t)launcher_rank(), name, sizeof(name));
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  struct mana_upper_start none;
+  memset(&none, 0, sizeof(none));
+  fill_boundary(&none);
+  mana_restart_from(path, err, sizeof(err));
+  fprintf(stderr, "mana_lh: cannot restart from %s: %s\n", path, err);
+  return 1;
+}
+
 int main(int argc, char **argv, char **envp)
 {
   const Elf64_auxv_t *auxv = find_auxv(envp);
   int first = 1;
   if (argc > 1 && strcmp(argv[1], "--") == 0)
     first = 2;
+  if (argc == 3 && strcmp(argv[1], "--restart") == 0) {
+    mana_prepare_process(argv);
+    if (mana_build_brk_wall() != 0 || mana_reserve_window() != 0)
+      return 1;
+    return restart(argv[2]);
+  }
   if (argc <= first || (first == 1 && argv[1][0] == '-')) {
     int help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
     usage(help ? stdout : stderr);
@@ -152,6 +185,7 @@ int main(int argc, char **argv, char **envp)
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0)
     return 1;
   mana_park_storm_start();
+  mana_local_checkpoint_start();
 
   fflush(NULL);
   mana_jump_to_upper(up.sp, up.entry);

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,11 @@
 
 #include "mana/fs_switch.h"
 #include "mana/park.h"
+
+/* Round bookkeeping, deliberately outside the window (see mana/park.h). */
+static volatile uint32_t release_word; /* futex: changes when parked threads may go on */
+static volatile uint32_t parked;       /* threads parked in this round */
+static volatile uint32_t not_upper;    /* signalled threads that are the lower half's own */
 
 static long raw4(long nr, long a, long b, long c, long d)
 {
@@ -91,7 +97,7 @@ void mana_park_self(int in_signal_handler_arg)
   struct mana_thread_record *volatile r = record_for(tid);
   if (!r)
     return; /* more threads than records: cannot park this one; the checkpoint times out */
-  uint32_t release = area->release_word;
+  uint32_t release = release_word;
   r->upper_fs = mana_get_fs((int)b->have_fsgsbase);
   r->in_signal_handler = (uint32_t)in_signal_handler;
   r->is_main = tid == area->main_tid_at_start;
@@ -99,10 +105,10 @@ void mana_park_self(int in_signal_handler_arg)
     raw4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&r->sigmask, 8);
   if (mana_context_save(&r->ctx) == 0) {
     r->state = MANA_THREAD_PARKED;
-    __atomic_add_fetch(&area->parked, 1, __ATOMIC_RELEASE);
-    futex_wake_all(&area->parked);
-    while (area->release_word == release)
-      futex_wait(&area->release_word, release);
+    __atomic_add_fetch(&parked, 1, __ATOMIC_RELEASE);
+    futex_wake_all(&parked);
+    while (release_word == release)
+      futex_wait(&release_word, release);
     r->state = MANA_THREAD_RUNNING;
     return;
   }
@@ -127,8 +133,8 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   if (fs == b->lower_fs)
     return; /* inside an MPI call: parks when the call returns to the stub */
   if (!in_window(fs)) {
-    __atomic_add_fetch(&MANA_PARK->not_upper, 1, __ATOMIC_RELEASE);
-    futex_wake_all(&MANA_PARK->parked);
+    __atomic_add_fetch(&not_upper, 1, __ATOMIC_RELEASE);
+    futex_wake_all(&parked);
     return;
   }
   mana_park_self(1);
@@ -147,6 +153,20 @@ int mana_park_install(int signo)
     return -1;
   }
   MANA_PARK->main_tid_at_start = (uint32_t)gettid();
+  /* Where glibc keeps the kernel thread id in its struct pthread (the upper half runs the same
+   * glibc): found by looking, not assumed, so a glibc update cannot silently break restart. */
+  const uint32_t *self = (const uint32_t *)(uintptr_t)pthread_self();
+  uint32_t tid = (uint32_t)gettid();
+  MANA_PARK->tid_offset = 0;
+  for (uint32_t off = 0x100; off < 0x1000; off += 4)
+    if (self[off / 4] == tid) {
+      MANA_PARK->tid_offset = off;
+      break;
+    }
+  if (!MANA_PARK->tid_offset) {
+    fprintf(stderr, "mana_lh: cannot find the thread id in glibc's thread descriptor\n");
+    return -1;
+  }
   return 0;
 }
 
@@ -188,8 +208,8 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   enum { MAX_SEEN = 4096 };
   static pid_t seen[MAX_SEEN];
   int n_seen = 0, signalled = 0;
-  area->parked = 0;
-  area->not_upper = 0;
+  parked = 0;
+  not_upper = 0;
   /* Records of threads that have exited since the last round would otherwise pile up. */
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
     area->threads[i].state = MANA_THREAD_FREE;
@@ -204,7 +224,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
       return -1;
     }
     signalled += more;
-    uint32_t done = area->parked + area->not_upper;
+    uint32_t done = parked + not_upper;
     if (more == 0 && done >= (uint32_t)signalled)
       return 0;
     if (now_ms() > deadline) {
@@ -215,14 +235,13 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
       return -1;
     }
     struct timespec ts = {0, 1000000};
-    raw4(SYS_futex, (long)&area->parked, FUTEX_WAIT, area->parked, (long)&ts);
+    raw4(SYS_futex, (long)&parked, FUTEX_WAIT, parked, (long)&ts);
   }
 }
 
 void mana_park_release(void)
 {
-  struct mana_park_area *area = MANA_PARK;
   __atomic_store_n(&MANA_BOUNDARY->park_requested, 0, __ATOMIC_SEQ_CST);
-  __atomic_add_fetch(&area->release_word, 1, __ATOMIC_RELEASE);
-  futex_wake_all(&area->release_word);
+  __atomic_add_fetch(&release_word, 1, __ATOMIC_RELEASE);
+  futex_wake_all(&release_word);
 }

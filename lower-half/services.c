@@ -16,12 +16,21 @@ static int park_requested(void)
  * may drive MPI while the application's threads are parked.  MPICH takes no locks below
  * MPI_THREAD_MULTIPLE, so this costs nothing per call.  The application is told the level it
  * would have got natively (MPICH grants what is asked). */
+static int mpi_thread_level = -1;
+
+int mana_mpi_thread_level(void)
+{
+  return mpi_thread_level;
+}
+
 static int init_thread(int required, int *provided)
 {
   int level = required < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
   int real_provided = MPI_THREAD_SINGLE;
   int rc = PMPI_Init_thread(NULL, NULL, level, &real_provided);
   *provided = real_provided < required ? real_provided : required;
+  if (rc == MPI_SUCCESS)
+    mpi_thread_level = *provided;
   return rc;
 }
 

@@ -11,6 +11,7 @@
 #ifndef MANA_BOUNDARY_H
 #define MANA_BOUNDARY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MANA_WINDOW_BASE 0x600000000000UL
@@ -56,6 +57,12 @@ struct mana_boundary {
 
   /* Where the upper half was loaded, for tools and the checkpoint writer. */
   uint64_t app_base, ldso_base, stack_low, stack_high;
+
+  /* Registered by the stub: 1 if every MPI object it holds can be rebuilt at restart, else 0
+   * with a one-line reason in `reason` (a pending request, an intercommunicator, an open
+   * file, ...).  Called while the application is parked, from any thread: it reads the
+   * stub's records only, makes no MPI call and uses no thread-local state. */
+  int (*stub_can_checkpoint)(char *reason, size_t len);
 };
 
 #define MANA_BOUNDARY ((struct mana_boundary *)MANA_WINDOW_BASE)

@@ -32,10 +32,9 @@ struct mana_thread_record {
   struct mana_context ctx;
 };
 
+/* Only what stays still while an image is written lives here; the counters a parking round
+ * updates (including late signals reaching lower-half threads) are lower-half memory. */
 struct mana_park_area {
-  volatile uint32_t release_word; /* futex: changes when parked threads may go on */
-  volatile uint32_t parked;       /* threads parked in this round */
-  volatile uint32_t not_upper;    /* signalled threads that turned out to be lower-half threads */
   uint32_t main_tid_at_start;
   uint32_t tid_offset; /* offset of the kernel tid in glibc's struct pthread */
   uint32_t n_records;

@@ -1,0 +1,12 @@
+/* Types of the state blobs a rank's image carries besides its memory regions. */
+#ifndef MANA_IMAGE_BLOBS_H
+#define MANA_IMAGE_BLOBS_H
+
+enum mana_blob_type {
+  MANA_BLOB_WINDOW_FREE = 1, /* the window allocator's free extents (lower-half memory) */
+  MANA_BLOB_SIGNALS = 2,     /* dispositions of signals the upper half set */
+  MANA_BLOB_FILES = 3,       /* the upper half's open regular files */
+  MANA_BLOB_RANK = 4,        /* MPI facts of the rank: thread level, ... */
+};
+
+#endif

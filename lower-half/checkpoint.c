@@ -1,0 +1,57 @@
+/* Writing a rank's image: memory, then the other kinds of state, then commit. */
+#define _GNU_SOURCE
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "mana/boundary.h"
+#include "mana/image_blobs.h"
+#include "memory.h"
+#include "state.h"
+
+const struct mana_state_ops *const mana_state_kinds[] = {
+    &mana_state_window, &mana_state_signals, &mana_state_files, NULL};
+
+void mana_image_name(uint32_t rank, char *out, size_t outlen)
+{
+  snprintf(out, outlen, "rank-%06u.img", rank);
+}
+
+int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
+                          const struct mana_rank_facts *facts, uint64_t *bytes, uint64_t *hash,
+                          char *err, size_t errlen)
+{
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    snprintf(err, errlen, "cannot open checkpoint directory %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  struct mana_image_info info;
+  memset(&info, 0, sizeof(info));
+  info.rank = facts->rank;
+  info.world_size = facts->world_size;
+  info.generation = generation;
+  info.window_base = MANA_WINDOW_BASE;
+  info.window_end = MANA_WINDOW_END;
+  info.thread_level = facts->thread_level;
+  struct mana_image_writer *w = NULL;
+  int rc = mana_image_writer_open(&w, dirfd, name, &info, err, errlen);
+  uint64_t upper_bytes = 0;
+  if (rc == 0)
+    rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
+  if (rc == 0)
+    rc = mana_memory_dump(w, &upper_bytes, err, errlen);
+  for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++)
+    rc = mana_state_kinds[i]->dump(w, err, errlen);
+  if (rc == 0)
+    rc = mana_image_writer_commit(w, bytes, hash, err, errlen);
+  else
+    mana_image_writer_abort(w);
+  close(dirfd);
+  return rc;
+}

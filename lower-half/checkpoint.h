@@ -1,0 +1,26 @@
+/* Writing one rank's image, and restarting a rank from one.  The orchestration of phases
+ * lives here; the kinds of state are in memory.c and state_*.c. */
+#ifndef MANA_CHECKPOINT_H
+#define MANA_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mana_rank_facts {
+  uint32_t rank, world_size, thread_level, pad;
+};
+
+/* With every upper-half thread parked: writes `name` (e.g. "rank-0000.img") in directory
+ * `dir`.  On success *bytes gets the image size and *hash its digest. */
+int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
+                          const struct mana_rank_facts *facts, uint64_t *bytes, uint64_t *hash,
+                          char *err, size_t errlen);
+
+/* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
+ * the image `path` and continues the parked threads.  Returns only on failure. */
+int mana_restart_from(const char *path, char *err, size_t errlen);
+
+/* The image file name of a rank. */
+void mana_image_name(uint32_t rank, char *out, size_t outlen);
+
+#endif

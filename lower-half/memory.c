@@ -1,0 +1,97 @@
+/* The upper half's memory: every mapping inside the window (and a non-PIE application's
+ * segments) goes into the image as a region; restore maps each back at its address.
+ *
+ * PROT_NONE ranges are not saved: inside the window they are reservations (freed ranges,
+ * malloc arena tails, guard pages), and a restarted lower half reserves the whole window
+ * PROT_NONE again before anything is restored. */
+#define _GNU_SOURCE
+#include "memory.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "image.h"
+#include "mana/boundary.h"
+
+struct mapping {
+  uint64_t start, end;
+  uint32_t prot;
+  int shared, file_backed;
+  char path[256];
+};
+
+static int parse_maps_line(const char *line, struct mapping *m)
+{
+  char perms[8] = "";
+  unsigned long lo, hi, inode;
+  int path_at = 0;
+  if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path_at) < 4)
+    return -1;
+  m->start = lo;
+  m->end = hi;
+  m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+            (perms[2] == 'x' ? PROT_EXEC : 0);
+  m->shared = perms[3] == 's';
+  m->file_backed = inode != 0;
+  snprintf(m->path, sizeof(m->path), "%s", line + path_at);
+  m->path[strcspn(m->path, "\n")] = '\0';
+  return 0;
+}
+
+static int is_upper(const struct mapping *m)
+{
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  if (m->start >= MANA_WINDOW_BASE && m->end <= MANA_WINDOW_END)
+    return 1;
+  for (uint32_t i = 0; i < b->n_extra_ranges; i++)
+    if (m->start >= b->extra_ranges[i].start && m->end <= b->extra_ranges[i].end)
+      return 1;
+  return 0;
+}
+
+int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *err,
+                     size_t errlen)
+{
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (!maps) {
+    snprintf(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
+    return -1;
+  }
+  char line[512];
+  int rc = 0;
+  *upper_bytes = 0;
+  while (rc == 0 && fgets(line, sizeof(line), maps)) {
+    struct mapping m;
+    if (parse_maps_line(line, &m) != 0 || !is_upper(&m) || m.prot == 0)
+      continue;
+    /* A file page not yet faulted in still holds file data: scan those regions fully. */
+    uint32_t flags = (m.file_backed || m.shared) ? MANA_IMAGE_REGION_SCAN_ALL : 0;
+    if (mana_image_add_region(w, m.start, m.end - m.start, m.prot, flags,
+                              m.path[0] ? m.path : NULL) != 0) {
+      snprintf(err, errlen, "region %#lx-%#lx %s: %s", (unsigned long)m.start,
+               (unsigned long)m.end, m.path, mana_image_writer_error(w));
+      rc = -1;
+    }
+    *upper_bytes += m.end - m.start;
+  }
+  fclose(maps);
+  return rc;
+}
+
+int mana_memory_restore(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  size_t n = mana_image_region_count(r);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t start, len;
+    if (mana_image_region_info(r, i, &start, &len, NULL, NULL, NULL) != 0)
+      return -1;
+    /* The window is reserved PROT_NONE by us: replace that reservation in place.  Outside it
+     * (a non-PIE application) nothing may be in the way. */
+    int inside = start >= MANA_WINDOW_BASE && start + len <= MANA_WINDOW_END;
+    if (mana_image_restore_region(r, i, inside ? MAP_FIXED : 0, err, errlen) != 0)
+      return -1;
+  }
+  return 0;
+}

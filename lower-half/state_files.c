@@ -1,0 +1,156 @@
+/* Open regular files of the application.  File descriptors are kernel state shared by both
+ * halves; at checkpoint the lower half's own are sockets, pipes, shared memory and the image
+ * being written, so the regular files outside /dev/shm are the application's.  They are
+ * reopened at restart by path, with their flags and offsets, at their old numbers, before the
+ * new MPI opens anything (a descriptor inherited from the launcher that sits on one of those
+ * numbers, such as PMI_FD, is moved out of the way first). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "mana/image_blobs.h"
+#include "state.h"
+
+struct saved_file {
+  int32_t fd, flags;
+  int64_t pos;
+  char path[PATH_MAX];
+};
+
+static int read_fdinfo(int fd, int32_t *flags, int64_t *pos)
+{
+  char name[64], line[256];
+  snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
+  FILE *f = fopen(name, "r");
+  if (!f)
+    return -1;
+  *flags = 0;
+  *pos = 0;
+  while (fgets(line, sizeof(line), f)) {
+    long long v;
+    if (sscanf(line, "pos: %lld", &v) == 1)
+      *pos = v;
+    else if (sscanf(line, "flags: %llo", &v) == 1)
+      *flags = (int32_t)v;
+  }
+  fclose(f);
+  return 0;
+}
+
+static int is_application_file(int fd, char *path, size_t pathlen)
+{
+  char link[64];
+  struct stat st;
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, pathlen - 1);
+  if (n <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  path[n] = '\0';
+  if (path[0] != '/' || strncmp(path, "/dev/shm/", 9) == 0 || strncmp(path, "/proc/", 6) == 0 ||
+      strncmp(path, "/sys/", 5) == 0 || strstr(path, " (deleted)"))
+    return 0;
+  /* mana's own images and manifests are never the application's. */
+  return strstr(path, ".img.tmp") == NULL;
+}
+
+static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+{
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir) {
+    snprintf(err, errlen, "cannot list /proc/self/fd: %s", strerror(errno));
+    return -1;
+  }
+  static struct saved_file saved[256];
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL && n < sizeof(saved) / sizeof(saved[0])) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] == '.' || fd == dirfd(dir))
+      continue;
+    struct saved_file *s = &saved[n];
+    if (!is_application_file(fd, s->path, sizeof(s->path)) ||
+        read_fdinfo(fd, &s->flags, &s->pos) != 0)
+      continue;
+    s->fd = fd;
+    n++;
+  }
+  closedir(dir);
+  if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n * sizeof(saved[0])) != 0) {
+    snprintf(err, errlen, "open files: %s", mana_image_writer_error(w));
+    return -1;
+  }
+  return 0;
+}
+
+/* Moves whatever the launcher left on `fd` to a free number, keeping PMI_FD accurate. */
+static int vacate(int fd, char *err, size_t errlen)
+{
+  if (fcntl(fd, F_GETFD) == -1)
+    return 0;
+  int moved = fcntl(fd, F_DUPFD, 64);
+  if (moved < 0) {
+    snprintf(err, errlen, "cannot move descriptor %d out of the way: %s", fd, strerror(errno));
+    return -1;
+  }
+  const char *pmi = getenv("PMI_FD");
+  if (pmi && atoi(pmi) == fd) {
+    char v[16];
+    snprintf(v, sizeof(v), "%d", moved);
+    setenv("PMI_FD", v, 1);
+  }
+  close(fd);
+  return 0;
+}
+
+static int reopen(const struct saved_file *s, char *err, size_t errlen)
+{
+  int flags = s->flags & ~(O_CREAT | O_TRUNC | O_EXCL | O_NOCTTY);
+  int fd = open(s->path, flags);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot reopen the application's file %s (descriptor %d): %s", s->path,
+             s->fd, strerror(errno));
+    return -1;
+  }
+  if (fd != s->fd) {
+    if (vacate(s->fd, err, errlen) != 0)
+      return -1;
+    if (dup3(fd, s->fd, s->flags & O_CLOEXEC) < 0) {
+      snprintf(err, errlen, "cannot place %s at descriptor %d: %s", s->path, s->fd,
+               strerror(errno));
+      close(fd);
+      return -1;
+    }
+    close(fd);
+  }
+  if (!(s->flags & O_APPEND) && lseek(s->fd, s->pos, SEEK_SET) != s->pos) {
+    snprintf(err, errlen, "cannot seek %s to offset %lld: %s", s->path, (long long)s->pos,
+             strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int restore(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  const struct saved_file *saved;
+  size_t len;
+  if (mana_image_blob(r, MANA_BLOB_FILES, (const void **)&saved, &len) != 0 ||
+      len % sizeof(*saved) != 0) {
+    snprintf(err, errlen, "open-file table missing or malformed in the image");
+    return -1;
+  }
+  for (size_t i = 0; i < len / sizeof(*saved); i++)
+    if (reopen(&saved[i], err, errlen) != 0)
+      return -1;
+  return 0;
+}
+
+const struct mana_state_ops mana_state_files = {"open files", dump, restore};

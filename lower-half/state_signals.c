@@ -1,0 +1,81 @@
+/* Signal dispositions are kernel state shared by both halves.  The ones the upper half chose
+ * (a handler in upper-half code, or "ignore") are saved; the lower half's own (mana's SIGSYS
+ * and park handlers, MPICH's) are set up afresh by a restarted lower half. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "mana/boundary.h"
+#include "mana/image_blobs.h"
+#include "park.h"
+#include "state.h"
+
+/* The kernel's struct sigaction (not glibc's): what rt_sigaction takes and returns. */
+struct kernel_sigaction {
+  uint64_t handler, flags, restorer, mask;
+};
+
+struct saved_signal {
+  uint32_t signo, pad;
+  struct kernel_sigaction act;
+};
+
+static int upper_owned(uint64_t handler)
+{
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  if (handler == (uint64_t)(uintptr_t)SIG_IGN)
+    return 1;
+  if (handler >= MANA_WINDOW_BASE && handler < MANA_WINDOW_END)
+    return 1;
+  for (uint32_t i = 0; i < b->n_extra_ranges; i++)
+    if (handler >= b->extra_ranges[i].start && handler < b->extra_ranges[i].end)
+      return 1;
+  return 0;
+}
+
+static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+{
+  struct saved_signal saved[64];
+  uint32_t n = 0;
+  for (int sig = 1; sig <= 64; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == MANA_PARK_SIGNAL)
+      continue;
+    struct kernel_sigaction act;
+    if (syscall(SYS_rt_sigaction, sig, NULL, &act, 8) != 0)
+      continue;
+    if (upper_owned(act.handler))
+      saved[n++] = (struct saved_signal){(uint32_t)sig, 0, act};
+  }
+  if (mana_image_add_blob(w, MANA_BLOB_SIGNALS, saved, n * sizeof(saved[0])) != 0) {
+    snprintf(err, errlen, "signal dispositions: %s", mana_image_writer_error(w));
+    return -1;
+  }
+  return 0;
+}
+
+static int restore(struct mana_image_reader *r, char *err, size_t errlen)
+{
+  const struct saved_signal *saved;
+  size_t len;
+  if (mana_image_blob(r, MANA_BLOB_SIGNALS, (const void **)&saved, &len) != 0 ||
+      len % sizeof(*saved) != 0) {
+    snprintf(err, errlen, "signal dispositions missing or malformed in the image");
+    return -1;
+  }
+  for (size_t i = 0; i < len / sizeof(*saved); i++) {
+    if (syscall(SYS_rt_sigaction, saved[i].signo, &saved[i].act, NULL, 8) != 0) {
+      snprintf(err, errlen, "cannot restore the disposition of signal %u: %s", saved[i].signo,
+               strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+const struct mana_state_ops mana_state_signals = {"signal dispositions", dump, restore};
