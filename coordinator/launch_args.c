@@ -36,11 +36,15 @@ static const struct mana_option mana_options[] = {
 	{ "verbose", 'v', MANA_VALUE_NONE, MANA_ACTION_VERBOSE, NULL, NULL,
 	  "print the command that is run to standard error" },
 	{ "ckptdir", 0, MANA_VALUE_PATH, MANA_ACTION_EXPORT, "MANA_CKPTDIR", "DIR",
-	  "directory for the checkpoint images" },
+	  "directory for the checkpoints (default ./mana-ckpt)" },
 	{ "interval", 0, MANA_VALUE_SECONDS, MANA_ACTION_EXPORT, "MANA_INTERVAL", "SECONDS",
 	  "checkpoint every SECONDS seconds (0: never)" },
 	{ "coordinator", 0, MANA_VALUE_HOSTPORT, MANA_ACTION_EXPORT, "MANA_COORDINATOR",
-	  "HOST:PORT", "the coordinator the ranks connect to" },
+	  "HOST:PORT", "use this coordinator instead of starting one" },
+	{ "restart-from", 0, MANA_VALUE_PATH, MANA_ACTION_RESTART, NULL, "GENDIR",
+	  "restart every rank from GENDIR, no PROGRAM (mana_restart)" },
+	{ "expect-ranks", 0, MANA_VALUE_COUNT, MANA_ACTION_EXPECT_RANKS, NULL, "N",
+	  "the launcher must start N ranks (mana_restart)" },
 };
 
 #define MANA_OPTION_COUNT (sizeof(mana_options) / sizeof(mana_options[0]))
@@ -183,6 +187,9 @@ static bool valid_value(enum mana_value_kind kind, const char *value, const char
 		return parse_bounded(value, UINT32_MAX, &seconds);
 	case MANA_VALUE_HOSTPORT:
 		return valid_hostport(value, why);
+	case MANA_VALUE_COUNT:
+		*why = "expected a number of ranks";
+		return parse_bounded(value, 1ul << 24, &seconds) && seconds > 0;
 	}
 	*why = "unsupported option kind";
 	return false;
@@ -241,6 +248,12 @@ static int apply_option(struct launch_plan *plan, const struct mana_option *opt,
 		break;
 	case MANA_ACTION_EXPORT:
 		set_env(plan, opt, value);
+		break;
+	case MANA_ACTION_RESTART:
+		plan->restart_from = value;
+		break;
+	case MANA_ACTION_EXPECT_RANKS:
+		parse_bounded(value, 1ul << 24, &plan->expect_ranks);
 		break;
 	}
 	return 0;
@@ -353,7 +366,8 @@ enum role {
 	ROLE_WDIR,       /* working directory of the ranks: relative programs are found there */
 	ROLE_CONFIGFILE, /* Hydra -configfile: the programs are in a file we do not rewrite */
 	ROLE_MULTIPROG,  /* srun --multi-prog: same, for srun */
-	ROLE_BCAST       /* srun --bcast: would copy mana_lh to the nodes, not the program */
+	ROLE_BCAST,      /* srun --bcast: would copy mana_lh to the nodes, not the program */
+	ROLE_NPROCS      /* number of processes of this segment (-n, --ntasks) */
 };
 
 struct launcher_option {
@@ -394,8 +408,8 @@ static const struct launcher_option hydra_options[] = {
 	{ "envlist", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "envnone", 0, TAKES_NONE, ROLE_PLAIN },
 	{ "envall", 0, TAKES_NONE, ROLE_PLAIN },
-	{ "n", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "np", 0, TAKES_ONE, ROLE_PLAIN },
+	{ "n", 0, TAKES_ONE, ROLE_NPROCS },
+	{ "np", 0, TAKES_ONE, ROLE_NPROCS },
 	{ "launcher", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "launcher-exec", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "bootstrap", 0, TAKES_ONE, ROLE_PLAIN },
@@ -513,7 +527,7 @@ static const struct launcher_option srun_options[] = {
 	{ "nodefile", 'F', TAKES_ONE, ROLE_PLAIN },
 	{ "nodelist", 'w', TAKES_ONE, ROLE_PLAIN },
 	{ "nodes", 'N', TAKES_ONE, ROLE_PLAIN },
-	{ "ntasks", 'n', TAKES_ONE, ROLE_PLAIN },
+	{ "ntasks", 'n', TAKES_ONE, ROLE_NPROCS },
 	{ "ntasks-per-core", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "ntasks-per-gpu", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "ntasks-per-node", 0, TAKES_ONE, ROLE_PLAIN },
@@ -660,6 +674,9 @@ struct parse_state {
 	size_t app_count;
 	const char *wdir;     /* last working-directory option seen in this segment */
 	const char *global_wdir; /* Hydra: -wdir applies to all segments */
+	unsigned long segment_ranks; /* -n of this segment, 0 if not given */
+	unsigned long ranks;         /* sum over the segments so far */
+	bool ranks_unknown;          /* some segment did not say */
 };
 
 static bool is_separator(const char *arg)
@@ -700,6 +717,12 @@ static int note_option(struct parse_state *st, const struct launcher_option *opt
 		return 0;
 	if (opt->role == ROLE_WDIR) {
 		st->wdir = value;
+		return 0;
+	}
+	if (opt->role == ROLE_NPROCS) {
+		/* the launcher itself rejects a bad count; here it only means "unknown" */
+		if (!value || !parse_bounded(value, 1ul << 24, &st->segment_ranks))
+			st->segment_ranks = 0;
 		return 0;
 	}
 	return refuse(st, opt->role);
@@ -856,6 +879,17 @@ static void record_app(struct parse_state *st, int index)
 	st->app_count++;
 }
 
+/* A restart's segment holds launcher options only: mana_lh --restart goes where it ends
+ * (recorded like a program, at the index of the ":" or of the end). */
+static int restart_segment_end(struct parse_state *st, int i)
+{
+	if (i < st->argc && !is_separator(st->argv[i]))
+		return fail(st->plan, "'%s': a restart runs the checkpointed program; give only "
+			    "the launcher and its options", st->argv[i]);
+	record_app(st, i);
+	return 0;
+}
+
 /* Skips the program's own arguments: everything up to the next ":" belongs to it. */
 static int skip_to_separator(struct parse_state *st, int i)
 {
@@ -887,6 +921,8 @@ static int hydra_segment(struct parse_state *st, int *i, int segment)
 	}
 	if (st->wdir)
 		st->global_wdir = st->wdir;
+	if (st->plan->restart_from)
+		return restart_segment_end(st, *i);
 	if (*i >= st->argc || is_separator(st->argv[*i])) {
 		if (segment == 1)
 			return fail(st->plan, "no program found in the %s command line",
@@ -921,11 +957,22 @@ static int srun_segment(struct parse_state *st, int *i)
 		if (rc)
 			return rc;
 	}
+	if (st->plan->restart_from)
+		return restart_segment_end(st, *i);
 	if (*i >= st->argc || is_separator(st->argv[*i]))
 		return 0;
 	record_app(st, *i);
 	*i = skip_to_separator(st, *i + 1);
 	return 0;
+}
+
+/* Adds the segment's rank count to the total (unknown if it gave none). */
+static void count_segment(struct parse_state *st)
+{
+	if (st->segment_ranks == 0)
+		st->ranks_unknown = true;
+	st->ranks += st->segment_ranks;
+	st->segment_ranks = 0;
 }
 
 static int parse_launcher_args(struct parse_state *st, int first_arg)
@@ -939,13 +986,16 @@ static int parse_launcher_args(struct parse_state *st, int first_arg)
 
 		if (rc)
 			return rc;
+		count_segment(st);
 		if (i >= st->argc)
 			break;
 		i++; /* past ":" */
 		segment++;
 	}
-	if (st->app_count == 0)
+	if (st->app_count == 0 && !st->plan->restart_from)
 		return fail(st->plan, "no program found in the %s command line", st->launcher);
+
+	st->plan->ranks = st->ranks_unknown ? 0 : st->ranks;
 
 	/* Hydra's -wdir is global whichever segment it appears in. */
 	if (st->plan->style == LAUNCHER_STYLE_HYDRA)
@@ -988,11 +1038,55 @@ static int build_command(struct parse_state *st, int from, const char *lh_path)
 	return 0;
 }
 
+/* A restart: the launcher's words with "lh_path --restart DIR" at the end of every
+ * segment (the indices recorded in app_at); no program to check. */
+static int build_restart_command(struct parse_state *st, int from, const char *lh_path)
+{
+	struct launch_plan *plan = st->plan;
+	size_t cap = (size_t)(st->argc - from) + 3 * (st->app_count + 1) + 1;
+	size_t next = 0;
+	int out = 0;
+
+	plan->argv = calloc(cap, sizeof(*plan->argv));
+	if (!plan->argv)
+		return fail(plan, "out of memory");
+	for (int i = from; i <= st->argc; i++) {
+		if (next < st->app_count && st->app_at[next] == i) {
+			plan->argv[out++] = (char *)lh_path;
+			plan->argv[out++] = "--restart";
+			plan->argv[out++] = (char *)plan->restart_from;
+			next++;
+		}
+		if (i < st->argc && !st->drop[i])
+			plan->argv[out++] = st->argv[i];
+	}
+	plan->argv[out] = NULL;
+	plan->argc = out;
+	return 0;
+}
+
+static int check_expected_ranks(struct launch_plan *plan)
+{
+	if (!plan->expect_ranks || !plan->ranks || plan->ranks == plan->expect_ranks)
+		return 0;
+	return fail(plan, "the checkpoint has %lu ranks but the launcher would start %lu: "
+		    "start it with -n %lu", plan->expect_ranks, plan->ranks, plan->expect_ranks);
+}
+
 static int parse_command(struct parse_state *st, int first, const char *lh_path)
 {
 	struct launch_plan *plan = st->plan;
 	int rc;
 
+	if (plan->restart_from && plan->form == LAUNCH_FORM_PER_RANK)
+		return fail(plan, "'%s': with --restart-from, give a launcher or nothing, not a "
+			    "program", st->argv[first]);
+	if (plan->restart_from) {
+		rc = parse_launcher_args(st, first + 1);
+		if (!rc)
+			rc = check_expected_ranks(plan);
+		return rc ? rc : build_restart_command(st, first, lh_path);
+	}
 	if (plan->form == LAUNCH_FORM_PER_RANK) {
 		/* APP is the first word, so inserting mana_lh before it makes the absolute
 		 * mana_lh path argv[0]: "ps" then shows what really runs. */
@@ -1000,9 +1094,25 @@ static int parse_command(struct parse_state *st, int first, const char *lh_path)
 		return build_command(st, first, lh_path);
 	}
 	rc = parse_launcher_args(st, first + 1);
+	if (!rc)
+		rc = check_expected_ranks(plan);
 	if (rc)
 		return rc;
 	return build_command(st, first, lh_path);
+}
+
+/* "mana_launch --restart-from DIR" alone: this process is one rank of the restart. */
+static int restart_this_rank(struct launch_plan *plan, const char *lh_path)
+{
+	plan->form = LAUNCH_FORM_PER_RANK;
+	plan->argv = calloc(4, sizeof(*plan->argv));
+	if (!plan->argv)
+		return fail(plan, "out of memory");
+	plan->argv[0] = (char *)lh_path;
+	plan->argv[1] = "--restart";
+	plan->argv[2] = (char *)plan->restart_from;
+	plan->argc = 3;
+	return 0;
 }
 
 int launch_args_parse(int argc, char *const argv[], const char *lh_path,
@@ -1018,6 +1128,8 @@ int launch_args_parse(int argc, char *const argv[], const char *lh_path,
 		return rc;
 	if (plan->help || plan->version)
 		return 0;
+	if (first >= argc && plan->restart_from)
+		return restart_this_rank(plan, lh_path);
 	if (first >= argc)
 		return fail(plan, "missing program to run (see mana_launch --help)");
 

@@ -10,6 +10,9 @@
  *                   -> LAUNCHER [LAUNCHER-ARGS] /abs/mana_lh APP [ARGS]   (per MPMD segment)
  *   per-rank:       mana_launch [OPTS] APP [ARGS]      (started by the launcher, once per rank)
  *                   -> /abs/mana_lh APP [ARGS]
+ * With --restart-from GENDIR (how mana_restart uses it) there is no APP: the launcher's own
+ * arguments are followed by "/abs/mana_lh --restart GENDIR" (per MPMD segment), or, without
+ * a launcher, the command is "/abs/mana_lh --restart GENDIR".
  */
 #ifndef MANA_LAUNCH_ARGS_H
 #define MANA_LAUNCH_ARGS_H
@@ -37,7 +40,8 @@ enum mana_value_kind {
 	MANA_VALUE_NONE,     /* a flag */
 	MANA_VALUE_PATH,     /* non-empty path; made absolute before export */
 	MANA_VALUE_SECONDS,  /* non-negative decimal integer */
-	MANA_VALUE_HOSTPORT  /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
+	MANA_VALUE_HOSTPORT, /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
+	MANA_VALUE_COUNT     /* a number of ranks, 1..2^24 */
 };
 
 /* What mana_launch does with an option once it is parsed. */
@@ -45,7 +49,9 @@ enum mana_action {
 	MANA_ACTION_HELP,
 	MANA_ACTION_VERSION,
 	MANA_ACTION_VERBOSE,
-	MANA_ACTION_EXPORT /* set env_name=value for the ranks */
+	MANA_ACTION_EXPORT,      /* set env_name=value for the ranks */
+	MANA_ACTION_RESTART,     /* plan.restart_from */
+	MANA_ACTION_EXPECT_RANKS /* plan.expect_ranks */
 };
 
 /* One mana_launch option. The table of these drives parsing and the --help text, so adding
@@ -94,6 +100,17 @@ struct launch_plan {
 
 	struct launch_app *apps;
 	size_t app_count;
+
+	/* Wrap-launcher form: the number of ranks the launcher starts, summed over the MPMD
+	 * segments (Hydra -n/-np, srun -n/--ntasks); 0 when the command line does not say for
+	 * every segment. The coordinator then learns it from the first rank. */
+	unsigned long ranks;
+
+	/* --restart-from: the generation directory every rank restarts from (no APP), or NULL.
+	 * --expect-ranks: the number of ranks the launcher must start, 0 when not given; a
+	 * launcher command line that says otherwise is a usage error. */
+	const char *restart_from;
+	unsigned long expect_ranks;
 
 	/* Set when parsing fails: one line, without the "mana_launch: " prefix. */
 	char error[LAUNCH_MSG_LEN];

@@ -1,13 +1,16 @@
 /* mana_launch: start an MPI program under mana.
  *
  * Glue only: launch_args.c decides what to run, app_check.c decides whether the program
- * can run under mana, and this file finds the installation, exports the settings the ranks
- * need, and execs. mana_launch never stays around: once it execs, the launcher (or mana_lh)
- * owns the process, its signals and its exit status.
+ * can run under mana, launch_coord.c gives the job a coordinator, and this file finds the
+ * installation, exports the settings the ranks need, and execs. mana_launch never stays
+ * around: once it execs, the launcher (or mana_lh) owns the process, its signals and its
+ * exit status; a coordinator started here watches that process and exits with it.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "app_check.h"
+#include "coord_client.h"
 #include "launch_args.h"
+#include "launch_coord.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +31,9 @@
 /* mana_lh and the stub library sit at fixed places relative to bin/, the same in the build
  * tree and in the install tree. */
 #define LOWER_HALF_NAME "mana_lh"
+#define COORDINATOR_NAME "mana_coordinator"
+/* Where checkpoints go without --ckptdir or MANA_CKPTDIR, relative to the current directory. */
+#define DEFAULT_CKPTDIR "mana-ckpt"
 #define STUB_UNDER_PREFIX "lib/mana/libmpich.so.12"
 
 /* "  -v, --verbose     help" or "      --ckptdir DIR     help", columns aligned. */
@@ -60,6 +66,12 @@ static void print_usage(FILE *out)
 		"mpirun, mpiexec, mpiexec.hydra, mpirun.mpich, mpiexec.mpich and srun, plus\n"
 		"the names listed in MANA_LAUNCHERS, are launchers; anything else is PROGRAM.\n"
 		"\n"
+		"Checkpoints are steered by the job's coordinator. Without --coordinator (or\n"
+		"MANA_COORDINATOR), the first form uses the coordinator waiting in the\n"
+		"checkpoint directory or starts one (mana_coordinator --daemon) that ends with\n"
+		"the job; the second form uses one only if it already runs there. Ask it with\n"
+		"mana_status.\n"
+		"\n"
 		"Options:\n");
 	opts = launch_options(&count);
 	for (size_t i = 0; i < count; i++)
@@ -68,6 +80,7 @@ static void print_usage(FILE *out)
 	for (size_t i = 0; i < count; i++)
 		if (opts[i].action == MANA_ACTION_EXPORT)
 			fprintf(out, "  %-28s from --%s\n", opts[i].env_name, opts[i].long_name);
+	fprintf(out, "  %-28s the coordinator's secret\n", COORD_ENV_SECRET);
 	fprintf(out,
 		"\n"
 		"PROGRAM must be a dynamically linked x86-64 program built with MPICH.\n"
@@ -120,6 +133,19 @@ static int check_installation(const char *bin_dir, const char *lh_path)
 	if (stat(stub, &st) != 0) {
 		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n",
 			stub);
+		return EXIT_BROKEN;
+	}
+	return 0;
+}
+
+static int check_coordinator_program(const char *bin_dir)
+{
+	char path[PATH_MAX + sizeof(COORDINATOR_NAME) + 1];
+
+	snprintf(path, sizeof(path), "%s/" COORDINATOR_NAME, bin_dir);
+	if (access(path, X_OK) != 0) {
+		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing or "
+				"not executable\n", path);
 		return EXIT_BROKEN;
 	}
 	return 0;
@@ -234,12 +260,33 @@ static void print_quoted(FILE *out, const char *word)
 	fputc('\'', out);
 }
 
+/* The coordinator's settings, which come from the options, the caller's environment or
+ * the coordinator found or started for the job. */
+static const char *const coordinator_env[] = { COORD_ENV_ADDRESS, COORD_ENV_SECRET,
+					       COORD_ENV_CKPTDIR };
+
+static bool from_option(const struct launch_plan *plan, const char *env_name)
+{
+	for (size_t i = 0; i < plan->env_count; i++)
+		if (strcmp(plan->env[i].option->env_name, env_name) == 0)
+			return true;
+	return false;
+}
+
 static void print_command(const struct launch_plan *plan)
 {
 	fputs(PROG ": running:", stderr);
 	for (size_t i = 0; i < plan->env_count; i++) {
 		fprintf(stderr, " %s=", plan->env[i].option->env_name);
 		print_quoted(stderr, plan->env[i].value);
+	}
+	for (size_t i = 0; i < sizeof(coordinator_env) / sizeof(coordinator_env[0]); i++) {
+		const char *value = getenv(coordinator_env[i]);
+
+		if (!value || from_option(plan, coordinator_env[i]))
+			continue;
+		fprintf(stderr, " %s=", coordinator_env[i]);
+		print_quoted(stderr, value);
 	}
 	for (int i = 0; i < plan->argc; i++) {
 		fputc(' ', stderr);
@@ -262,6 +309,110 @@ static void print_warnings(const char *warnings)
 	}
 }
 
+/* ------------------------------------------------------------------------------------- */
+/* The coordinator                                                                       */
+/* ------------------------------------------------------------------------------------- */
+
+/* The value an option of the plan set, or NULL. */
+static const char *plan_value(const struct launch_plan *plan, const char *env_name)
+{
+	for (size_t i = 0; i < plan->env_count; i++)
+		if (strcmp(plan->env[i].option->env_name, env_name) == 0)
+			return plan->env[i].value;
+	return NULL;
+}
+
+static int set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0) {
+		fprintf(stderr, PROG ": cannot set %s: %s\n", name, strerror(errno));
+		return EXIT_BROKEN;
+	}
+	return 0;
+}
+
+/* The job's command line, quoted, for the coordinator to record in MANIFEST. */
+static char *job_command(int argc, char **argv, struct owned *owned)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			fputc(' ', out);
+		print_quoted(out, argv[i]);
+	}
+	fclose(out);
+	return own(owned, text);
+}
+
+static int export_coordinator(const struct launch_coord *lc, const char *ckptdir)
+{
+	int rc = set_env(COORD_ENV_ADDRESS, lc->address);
+
+	if (!rc)
+		rc = set_env(COORD_ENV_SECRET, lc->secret_file);
+	if (!rc)
+		rc = set_env(COORD_ENV_CKPTDIR, ckptdir);
+	return rc;
+}
+
+/* A coordinator named by --coordinator or MANA_COORDINATOR: the secret defaults to the
+ * checkpoint directory's. */
+static int use_given_coordinator(const char *ckptdir)
+{
+	char secret[PATH_MAX + 32];
+
+	if (!getenv(COORD_ENV_SECRET)) {
+		snprintf(secret, sizeof(secret), "%s/.mana/secret", ckptdir);
+		if (set_env(COORD_ENV_SECRET, secret))
+			return EXIT_BROKEN;
+	}
+	return set_env(COORD_ENV_CKPTDIR, ckptdir);
+}
+
+static int start_coordinator(const struct launch_plan *plan, const char *bin_dir,
+			     const char *ckptdir, char *command, struct launch_coord *lc)
+{
+	struct launch_coord_request req = {
+		.bin_dir = bin_dir, .ckptdir = ckptdir,
+		.ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
+		.interval = plan_value(plan, "MANA_INTERVAL"), .command = command,
+	};
+	char err[1024];
+
+	if (check_coordinator_program(bin_dir))
+		return EXIT_BROKEN;
+	if (launch_coord_start(&req, lc, err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return EXIT_BROKEN;
+	}
+	return export_coordinator(lc, ckptdir);
+}
+
+/* Gives the ranks a coordinator: the one named, the one running for the checkpoint
+ * directory, or (launcher form) a new one. In the per-rank form without any, the ranks run
+ * without checkpointing. */
+static int setup_coordinator(const struct launch_plan *plan, const char *bin_dir, int argc,
+			     char **argv, struct owned *owned, struct launch_coord *lc)
+{
+	const char *env_dir = getenv(COORD_ENV_CKPTDIR);
+	const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : DEFAULT_CKPTDIR,
+					    owned);
+
+	if (getenv(COORD_ENV_ADDRESS) && *getenv(COORD_ENV_ADDRESS))
+		return use_given_coordinator(ckptdir);
+	if (plan->form == LAUNCH_FORM_WRAP_LAUNCHER)
+		return start_coordinator(plan, bin_dir, ckptdir, job_command(argc, argv, owned),
+					 lc);
+	if (launch_coord_find(ckptdir, lc) == 1)
+		return export_coordinator(lc, ckptdir);
+	return 0;
+}
+
 /* Only returns when exec fails. */
 static int run(struct launch_plan *plan, const char *lh_path)
 {
@@ -281,6 +432,7 @@ static int run(struct launch_plan *plan, const char *lh_path)
 int main(int argc, char **argv)
 {
 	struct launch_plan plan;
+	struct launch_coord coordinator = { 0 };
 	struct owned owned = { 0 };
 	char bin_dir[PATH_MAX], lh_path[PATH_MAX + sizeof(LOWER_HALF_NAME) + 1];
 	int rc;
@@ -310,11 +462,15 @@ int main(int argc, char **argv)
 		rc = check_programs(&plan, &owned);
 	if (!rc)
 		rc = export_settings(&plan, &owned);
+	if (!rc)
+		rc = setup_coordinator(&plan, bin_dir, argc, argv, &owned, &coordinator);
 	if (rc)
 		goto out;
 	if (plan.verbose)
 		print_command(&plan);
 	rc = run(&plan, lh_path);
+	/* The launcher never started: its coordinator has no job to wait for. */
+	launch_coord_abandon(&coordinator);
 out:
 	free_owned(&owned);
 	launch_plan_free(&plan);

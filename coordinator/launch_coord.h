@@ -1,0 +1,45 @@
+/* launch_coord: give a job started by mana_launch a coordinator.
+ *
+ * The launcher form uses the coordinator already serving the checkpoint directory when
+ * one is waiting there for a job (started by hand with "mana_coordinator --daemon"), and
+ * otherwise starts one: "mana_coordinator --daemon --port 0 --ckptdir DIR" bound to the
+ * life of the launcher (--watch-pid: mana_launch execs the launcher, which keeps its pid),
+ * so that no coordinator outlives a launcher that failed. The per-rank form only looks for
+ * a live one; without it the ranks run without checkpointing.
+ */
+#ifndef MANA_LAUNCH_COORD_H
+#define MANA_LAUNCH_COORD_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "coord_net.h"
+
+struct launch_coord {
+	char address[COORD_HOSTPORT_MAX]; /* HOST:PORT for MANA_COORDINATOR */
+	char secret_file[PATH_MAX];       /* for MANA_SECRET_FILE */
+	pid_t started_pid;                /* the daemon we started, 0 if we reused one */
+};
+
+/* What the launcher form knows about the job. */
+struct launch_coord_request {
+	const char *bin_dir;  /* where mana_coordinator is */
+	const char *ckptdir;  /* absolute; created (0700) if missing */
+	unsigned long ranks;  /* 0: unknown */
+	const char *interval; /* seconds, or NULL */
+	const char *command;  /* the job's command line, for MANIFEST, or NULL */
+};
+
+/* Launcher form. Returns 0 with lc filled, or -1 with err. */
+int launch_coord_start(const struct launch_coord_request *req, struct launch_coord *lc,
+		       char *err, size_t errlen);
+
+/* Per-rank form: 1 with lc filled when a live coordinator serves ckptdir, else 0. */
+int launch_coord_find(const char *ckptdir, struct launch_coord *lc);
+
+/* The launcher could not be started: stop the coordinator started for it. */
+void launch_coord_abandon(const struct launch_coord *lc);
+
+#endif

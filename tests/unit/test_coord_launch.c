@@ -1,0 +1,152 @@
+/* Unit tests for what mana_launch tells the coordinator it starts: the number of ranks
+ * found in the launcher's command line (coordinator/launch_args.c, plan.ranks), and the
+ * restart form mana_restart uses (--restart-from, --expect-ranks). */
+#include <criterion/criterion.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "launch_args.h"
+
+static struct launch_plan plan;
+
+#define LH "/opt/mana/bin/mana_lh"
+
+static int parse_list(const char *first, va_list ap)
+{
+	static char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = "mana_launch";
+	argv[argc++] = (char *)first;
+	for (char *w = va_arg(ap, char *); w; w = va_arg(ap, char *))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	launch_plan_free(&plan);
+	return launch_args_parse(argc, argv, LH, NULL, &plan);
+}
+
+static unsigned long ranks_of(const char *first, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = parse_list(first, ap);
+	va_end(ap);
+	cr_assert_eq(rc, 0, "%s", plan.error);
+	return plan.ranks;
+}
+
+/* Parses and returns the command, words joined by spaces, or "ERROR: message". */
+static const char *command_of(const char *first, ...)
+{
+	static char joined[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, first);
+	rc = parse_list(first, ap);
+	va_end(ap);
+	if (rc) {
+		snprintf(joined, sizeof(joined), "ERROR: %s", plan.error);
+		return joined;
+	}
+	joined[0] = '\0';
+	for (int i = 0; i < plan.argc; i++) {
+		if (i)
+			strcat(joined, " ");
+		strcat(joined, plan.argv[i]);
+	}
+	cr_assert_null(plan.argv[plan.argc]);
+	return joined;
+}
+
+#define COMMAND(...) command_of(__VA_ARGS__, (char *)NULL)
+
+#define RANKS(...) ranks_of(__VA_ARGS__, (char *)NULL)
+
+static void cleanup(void)
+{
+	launch_plan_free(&plan);
+}
+
+TestSuite(coord_launch, .fini = cleanup);
+
+Test(coord_launch, hydra)
+{
+	cr_assert_eq(RANKS("mpirun", "-n", "4", "./app"), 4);
+	cr_assert_eq(RANKS("mpiexec", "-np", "3", "./app", "-n", "9"), 3, "the app's own -n");
+	cr_assert_eq(RANKS("mpiexec", "--n=2", "./app"), 2);
+	cr_assert_eq(RANKS("mpiexec", "-n", "2", "./a", ":", "-n", "3", "./b"), 5);
+	cr_assert_eq(RANKS("mpiexec", "-n", "2", "./a", ":", "./b"), 0, "unknown segment");
+	cr_assert_eq(RANKS("mpiexec", "./app"), 0);
+	cr_assert_eq(RANKS("mpiexec", "-n", "x", "./app"), 0, "the launcher will complain");
+	cr_assert_eq(RANKS("mpiexec", "-n", "1", "-n", "6", "./app"), 6, "the last one counts");
+}
+
+Test(coord_launch, srun)
+{
+	cr_assert_eq(RANKS("srun", "-n4", "./app"), 4);
+	cr_assert_eq(RANKS("srun", "-ln", "8", "./app"), 8);
+	cr_assert_eq(RANKS("srun", "--ntasks=16", "./app"), 16);
+	cr_assert_eq(RANKS("srun", "--ntasks", "2", "./app"), 2);
+	cr_assert_eq(RANKS("srun", "-N", "2", "./app"), 0, "nodes only: unknown");
+	cr_assert_eq(RANKS("srun", "-n1", "./a", ":", "-n2", "./b"), 3);
+}
+
+Test(coord_launch, per_rank_form)
+{
+	cr_assert_eq(RANKS("./app", "-n", "4"), 0);
+}
+
+/* --- restart -------------------------------------------------------------------------- */
+
+Test(coord_launch, restart_wraps_launchers)
+{
+	cr_assert_str_eq(COMMAND("--restart-from=/ck/gen-000002", "mpiexec", "-n", "2"),
+			 "mpiexec -n 2 " LH " --restart /ck/gen-000002");
+	cr_assert_eq(plan.form, LAUNCH_FORM_WRAP_LAUNCHER);
+	cr_assert_eq(plan.app_count, 0);
+	cr_assert_str_eq(COMMAND("--restart-from", "/ck/g", "mpiexec", "-n", "1", ":", "-n", "2"),
+			 "mpiexec -n 1 " LH " --restart /ck/g : -n 2 " LH " --restart /ck/g");
+	cr_assert_eq(plan.ranks, 3);
+	cr_assert_str_eq(COMMAND("--restart-from=/ck/g", "srun", "-n4", "--mpi=pmi2"),
+			 "srun -n4 --mpi=pmi2 " LH " --restart /ck/g");
+	cr_assert_str_eq(COMMAND("--restart-from=/ck/g", "mpiexec", "-n", "2", "--"),
+			 "mpiexec -n 2 " LH " --restart /ck/g");
+}
+
+Test(coord_launch, restart_alone_is_one_rank)
+{
+	cr_assert_str_eq(COMMAND("--restart-from=/ck/g"), LH " --restart /ck/g");
+	cr_assert_eq(plan.form, LAUNCH_FORM_PER_RANK);
+}
+
+Test(coord_launch, restart_refuses_programs)
+{
+	const char *out = COMMAND("--restart-from=/ck/g", "mpiexec", "-n", "2", "./app");
+
+	cr_assert(strstr(out, "ERROR: './app': a restart runs the checkpointed program"), "%s",
+		  out);
+	out = COMMAND("--restart-from=/ck/g", "./app");
+	cr_assert(strstr(out, "ERROR: './app': with --restart-from"), "%s", out);
+}
+
+Test(coord_launch, expected_ranks)
+{
+	const char *out = COMMAND("--restart-from=/g", "--expect-ranks=4", "mpiexec", "-n", "2");
+
+	cr_assert_str_eq(out, "ERROR: the checkpoint has 4 ranks but the launcher would start 2: "
+			      "start it with -n 4");
+	cr_assert_str_eq(COMMAND("--restart-from=/g", "--expect-ranks=4", "mpiexec", "-n", "4"),
+			 "mpiexec -n 4 " LH " --restart /g");
+	cr_assert_eq(plan.expect_ranks, 4);
+	cr_assert_str_eq(COMMAND("--restart-from=/g", "--expect-ranks=4", "srun", "-N", "2"),
+			 "srun -N 2 " LH " --restart /g", "unknown counts are the launcher's");
+	out = COMMAND("--expect-ranks=0", "mpiexec", "-n", "1", "./app");
+	cr_assert(strstr(out, "expected a number of ranks"), "%s", out);
+	out = COMMAND("--expect-ranks=3", "mpiexec", "-n", "1", "./app");
+	cr_assert(strstr(out, "the checkpoint has 3 ranks"), "%s", out);
+}
