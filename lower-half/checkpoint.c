@@ -17,11 +17,6 @@
 const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_window, &mana_state_signals, &mana_state_files, NULL};
 
-void mana_image_name(uint32_t rank, char *out, size_t outlen)
-{
-  snprintf(out, outlen, "rank-%06u.img", rank);
-}
-
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
                           const struct mana_rank_facts *facts, uint64_t *bytes, uint64_t *hash,
                           char *err, size_t errlen)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image_names.h"
+
 struct mana_rank_facts {
   uint32_t rank, world_size, thread_level, pad;
 };
@@ -20,7 +22,5 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
  * the image `path` and continues the parked threads.  Returns only on failure. */
 int mana_restart_from(const char *path, char *err, size_t errlen);
 
-/* The image file name of a rank. */
-void mana_image_name(uint32_t rank, char *out, size_t outlen);
 
 #endif

@@ -31,6 +31,7 @@
 #include "mana/fs_switch.h"
 #include "mana/image_blobs.h"
 #include "mana/park.h"
+#include "coordinator_link.h"
 #include "local_checkpoint.h"
 #include "memory.h"
 #include "park.h"
@@ -241,6 +242,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   if (init_mpi(&facts, err, errlen) != 0)
     return -1;
   mana_local_checkpoint_start(); /* a restarted job can be checkpointed again */
+  mana_coordinator_link_start();
 
   /* From here the threads run again: nothing may interrupt them before their own masks are
    * back (a signal frame or the record restores each thread's mask). */

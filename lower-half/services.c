@@ -1,6 +1,7 @@
 /* Lower-half services for the stub (see mana/lh_services.h). */
 #include "services.h"
 
+#include "coordinator_link.h"
 #include "park.h"
 
 #include <stdio.h>
@@ -29,8 +30,10 @@ static int init_thread(int required, int *provided)
   int real_provided = MPI_THREAD_SINGLE;
   int rc = PMPI_Init_thread(NULL, NULL, level, &real_provided);
   *provided = real_provided < required ? real_provided : required;
-  if (rc == MPI_SUCCESS)
+  if (rc == MPI_SUCCESS) {
     mpi_thread_level = *provided;
+    mana_coordinator_link_start();
+  }
   return rc;
 }
 

@@ -1,0 +1,154 @@
+/* Generation lookup (see generation.h).  The MANIFEST format is the coordinator's
+ * (docs/coordinator-protocol.md section 7); it is read with the protocol's own line parser. */
+#define _GNU_SOURCE
+#include "generation.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coord_proto.h"
+#include "image.h"
+#include "image_names.h"
+
+static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t errlen)
+{
+  char path[4200], buf[64] = "";
+  snprintf(path, sizeof(path), "%s/LATEST", ckptdir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s holds no committed checkpoint (no LATEST)", ckptdir);
+    return -1;
+  }
+  if (!fgets(buf, sizeof(buf), f) || !coord_parse_u64(strtok(buf, "\n"), gen) || *gen == 0) {
+    fclose(f);
+    snprintf(err, errlen, "%s is damaged", path);
+    return -1;
+  }
+  fclose(f);
+  return 0;
+}
+
+static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint32_t expected,
+                           char *err, size_t errlen)
+{
+  uint64_t rank, bytes;
+  const char *file;
+  char perr[COORD_ERR_LEN], path[4400];
+  struct stat st;
+  if (coord_msg_u64(m, "rank", &rank, perr, sizeof(perr)) != 0 ||
+      coord_msg_u64(m, "bytes", &bytes, perr, sizeof(perr)) != 0 ||
+      coord_msg_str(m, "file", &file, perr, sizeof(perr)) != 0 || rank != expected ||
+      strchr(file, '/')) {
+    snprintf(err, errlen, "%s/MANIFEST: bad RANK line for rank %u", g->dir, expected);
+    return -1;
+  }
+  snprintf(path, sizeof(path), "%s/%s", g->dir, file);
+  if (stat(path, &st) != 0) {
+    snprintf(err, errlen, "image of rank %u is missing: %s: %s", expected, path, strerror(errno));
+    return -1;
+  }
+  if ((uint64_t)st.st_size != bytes) {
+    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s",
+             expected, (long long)st.st_size, (unsigned long long)bytes, path);
+    return -1;
+  }
+  return 0;
+}
+
+static int read_manifest(struct mana_generation *g, char *err, size_t errlen)
+{
+  char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
+  snprintf(path, sizeof(path), "%s/MANIFEST", g->dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "generation %llu was never committed (%s: %s)",
+             (unsigned long long)g->number, path, strerror(errno));
+    return -1;
+  }
+  uint32_t ranks_seen = 0;
+  int ended = 0, rc = 0, lineno = 0;
+  g->world_size = 0;
+  while (rc == 0 && !ended && fgets(line, sizeof(line), f)) {
+    struct coord_msg m;
+    uint64_t v;
+    lineno++;
+    size_t len = strcspn(line, "\n");
+    if (coord_msg_parse(line, len, &m, perr, sizeof(perr)) != 0) {
+      snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
+      rc = -1;
+    } else if (lineno == 1 && strcmp(m.verb, "MANA_MANIFEST") != 0) {
+      snprintf(err, errlen, "%s is not a mana manifest", path);
+      rc = -1;
+    } else if (!strcmp(m.verb, "GENERATION")) {
+      if (coord_msg_u64(&m, "size", &v, perr, sizeof(perr)) != 0 || v == 0 || v > 1u << 24) {
+        snprintf(err, errlen, "%s: bad GENERATION line", path);
+        rc = -1;
+      }
+      g->world_size = (uint32_t)v;
+    } else if (!strcmp(m.verb, "RANK")) {
+      rc = check_rank_line(g, &m, ranks_seen++, err, errlen);
+    } else if (!strcmp(m.verb, "END")) {
+      ended = 1;
+    }
+  }
+  fclose(f);
+  if (rc == 0 && (!ended || g->world_size == 0 || ranks_seen != g->world_size)) {
+    snprintf(err, errlen, "%s is incomplete (%u of %u ranks listed%s)", path, ranks_seen,
+             g->world_size, ended ? "" : ", no END line");
+    rc = -1;
+  }
+  return rc;
+}
+
+int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
+                         char *err, size_t errlen)
+{
+  struct stat st;
+  if (stat(ckptdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(err, errlen, "checkpoint directory %s: %s", ckptdir,
+             errno ? strerror(errno) : "not a directory");
+    return -1;
+  }
+  g->number = wanted;
+  if (wanted == 0 && read_latest(ckptdir, &g->number, err, errlen) != 0)
+    return -1;
+  snprintf(g->dir, sizeof(g->dir), "%s/gen-%06llu", ckptdir, (unsigned long long)g->number);
+  if (stat(g->dir, &st) != 0) {
+    snprintf(err, errlen, "generation %llu does not exist in %s", (unsigned long long)g->number,
+             ckptdir);
+    return -1;
+  }
+  return read_manifest(g, err, errlen);
+}
+
+int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen)
+{
+  int dirfd = open(g->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    snprintf(err, errlen, "%s: %s", g->dir, strerror(errno));
+    return -1;
+  }
+  int rc = 0;
+  for (uint32_t rank = 0; rc == 0 && rank < g->world_size; rank++) {
+    char name[64];
+    struct mana_image_reader *r = NULL;
+    struct mana_image_info info;
+    mana_image_name(rank, name, sizeof(name));
+    rc = mana_image_open(&r, dirfd, name, &info, err, errlen);
+    if (rc == 0)
+      rc = mana_image_verify(r, err, errlen);
+    if (rc == 0 && (info.rank != rank || info.world_size != g->world_size)) {
+      snprintf(err, errlen, "%s is the image of rank %u of %u, not of rank %u of %u", name,
+               info.rank, info.world_size, rank, g->world_size);
+      rc = -1;
+    }
+    mana_image_close(r);
+  }
+  close(dirfd);
+  return rc;
+}

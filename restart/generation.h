@@ -1,0 +1,24 @@
+/* Finding a committed generation in a checkpoint directory and checking it is complete. */
+#ifndef MANA_GENERATION_H
+#define MANA_GENERATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mana_generation {
+  uint64_t number;
+  uint32_t world_size;
+  char dir[4096]; /* DIR/gen-NNNNNN */
+};
+
+/* Resolves generation `wanted` (0: the one LATEST names) of checkpoint directory `ckptdir`,
+ * reads its MANIFEST and checks that every rank's image is there with its recorded size.
+ * Returns 0, or -1 with one line in err (missing directory, nothing committed, a generation
+ * that was never committed, a missing or truncated image). */
+int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
+                         char *err, size_t errlen);
+
+/* Verifies every image's checksums without restoring anything. */
+int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen);
+
+#endif

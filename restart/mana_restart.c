@@ -1,0 +1,156 @@
+/* mana_restart: restart a checkpointed job.
+ *
+ *   mana_restart [OPTIONS] mpirun|mpiexec|srun [LAUNCHER-ARGS...]   (launcher form)
+ *   mpirun -n N mana_restart [OPTIONS]                              (per-rank form)
+ *
+ * Both find the generation (the newest committed one, or --generation G), check that it is
+ * complete and that the job is started with its number of ranks, and run mana_lh --restart on
+ * every rank.  The launcher form goes through mana_launch, so the restarted job gets a
+ * coordinator and can be checkpointed again. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "generation.h"
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: mana_restart [OPTIONS] mpirun|mpiexec|srun [LAUNCHER-ARGS...]\n"
+          "       mpirun -n N mana_restart [OPTIONS]\n"
+          "Restarts a job from a committed checkpoint generation.\n\n"
+          "  --ckptdir DIR      checkpoint directory (default $MANA_CKPTDIR, else ./mana-ckpt)\n"
+          "  --generation G     restart generation G (default: the newest committed one)\n"
+          "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
+          "  --check            verify every image's checksums, restart nothing\n"
+          "  -v, --verbose      print the command that is run\n"
+          "  -h, --help         this text\n");
+}
+
+static int bin_dir(char *out, size_t len)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0)
+    return -1;
+  exe[n] = '\0';
+  snprintf(out, len, "%s", dirname(exe));
+  return 0;
+}
+
+/* The rank count the launcher will start, when the per-rank environment tells it. */
+static long launched_size(void)
+{
+  const char *v = getenv("PMI_SIZE");
+  if (!v)
+    v = getenv("SLURM_NTASKS");
+  return v ? strtol(v, NULL, 10) : -1;
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"ckptdir", required_argument, 0, 'd'}, {"generation", required_argument, 0, 'g'},
+      {"interval", required_argument, 0, 'i'}, {"check", no_argument, 0, 'c'},
+      {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL;
+  unsigned long long wanted = 0;
+  int check = 0, verbose = 0, c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
+    char *end;
+    switch (c) {
+    case 'd': ckptdir = optarg; break;
+    case 'g':
+      errno = 0;
+      wanted = strtoull(optarg, &end, 10);
+      if (errno || *end || wanted == 0) {
+        fprintf(stderr, "mana_restart: --generation needs a positive number, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case 'i': interval = optarg; break;
+    case 'c': check = 1; break;
+    case 'v': verbose = 1; break;
+    case 'h': usage(stdout); return 0;
+    default:
+      fprintf(stderr, "mana_restart: unknown option '%s' (see mana_restart --help)\n",
+              argv[optind - 1]);
+      return 2;
+    }
+  }
+  if (!ckptdir)
+    ckptdir = "mana-ckpt";
+  char dir[PATH_MAX], err[1024], bin[PATH_MAX], lh[PATH_MAX + 16];
+  if (!realpath(ckptdir, dir)) {
+    fprintf(stderr, "mana_restart: checkpoint directory %s: %s\n", ckptdir, strerror(errno));
+    return 1;
+  }
+  struct mana_generation g;
+  if (mana_generation_find(dir, wanted, &g, err, sizeof(err)) != 0) {
+    fprintf(stderr, "mana_restart: %s\n", err);
+    return 1;
+  }
+  if (check) {
+    if (mana_generation_verify(&g, err, sizeof(err)) != 0) {
+      fprintf(stderr, "mana_restart: %s\n", err);
+      return 1;
+    }
+    printf("generation %llu of %s: %u rank images, all checksums correct\n",
+           (unsigned long long)g.number, dir, g.world_size);
+    return 0;
+  }
+  if (bin_dir(bin, sizeof(bin)) != 0) {
+    fprintf(stderr, "mana_restart: cannot find my own installation directory\n");
+    return 1;
+  }
+
+  if (optind == argc) { /* per-rank form */
+    long size = launched_size();
+    if (size > 0 && (unsigned long)size != g.world_size) {
+      fprintf(stderr,
+              "mana_restart: generation %llu has %u ranks but %ld were started: restart with "
+              "-n %u\n",
+              (unsigned long long)g.number, g.world_size, size, g.world_size);
+      return 1;
+    }
+    snprintf(lh, sizeof(lh), "%s/mana_lh", bin);
+    if (verbose)
+      fprintf(stderr, "mana_restart: %s --restart %s\n", lh, g.dir);
+    execl(lh, "mana_lh", "--restart", g.dir, (char *)NULL);
+    fprintf(stderr, "mana_restart: cannot run %s: %s\n", lh, strerror(errno));
+    return 126;
+  }
+
+  /* Launcher form: mana_launch starts the coordinator and rewrites the launcher's command so
+   * every rank runs mana_lh --restart on this generation. */
+  char launch[PATH_MAX + 16], gen_opt[PATH_MAX + 32], size_opt[32];
+  snprintf(launch, sizeof(launch), "%s/mana_launch", bin);
+  snprintf(gen_opt, sizeof(gen_opt), "--restart-from=%s", g.dir);
+  snprintf(size_opt, sizeof(size_opt), "--expect-ranks=%u", g.world_size);
+  char **args = calloc((size_t)argc + 8, sizeof(char *));
+  int n = 0;
+  args[n++] = launch;
+  args[n++] = gen_opt;
+  args[n++] = size_opt;
+  args[n++] = "--ckptdir";
+  args[n++] = dir;
+  if (interval) {
+    args[n++] = "--interval";
+    args[n++] = (char *)interval;
+  }
+  if (verbose)
+    args[n++] = "--verbose";
+  for (int i = optind; i < argc; i++)
+    args[n++] = argv[i];
+  args[n] = NULL;
+  execv(launch, args);
+  fprintf(stderr, "mana_restart: cannot run %s: %s\n", launch, strerror(errno));
+  return 126;
+}
