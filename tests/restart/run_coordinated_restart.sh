@@ -64,6 +64,7 @@ img=$(ls "$work/damaged"/rank-*.img | head -1)
 printf '\377\377\377\377' | dd of="$img" bs=1 seek=$(($(stat -c %s "$img") / 2)) conv=notrunc 2>/dev/null
 mkdir -p "$work/ckpt2" && mv "$work/damaged" "$work/ckpt2/gen-000001" && echo 1 >"$work/ckpt2/LATEST"
 expect_error "corrupt image (--check)" "checksum\|damaged\|mismatch" "$bin/mana_restart" --ckptdir "$work/ckpt2" --check
+img=$work/ckpt2/gen-000001/$(basename "$img")
 truncate -s 100 "$img"
 expect_error "truncated image" "bytes but the manifest says" "$bin/mana_restart" --ckptdir "$work/ckpt2"
 "$bin/mana_restart" --ckptdir "$ckpt" --check >/dev/null || fail "the committed generation was damaged"
