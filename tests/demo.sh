@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds mana, then runs a real MPI program natively and
-# under mana_launch (both forms) and shows that the results are identical.
+# The demo: installs what is missing, builds mana, then
+#   1. runs a real MPI program natively and under mana_launch (both forms): identical results;
+#   2. launches a job under mana, checkpoints it in mid-run with mana_status, kills it,
+#      restarts it with mana_restart, and shows that the result equals an uninterrupted run;
+#   3. runs ScaLAPACK's testers (a real Debian MPI program) natively and under mana.
 #   usage: tests/demo.sh [ITERATIONS]     (default 20000: a few seconds per run at 2 ranks)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +42,30 @@ for form in outer inner; do
     status=1
   fi
 done
+
+say "checkpoint, kill and restart (one rank: the multi-rank safe point is not in this build)"
+prog=$build/tests/restart/restart_basic
+ckpt=$work/ckpt
+run "$work/uninterrupted" mpiexec.mpich -n 1 "$prog" 100 40 "$work/log-native"
+echo "\$ $bin/mana_launch --ckptdir $ckpt mpiexec.mpich -n 1 $prog 100 40 ...   (in the background)"
+"$bin/mana_launch" --ckptdir "$ckpt" mpiexec.mpich -n 1 "$prog" 100 40 "$work/log-mana" \
+  >"$work/restarted" &
+job=$!
+sleep 1.5
+echo "\$ $bin/mana_status --ckptdir $ckpt"
+"$bin/mana_status" --ckptdir "$ckpt"
+echo "\$ $bin/mana_status --ckptdir $ckpt --checkpoint --kill --wait"
+"$bin/mana_status" --ckptdir "$ckpt" --checkpoint --kill --wait || status=1
+wait "$job" || status=1
+echo "(the job printed $(wc -l <"$work/restarted") lines before it was checkpointed and killed)"
+run "$work/restarted.tail" "$bin/mana_restart" --ckptdir "$ckpt" mpiexec.mpich -n 1
+cat "$work/restarted.tail" >>"$work/restarted"
+if cmp -s "$work/uninterrupted" "$work/restarted"; then
+  echo "identical to the uninterrupted run: $(tail -1 "$work/restarted")"
+else
+  echo "DIFFERENT from the uninterrupted run"; diff "$work/uninterrupted" "$work/restarted" || true
+  status=1
+fi
 
 if [ -x "$here/realapps/scalapack.sh" ]; then
   say "a real Debian program: ScaLAPACK's testers (scalapack-mpi-test) natively and under mana"

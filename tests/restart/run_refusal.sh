@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A checkpoint that cannot be taken safely is refused with its reason, and the job goes on
+# unharmed: a multi-rank job (the coordinated safe point is not in this build) asked for a
+# checkpoint in mid-run must finish with native output, and mana_status must report the
+# refusal with a non-zero exit.
+#   usage: run_refusal.sh MANA_BIN RANKS PROGRAM [ARGS...]
+set -u
+bin=$1 ranks=$2
+shift 2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>/dev/null || fail "native run failed"
+timeout 120 "$bin/mana_launch" --ckptdir "$work/ckpt" mpiexec.mpich -n "$ranks" "$@" \
+  >"$work/mana" 2>"$work/mana.err" &
+job=$!
+sleep 1
+if out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); then
+  fail "the checkpoint was not refused: $out"
+fi
+echo "refused as expected: $out"
+printf '%s\n' "$out" | grep -q "collective clock" || fail "the refusal does not say why: $out"
+wait "$job" || fail "the job failed after the refusal: $(tail -3 "$work/mana.err")"
+cmp -s "$work/native" "$work/mana" || { diff "$work/native" "$work/mana" | head; fail "output differs"; }
+[ ! -e "$work/ckpt/LATEST" ] || fail "a refused checkpoint left a LATEST file"
+ls -d "$work"/ckpt/gen-* >/dev/null 2>&1 && fail "a refused checkpoint left a generation directory"
+echo "job finished with native output; nothing was committed"
+echo "1 passed, 0 failed"
