@@ -3,7 +3,7 @@
  * on their own communicator's handler.  mana's blocking calls complete requests, so for a
  * communicator whose handler does not abort they complete with MPI_COMM_WORLD set to return
  * errors, then hand the error to the communicator's own handler, as the native call would. */
-#include "stub.h"
+#include "records.h"
 
 static int world_returns, self_returns;
 
@@ -45,8 +45,10 @@ static int set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, int legacy)
   MPI_Errhandler real_eh = MANA_REAL(ERRHANDLER, MPI_Errhandler, errhandler);
   int rc = legacy ? MANA_LH_CALL(MPI_Errhandler_set, real, real_eh)
                   : MANA_LH_CALL(MPI_Comm_set_errhandler, real, real_eh);
-  if (rc == MPI_SUCCESS)
+  if (rc == MPI_SUCCESS) {
     set_returns(comm, errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT);
+    mana_comm_record_errhandler(comm, errhandler);
+  }
   return rc;
 }
 

@@ -1,11 +1,18 @@
 /* User error handlers for communicators, windows, files and sessions.  MPICH invokes them from
  * the lower half with the real object handle; the trampoline switches to the application's
- * thread pointer and passes the handle the application holds. */
+ * thread pointer and passes the handle the application holds.
+ *
+ * For restart, an error handler is its trampoline: the slot's aux names it, and making the
+ * handler again is registering the same trampoline for the same kind of object.  Error classes,
+ * codes and strings the application added are replayed in order, so they keep their numbers. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-#include "stub.h"
+#include "records.h"
+#include "stub_hooks.h"
 #include "trampoline_pool.h"
+#include "u64map.h"
 
 enum eh_kind { EH_COMM, EH_WIN, EH_FILE, EH_SESSION };
 
@@ -16,8 +23,16 @@ struct eh_record {
   cxx_eh_dispatch *cxx;
   void (*fn)(void *, int *, ...);
   enum eh_kind kind;
+  /* During a rebuild: one real handler for the objects that use this function. */
+  MPI_Errhandler rebuilt;
+  uint32_t rebuilt_epoch;
 };
 static struct eh_record handlers[MANA_POOL_SIZE];
+
+/* Real handle to trampoline index + 1, for handlers MPI reports (MPI_Comm_get_errhandler, a
+ * new communicator's inherited handler).  Every user handler is made by CREATE below, so the
+ * newest entry for a real handle is the live object that has it. */
+static struct mana_u64map by_real;
 
 static void run(int i, void *obj, int *code)
 {
@@ -74,6 +89,7 @@ static void keep(int i, void *fn, enum eh_kind kind, MPI_Errhandler real, MPI_Er
 {
   handlers[i].fn = (void (*)(void *, int *, ...))fn;
   handlers[i].kind = kind;
+  mana_u64map_put(&by_real, (uint32_t)real, (uint64_t)i + 1, NULL);
   *out = MANA_NEW(ERRHANDLER, MPI_Errhandler, real);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)*out);
   if (s)
@@ -87,9 +103,10 @@ static void keep(int i, void *fn, enum eh_kind kind, MPI_Errhandler real, MPI_Er
     if (i < 0)                                                                           \
       return MPI_ERR_INTERN;                                                             \
     MPI_Errhandler real;                                                                 \
-    int rc = MANA_LH_CALL(name, (fn_t *)(void *)tramps[i], &real);                       \
+    int rc = MANA_LH_CALL_NOPARK(name, (fn_t *)(void *)tramps[i], &real);                \
     if (rc == MPI_SUCCESS)                                                               \
       keep(i, (void *)user_fn, kind, real, errhandler);                                  \
+    MANA_PARK_CHECK(); /* once the handle is recorded */                                 \
     return rc;                                                                           \
   }
 CREATE(MPI_Comm_create_errhandler, MPI_Comm_errhandler_function, EH_COMM)
@@ -106,3 +123,221 @@ void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void))
   if (s && s->aux)
     handlers[s->aux - 1].cxx = (cxx_eh_dispatch *)(void *)dispatch;
 }
+
+/* ---- records ---- */
+
+void mana_errhandler_created(MPI_Errhandler v, MPI_Errhandler parent)
+{
+  (void)parent;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)v);
+  uint64_t index_1 = 0;
+  if (s && mana_u64map_get(&by_real, (uint32_t)s->real, &index_1))
+    s->aux = index_1;
+}
+
+void mana_eh_ref_of_virtual(MPI_Errhandler v, struct mana_eh_ref *ref)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)v);
+  ref->predefined = s ? MPI_ERRHANDLER_NULL : v;
+  ref->index = s && s->aux ? (int)s->aux - 1 : -1;
+}
+
+void mana_eh_ref_of_real(MPI_Errhandler real, struct mana_eh_ref *ref)
+{
+  uint64_t index_1 = 0;
+  ref->predefined = mana_real_is_created((uint32_t)real) ? MPI_ERRHANDLER_NULL : real;
+  ref->index = ref->predefined == MPI_ERRHANDLER_NULL &&
+                       mana_u64map_get(&by_real, (uint32_t)real, &index_1)
+                   ? (int)index_1 - 1
+                   : -1;
+}
+
+static int create_real(int i, MPI_Errhandler *out)
+{
+  void *t = (void *)tramps[i];
+  switch (handlers[i].kind) {
+  case EH_COMM:
+    return MANA_LH_CALL_NOPARK(MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function *)t, out);
+  case EH_WIN:
+    return MANA_LH_CALL_NOPARK(MPI_Win_create_errhandler, (MPI_Win_errhandler_function *)t, out);
+  case EH_FILE:
+    return MANA_LH_CALL_NOPARK(MPI_File_create_errhandler, (MPI_File_errhandler_function *)t, out);
+  default:
+    return MANA_LH_CALL_NOPARK(MPI_Session_create_errhandler,
+                               (MPI_Session_errhandler_function *)t, out);
+  }
+}
+
+MPI_Errhandler mana_eh_ref_real(const struct mana_eh_ref *ref)
+{
+  if (ref->index < 0)
+    return ref->predefined;
+  struct eh_record *h = &handlers[ref->index];
+  if (h->rebuilt_epoch != mana_rebuild_epoch) {
+    if (create_real(ref->index, &h->rebuilt) != MPI_SUCCESS)
+      return MPI_ERRHANDLER_NULL;
+    h->rebuilt_epoch = mana_rebuild_epoch;
+    mana_u64map_put(&by_real, (uint32_t)h->rebuilt, (uint64_t)ref->index + 1, NULL);
+  }
+  return h->rebuilt;
+}
+
+/* ---- error classes, codes and strings ---- */
+
+enum { ADDED_CLASS, ADDED_CODE };
+struct added_error {
+  int what, errorclass, value;
+};
+static struct added_error *added;
+static int n_added, cap_added;
+static struct mana_kvlist error_strings; /* code (decimal) -> string, newest per code */
+static int errors_lost;                  /* a record could not be kept: do not replay */
+
+static void add_error(int what, int errorclass, int value)
+{
+  if (n_added == cap_added) {
+    int cap = cap_added ? 2 * cap_added : 8;
+    struct added_error *a = realloc(added, (size_t)cap * sizeof(*a));
+    if (!a) {
+      errors_lost = 1;
+      return;
+    }
+    added = a;
+    cap_added = cap;
+  }
+  added[n_added++] = (struct added_error){what, errorclass, value};
+}
+
+void mana_after_Add_error_class(int *errorclass)
+{
+  add_error(ADDED_CLASS, 0, *errorclass);
+}
+
+void mana_after_Add_error_code(int errorclass, int *errorcode)
+{
+  add_error(ADDED_CODE, errorclass, *errorcode);
+}
+
+void mana_after_Add_error_string(int errorcode, const char *string)
+{
+  char code[16];
+  snprintf(code, sizeof(code), "%d", errorcode);
+  if (mana_kvlist_set(&error_strings, code, string) != 0)
+    errors_lost = 1;
+}
+
+/* A new MPI numbers added classes and codes in the order they are added, from the same start:
+ * replaying the additions gives every one its old number, which is checked. */
+static int replay_errors(void)
+{
+  for (int i = 0; i < n_added; i++) {
+    int got = -1;
+    int rc = added[i].what == ADDED_CLASS
+                 ? MANA_LH_CALL_NOPARK(MPI_Add_error_class, &got)
+                 : MANA_LH_CALL_NOPARK(MPI_Add_error_code, added[i].errorclass, &got);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("error class/code", (uint32_t)added[i].value,
+                                "MPI_Add_error_class/code", rc);
+    if (got != added[i].value) {
+      fprintf(stderr, "mana: rebuilding MPI objects: error %s %d came back as %d\n",
+              added[i].what == ADDED_CLASS ? "class" : "code", added[i].value, got);
+      return MPI_ERR_INTERN;
+    }
+  }
+  for (int i = 0; i < error_strings.n; i++) {
+    int code = atoi(error_strings.kv[i].key);
+    int rc = MANA_LH_CALL_NOPARK(MPI_Add_error_string, code, error_strings.kv[i].value);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("error string of code", (uint32_t)code, "MPI_Add_error_string",
+                                rc);
+  }
+  return MPI_SUCCESS;
+}
+
+/* Test mode: take the additions out of MPI again, newest first, so the replay starts from the
+ * numbering a new MPI would have. */
+static void discard_errors(void)
+{
+  for (int i = 0; i < error_strings.n; i++) {
+    int code = atoi(error_strings.kv[i].key); /* not in MANA_LH_CALL's arguments: see stub.h */
+    MANA_LH_CALL_NOPARK(MPIX_Delete_error_string, code);
+  }
+  for (int i = n_added; i-- > 0;) {
+    if (added[i].what == ADDED_CODE)
+      MANA_LH_CALL_NOPARK(MPIX_Delete_error_code, added[i].value);
+    else
+      MANA_LH_CALL_NOPARK(MPIX_Delete_error_class, added[i].value);
+  }
+}
+
+/* ---- restart ---- */
+
+static int check(char *reason, size_t len)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_ERRHANDLER];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    if ((s->flags & MANA_SLOT_USED) && !s->aux) {
+      mana_reason(reason, len, "no record of", "error handler",
+                  mana_handle_make(MANA_KIND_ERRHANDLER, i));
+      return 0;
+    }
+  }
+  if (errors_lost) {
+    mana_reason(reason, len, "lost track of the error classes added:", "out of memory", 0);
+    return 0;
+  }
+  return 1;
+}
+
+static int discard(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_ERRHANDLER];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    MPI_Errhandler real = (MPI_Errhandler)s->real;
+    if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real))
+      MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &real);
+  }
+  discard_errors();
+  return MPI_SUCCESS;
+}
+
+static int rebuild(void)
+{
+  mana_u64map_free(&by_real); /* the old real handles mean nothing now */
+  struct mana_table *t = &mana_tables[MANA_KIND_ERRHANDLER];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    if (!(s->flags & MANA_SLOT_USED) || !s->aux)
+      continue;
+    MPI_Errhandler real;
+    int rc = create_real((int)s->aux - 1, &real);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("error handler", mana_handle_make(MANA_KIND_ERRHANDLER, i),
+                                "MPI_*_create_errhandler", rc);
+    s->real = (uint32_t)real;
+    mana_u64map_put(&by_real, (uint32_t)real, s->aux, NULL);
+  }
+  return replay_errors();
+}
+
+/* The handlers made for communicators only: the communicators keep them alive. */
+static void finish(void)
+{
+  for (int i = 0; i < MANA_POOL_SIZE; i++)
+    if (handlers[i].rebuilt_epoch == mana_rebuild_epoch &&
+        handlers[i].rebuilt != MPI_ERRHANDLER_NULL) {
+      MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &handlers[i].rebuilt);
+      handlers[i].rebuilt = MPI_ERRHANDLER_NULL;
+    }
+}
+
+const struct mana_kind_ops mana_errhandler_ops = {
+    .name = "error handler",
+    .kind = MANA_KIND_ERRHANDLER,
+    .check = check,
+    .discard = discard,
+    .rebuild = rebuild,
+    .finish = finish,
+};

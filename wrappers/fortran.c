@@ -1,7 +1,7 @@
 /* What the real Fortran and C++ bindings (libmpichfort.so.12, loaded unchanged into the upper half) and
  * mpi.h-compiled applications need from libmpich.so.12 besides the MPI functions: MPICH's
  * sentinel objects, status conversion, and the MPII_ attribute entry points. */
-#include "stub.h"
+#include "records.h"
 
 /* Sentinels: applications compare and pass their addresses, so the stub owns its own and
  * translates them on the way to the real library. */
@@ -64,13 +64,24 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
                        (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value,  \
                        flag, attr_type);                                                  \
   }
-#define ATTR_SET(name, svc_fn, KIND, T)                                                   \
+/* Attributes set here are recorded for restart like those set from C (`record`). */
+#define ATTR_SET(name, svc_fn, KIND, T, record)                                           \
   int name(T obj, int keyval, void *value, int attr_type)                                 \
   {                                                                                       \
-    return MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                   \
-                       (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value,  \
-                       attr_type);                                                        \
+    int rc = MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                 \
+                         (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, \
+                         attr_type);                                                      \
+    if (rc == MPI_SUCCESS)                                                                \
+      record(obj, keyval, value, attr_type);                                              \
+    return rc;                                                                            \
   }
+static void no_record(MPI_Win win, int keyval, void *value, int attr_type)
+{
+  (void)win; /* windows are not rebuilt */
+  (void)keyval;
+  (void)value;
+  (void)attr_type;
+}
 int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, int);
 int MPII_Comm_set_attr(MPI_Comm, int, void *, int);
 int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, int);
@@ -78,11 +89,11 @@ int MPII_Type_set_attr(MPI_Datatype, int, void *, int);
 int MPII_Win_get_attr(MPI_Win, int, void *, int *, int);
 int MPII_Win_set_attr(MPI_Win, int, void *, int);
 ATTR_GET(MPII_Comm_get_attr, comm_get_attr, COMM, MPI_Comm)
-ATTR_SET(MPII_Comm_set_attr, comm_set_attr, COMM, MPI_Comm)
+ATTR_SET(MPII_Comm_set_attr, comm_set_attr, COMM, MPI_Comm, mana_comm_attr_set)
 ATTR_GET(MPII_Type_get_attr, type_get_attr, DATATYPE, MPI_Datatype)
-ATTR_SET(MPII_Type_set_attr, type_set_attr, DATATYPE, MPI_Datatype)
+ATTR_SET(MPII_Type_set_attr, type_set_attr, DATATYPE, MPI_Datatype, mana_type_attr_set)
 ATTR_GET(MPII_Win_get_attr, win_get_attr, WIN, MPI_Win)
-ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win)
+ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win, no_record)
 
 void MPII_Grequest_set_lang_f77(MPI_Request greq);
 void MPII_Grequest_set_lang_f77(MPI_Request greq)

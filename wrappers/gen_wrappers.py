@@ -5,6 +5,7 @@ Outputs (into OUTDIR):
   lh_table.h        struct mana_lh_table: one pointer per real MPI function
   lh_table_fill.c   the lower half's instance of that table (PMPI_ entry points of real MPICH)
   stub_wrappers.c   the upper half's MPI_ functions for every entry not marked `custom`
+  stub_hooks.h      prototypes of the record hooks of the functions marked `after`
   stub_aliases.ld   linker script that defines each PMPI_ name as its MPI_ twin
   api_names.txt     the names of all described functions (for the export test)
 
@@ -19,6 +20,13 @@ HANDLE_KINDS = {
     "MPI_Comm": "COMM", "MPI_Group": "GROUP", "MPI_Datatype": "DATATYPE", "MPI_Op": "OP",
     "MPI_Errhandler": "ERRHANDLER", "MPI_Info": "INFO", "MPI_File": "FILE", "MPI_Win": "WIN",
     "MPI_Message": "MESSAGE", "MPI_Request": "REQUEST", "MPI_Session": "SESSION",
+}
+# Kinds whose objects restart rebuilds from records: every new handle of one of these kinds is
+# shown to its kind's hook, mana_<kind>_created(new, parent), with the first input handle of
+# the same kind as the parent (attributes are copied from it on duplication) or the null handle.
+RECORDED_KINDS = {
+    "COMM": "MPI_COMM_NULL", "GROUP": "MPI_GROUP_NULL", "DATATYPE": "MPI_DATATYPE_NULL",
+    "INFO": "MPI_INFO_NULL", "ERRHANDLER": "MPI_ERRHANDLER_NULL",
 }
 PARAM_RE = re.compile(r"^(const\s+)?([A-Za-z_]\w*)\s*((?:\*\s*)*)([A-Za-z_]\w*)?\s*((?:\[[^\]]*\])*)$")
 
@@ -49,6 +57,7 @@ class Function:
         self.params = [] if args in ("", "void") else [Param(a.strip()) for a in split_args(args) if a.strip() != "..."]
         self.custom = False
         self.coll = False
+        self.after = False
         for a in ann.split():
             self.annotate(a)
         for p in self.params:
@@ -61,6 +70,9 @@ class Function:
             return
         if a == "coll":
             self.coll = True
+            return
+        if a == "after":
+            self.after = True
             return
         m = re.match(r"^(\w+)(?::(\w+))?(?:=(\w+)(?:\[(.+)\])?)?$", a)
         if not m:
@@ -100,6 +112,10 @@ class Function:
 
     def pmpi_name(self):
         return "P" + self.name
+
+    def hook_name(self):
+        """The record hook of an `after` function: mana_after_Comm_set_name for MPI_Comm_set_name."""
+        return "mana_after_" + self.name.split("_", 1)[1]
 
 
 def split_args(args):
@@ -189,7 +205,7 @@ def gen_wrapper(fn):
             body.append(f"  {t} *r_{p.name} = {p.name} ? mana_real_array_{k.lower()}({p.name}, n_{p.name}, s_{p.name}) : NULL;")
             call.append(f"r_{p.name}")
             cleanup.append(f"  if (r_{p.name} != s_{p.name}) free(r_{p.name});")
-        elif p.direction == "out":
+        elif p.direction in ("out", "pending"):
             body.append(f"  {t} r_{p.name};")
             call.append(f"&r_{p.name}")
             after.append(f"    *{p.name} = MANA_NEW{sfx}({k}, {t}, r_{p.name});")
@@ -210,22 +226,53 @@ def gen_wrapper(fn):
     # New communicators inherit the error handler of the one they are made from.
     parent = next((p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in"), None)
     for p in fn.params:
-        if parent and p.ctype == "MPI_Comm" and p.direction == "out":
+        if parent and p.ctype == "MPI_Comm" and p.direction in ("out", "pending"):
             after.append(f"    mana_comm_inherit(*{p.name}, {parent.name});")
+    # Records for restart: new objects of recorded kinds, then the function's own hook.  An
+    # object MPI finishes later must not be queried yet: it is recorded from its parent.
+    for p in fn.params:
+        if p.direction in ("out", "pending") and p.kind in RECORDED_KINDS:
+            same = next((q for q in fn.params if q.ctype == p.ctype and q.direction == "in"), None)
+            source = same.name if same else RECORDED_KINDS[p.kind]
+            hook = "created" if p.direction == "out" else "created_pending"
+            after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
+    if fn.after:
+        after.append(f"    {fn.hook_name()}({', '.join(p.name for p in fn.params)});")
+    # A call that makes, frees or changes handles parks only once the tables and records
+    # agree with MPI again (stub.h, MANA_LH_CALL_NOPARK).
+    handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
+    macro = "MANA_LH_CALL_NOPARK" if handles else "MANA_LH_CALL"
     lines = [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
-    lines.append(f"  {fn.ret} rc = MANA_LH_CALL({fn.name}{''.join(', ' + c for c in call)});")
+    lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
     if after:
         lines.append("  if (rc == MPI_SUCCESS) {" if fn.ret == "int" else "  {")
         lines += after
         lines.append("  }")
     lines += cleanup
+    if handles:
+        lines.append("  MANA_PARK_CHECK();")
     lines += ["  return rc;", "}", ""]
     return "\n".join(lines)
 
 
+def gen_hooks_header(funcs):
+    out = ["/* Generated by gen_wrappers.py from mpi_api.txt: do not edit. */",
+           "/* Record hooks: called after a successful call with the application's arguments",
+           " * (virtual handles; new handles already virtual).  Written by hand (records.h). */",
+           "#ifndef MANA_STUB_HOOKS_H", "#define MANA_STUB_HOOKS_H", "#include <mpi.h>", ""]
+    for fn in funcs:
+        if fn.after:
+            if fn.custom or fn.ret != "int":
+                raise ValueError(f"{fn.name}: `after` needs a generated wrapper returning int")
+            out.append(f"void {fn.hook_name()}({fn.proto_args()});")
+    out += ["", "#endif", ""]
+    return "\n".join(out)
+
+
 def gen_wrappers(funcs):
     out = ["/* Generated by gen_wrappers.py from mpi_api.txt: do not edit. */",
-           "#include <stdlib.h>", "#include \"stub.h\"", ""]
+           "#include <stdlib.h>", "#include \"stub.h\"", "#include \"records.h\"",
+           "#include \"stub_hooks.h\"", ""]
     for fn in funcs:
         if not fn.custom:
             out.append(gen_wrapper(fn))
@@ -258,6 +305,7 @@ def main():
         "lh_table.h": gen_table_header(funcs),
         "lh_table_fill.c": gen_table_fill(funcs, exported),
         "stub_wrappers.c": gen_wrappers(funcs),
+        "stub_hooks.h": gen_hooks_header(funcs),
         "stub_aliases.ld": gen_aliases(funcs, exported),
         "api_names.txt": "\n".join(f.name for f in funcs) + "\n",
     }

@@ -1,7 +1,9 @@
 /* Generalized requests (MPI_Grequest_start and MPICH's MPIX_ extensions).  Their callbacks get
  * the request's extra_state, so mana passes its own record there and the trampolines call the
- * application's functions with the application's extra_state on its own thread pointer. */
-#include "stub.h"
+ * application's functions with the application's extra_state on its own thread pointer.
+ * Generalized requests in progress cannot be rebuilt (request.c refuses a checkpoint); their
+ * classes can. */
+#include "records.h"
 
 struct greq_record {
   MPI_Grequest_query_function *query;
@@ -91,11 +93,13 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
   if (!r)
     return MPI_ERR_NO_MEM;
   MPI_Request real;
-  int rc = MANA_LH_CALL(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r, &real);
+  int rc =
+      MANA_LH_CALL_NOPARK(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r, &real);
   if (rc == MPI_SUCCESS)
     keep_request(real, request);
   else
     free(r);
+  MANA_PARK_CHECK(); /* once the handle exists (stub.h) */
   return rc;
 }
 
@@ -108,12 +112,13 @@ int MPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
   if (!r)
     return MPI_ERR_NO_MEM;
   MPI_Request real;
-  int rc = MANA_LH_CALL(MPIX_Grequest_start, query_tramp, free_tramp, cancel_tramp,
-                        poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, r, &real);
+  int rc = MANA_LH_CALL_NOPARK(MPIX_Grequest_start, query_tramp, free_tramp, cancel_tramp,
+                               poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, r, &real);
   if (rc == MPI_SUCCESS)
     keep_request(real, request);
   else
     free(r);
+  MANA_PARK_CHECK(); /* once the handle exists (stub.h) */
   return rc;
 }
 
@@ -129,8 +134,8 @@ int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
   if (!proto)
     return MPI_ERR_NO_MEM;
   MPIX_Grequest_class real;
-  int rc = MANA_LH_CALL(MPIX_Grequest_class_create, query_tramp, free_tramp, cancel_tramp,
-                        poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, &real);
+  int rc = MANA_LH_CALL_NOPARK(MPIX_Grequest_class_create, query_tramp, free_tramp, cancel_tramp,
+                               poll_fn ? poll_tramp : NULL, wait_fn ? wait_tramp : NULL, &real);
   if (rc != MPI_SUCCESS) {
     free(proto);
     return rc;
@@ -141,6 +146,7 @@ int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
     s->meta = proto;
   else
     free(proto);
+  MANA_PARK_CHECK(); /* once the handle exists (stub.h) */
   return rc;
 }
 
@@ -149,17 +155,49 @@ int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_sta
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_GREQ_CLASS, (uint32_t)greq_class);
   if (!s || !s->meta)
-    return MANA_LH_CALL(MPIX_Grequest_class_allocate, greq_class, extra_state, request);
+    return MANA_LH_CALL_NOPARK(MPIX_Grequest_class_allocate, greq_class, extra_state, request);
   const struct greq_record *proto = s->meta;
   struct greq_record *r = record(proto->query, proto->free_fn, proto->cancel, proto->poll,
                                  proto->wait, extra_state);
   if (!r)
     return MPI_ERR_NO_MEM;
   MPI_Request real;
-  int rc = MANA_LH_CALL(MPIX_Grequest_class_allocate, (MPIX_Grequest_class)s->real, r, &real);
+  MPIX_Grequest_class real_class = (MPIX_Grequest_class)s->real;
+  int rc = MANA_LH_CALL_NOPARK(MPIX_Grequest_class_allocate, real_class, r, &real);
   if (rc == MPI_SUCCESS)
     keep_request(real, request);
   else
     free(r);
+  MANA_PARK_CHECK(); /* once the handle exists (stub.h) */
   return rc;
 }
+
+/* ---- restart: a class is its functions (the slot's record), registered again ---- */
+
+static int class_rebuild(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_GREQ_CLASS];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct greq_record *proto = s->meta;
+    if (!(s->flags & MANA_SLOT_USED) || !proto)
+      continue;
+    MPIX_Grequest_class real;
+    int rc = MANA_LH_CALL_NOPARK(MPIX_Grequest_class_create, query_tramp, free_tramp, cancel_tramp,
+                                 proto->poll ? poll_tramp : NULL, proto->wait ? wait_tramp : NULL,
+                                 &real);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("generalized request class",
+                                mana_handle_make(MANA_KIND_GREQ_CLASS, i),
+                                "MPIX_Grequest_class_create", rc);
+    s->real = (uint32_t)real;
+  }
+  return MPI_SUCCESS;
+}
+
+/* MPI has no call that frees a class: the test mode's discard leaves the old ones. */
+const struct mana_kind_ops mana_greq_class_ops = {
+    .name = "generalized request class",
+    .kind = MANA_KIND_GREQ_CLASS,
+    .rebuild = class_rebuild,
+};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 struct mana_table mana_tables[MANA_KIND_COUNT];
+mana_release_fn *mana_slot_release[MANA_KIND_COUNT];
 
 void mana_handles_init(void)
 {
@@ -60,7 +61,12 @@ void mana_handle_retire(enum mana_kind kind, uint32_t virt)
   if (!s)
     return;
   struct mana_table *t = &mana_tables[kind];
-  free(s->meta);
+  if (s->meta) { /* most slots (requests) have none: no call on that path */
+    if (mana_slot_release[kind])
+      mana_slot_release[kind](s);
+    else
+      free(s->meta);
+  }
   s->meta = NULL;
   s->flags = 0;
   s->next_free = t->free_head;

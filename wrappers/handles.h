@@ -49,10 +49,12 @@ enum mana_slot_flags {
   MANA_SLOT_PERSISTENT = 1u << 1, /* request survives completion (MPI_*_init) */
   MANA_SLOT_GREQUEST = 1u << 2,
   MANA_SLOT_ERRORS_RETURN = 1u << 3, /* communicator whose error handler does not abort */
+  MANA_SLOT_ACTIVE = 1u << 4,        /* persistent request started and not yet completed */
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
- * of a communicator, ... `meta` points to the per-kind record that restart needs. */
+ * of a communicator, ... `meta` points to the per-kind record that restart needs (see
+ * records.h); it is released with the slot. */
 struct mana_slot {
   uint64_t real;
   uint64_t aux;
@@ -71,6 +73,11 @@ struct mana_table {
 
 extern struct mana_table mana_tables[MANA_KIND_COUNT];
 
+/* How a retired slot's `meta` is released, per kind (records may be shared or hold references
+ * to other records); NULL means free().  Filled in once at load time. */
+typedef void mana_release_fn(struct mana_slot *slot);
+extern mana_release_fn *mana_slot_release[MANA_KIND_COUNT];
+
 void mana_handles_init(void);
 uint32_t mana_handle_new(enum mana_kind kind, uint64_t real);
 void mana_handle_retire(enum mana_kind kind, uint32_t virt);
@@ -81,6 +88,12 @@ static inline int mana_handle_is_virtual(uint32_t v, enum mana_kind kind)
 {
   return (v & MANA_HANDLE_TAG_MASK) == MANA_HANDLE_TAG &&
          ((v >> MANA_HANDLE_KIND_SHIFT) & 0xf) == (uint32_t)kind;
+}
+
+/* The virtual handle of slot `index` of a kind's table. */
+static inline uint32_t mana_handle_make(enum mana_kind kind, uint32_t index)
+{
+  return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | index;
 }
 
 static inline struct mana_slot *mana_slot_at(struct mana_table *t, uint32_t index)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "stub.h"
+#include "records.h"
 
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
@@ -21,6 +21,8 @@ __attribute__((constructor)) static void check_boundary(void)
     _exit(127);
   }
   mana_handles_init();
+  /* Record keeping for restart, and the entry points the lower half calls for it. */
+  mana_records_init();
 }
 
 static int init(int required, int *provided)

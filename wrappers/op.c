@@ -1,9 +1,11 @@
 /* User-defined reduction operations.  MPICH runs them from inside the lower half; each user
  * function gets a trampoline that restores the application's thread pointer and shows the
- * function the datatype handle the application knows. */
+ * function the datatype handle the application knows.  For restart an operation is its
+ * trampoline and its commute flag (the slot's record): making it again is registering the
+ * same trampoline. */
 #include <stdio.h>
 
-#include "stub.h"
+#include "records.h"
 #include "trampoline_pool.h"
 
 /* The C++ binding registers a dispatcher that calls the C++ function (MPII_Op_set_cxx). */
@@ -16,6 +18,12 @@ struct op_record {
   MPI_User_function_c *fn_c;
 };
 static struct op_record ops[MANA_POOL_SIZE];
+
+/* What one operation handle is: the slot's meta. */
+struct op_meta {
+  int index; /* trampoline */
+  int commute;
+};
 
 static void run(int i, void *in, void *inout, MPI_Count len, MPI_Datatype *dt)
 {
@@ -70,27 +78,35 @@ static int create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute,
     return MPI_ERR_INTERN;
   }
   MPI_Op real;
-  int rc = fn_c ? MANA_LH_CALL(MPI_Op_create_c, tramps_c[i], commute, &real)
-                : MANA_LH_CALL(MPI_Op_create, tramps[i], commute, &real);
+  int rc = fn_c ? MANA_LH_CALL_NOPARK(MPI_Op_create_c, tramps_c[i], commute, &real)
+                : MANA_LH_CALL_NOPARK(MPI_Op_create, tramps[i], commute, &real);
   if (rc != MPI_SUCCESS)
     return rc;
   ops[i].fn = fn;
   ops[i].fn_c = fn_c;
   *op = MANA_NEW(OP, MPI_Op, real);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_OP, (uint32_t)*op);
-  if (s)
-    s->aux = (uint64_t)i + 1; /* which trampoline, for MPII_Op_set_cxx */
+  struct op_meta *m = s ? malloc(sizeof(*m)) : NULL;
+  if (m) {
+    *m = (struct op_meta){i, commute};
+    s->meta = m;
+  }
   return rc;
 }
 
+/* Parking waits until the new handle and its record exist (stub.h, MANA_LH_CALL_NOPARK). */
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-  return create(user_fn, NULL, commute, op);
+  int rc = create(user_fn, NULL, commute, op);
+  MANA_PARK_CHECK();
+  return rc;
 }
 
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-  return create(NULL, user_fn, commute, op);
+  int rc = create(NULL, user_fn, commute, op);
+  MANA_PARK_CHECK();
+  return rc;
 }
 
 /* Kept on the stub's side: MPICH would call the dispatcher from the lower half. */
@@ -98,6 +114,61 @@ void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void));
 void MPII_Op_set_cxx(MPI_Op op, void (*dispatch)(void))
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_OP, (uint32_t)op);
-  if (s && s->aux)
-    ops[s->aux - 1].cxx = (cxx_op_dispatch *)(void *)dispatch;
+  if (s && s->meta)
+    ops[((struct op_meta *)s->meta)->index].cxx = (cxx_op_dispatch *)(void *)dispatch;
 }
+
+/* ---- restart ---- */
+
+static int check(char *reason, size_t len)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_OP];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    if ((s->flags & MANA_SLOT_USED) && !s->meta) {
+      mana_reason(reason, len, "no record of", "operation", mana_handle_make(MANA_KIND_OP, i));
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int discard(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_OP];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    MPI_Op real = (MPI_Op)s->real;
+    if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real))
+      MANA_LH_CALL_NOPARK(MPI_Op_free, &real);
+  }
+  return MPI_SUCCESS;
+}
+
+static int rebuild(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_OP];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct op_meta *m = s->meta;
+    if (!(s->flags & MANA_SLOT_USED) || !m)
+      continue;
+    MPI_Op real;
+    int t = m->index; /* the trampoline */
+    int rc = ops[t].fn_c ? MANA_LH_CALL_NOPARK(MPI_Op_create_c, tramps_c[t], m->commute, &real)
+                        : MANA_LH_CALL_NOPARK(MPI_Op_create, tramps[t], m->commute, &real);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("operation", mana_handle_make(MANA_KIND_OP, i),
+                                "MPI_Op_create", rc);
+    s->real = (uint32_t)real;
+  }
+  return MPI_SUCCESS;
+}
+
+const struct mana_kind_ops mana_op_ops = {
+    .name = "operation",
+    .kind = MANA_KIND_OP,
+    .check = check,
+    .discard = discard,
+    .rebuild = rebuild,
+};

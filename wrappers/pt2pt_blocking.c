@@ -1,6 +1,8 @@
 /* Blocking point-to-point calls, made of their non-blocking forms plus a wait that never
- * blocks inside the lower half, so a rank waiting for a message can always be parked. */
-#include "stub.h"
+ * blocks inside the lower half, so a rank waiting for a message can always be parked; and the
+ * buffer of buffered sends, attached again at restart. */
+#include "records.h"
+#include "stub_hooks.h"
 
 #define DT(v) MANA_REAL(DATATYPE, MPI_Datatype, v)
 #define COMM(v) MANA_REAL(COMM, MPI_Comm, v)
@@ -207,11 +209,12 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
   for (;;) {
     int flag = 0;
     MPI_Message msg = MPI_MESSAGE_NULL;
-    int rc = MANA_LH_SVC(improbe_until, source, tag, real, &flag, &msg, status);
+    int rc = MANA_LH_SVC_NOPARK(improbe_until, source, tag, real, &flag, &msg, status);
     if (rc != MPI_SUCCESS)
       return rc;
-    if (flag) {
+    if (flag) { /* a matched message parks only once its handle exists (stub.h) */
       *message = MANA_NEW(MESSAGE, MPI_Message, msg);
+      MANA_PARK_CHECK();
       return rc;
     }
     mana_park_point();
@@ -224,7 +227,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
   {                                                                                     \
     MPI_Message msg = MANA_REAL(MESSAGE, MPI_Message, *message);                        \
     MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL(start, buf, count, DT(datatype), &msg, &req);                 \
+    int rc = MANA_LH_CALL_NOPARK(start, buf, count, DT(datatype), &msg, &req);          \
     if (rc != MPI_SUCCESS)                                                              \
       return rc;                                                                        \
     MANA_RETIRE(MESSAGE, MPI_Message, *message);                                        \
@@ -233,3 +236,66 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
   }
 BLOCKING_MRECV(MPI_Mrecv, MPI_Imrecv, int)
 BLOCKING_MRECV(MPI_Mrecv_c, MPI_Imrecv_c, MPI_Count)
+
+/* ---- the buffer of buffered sends, for restart ---- */
+
+/* A new MPI has no buffer attached: the application's (in upper-half memory) is attached
+ * again.  Buffered sends still in it were drained before the checkpoint. */
+static void *bsend_buffer;
+static MPI_Count bsend_size;
+static int bsend_large;
+
+void mana_after_Buffer_attach(void *buffer, int size)
+{
+  bsend_buffer = buffer;
+  bsend_size = size;
+  bsend_large = 0;
+}
+
+void mana_after_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+  bsend_buffer = buffer;
+  bsend_size = size;
+  bsend_large = 1;
+}
+
+void mana_after_Buffer_detach(void *buffer_addr, int *size)
+{
+  (void)buffer_addr;
+  (void)size;
+  bsend_buffer = NULL;
+}
+
+void mana_after_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+  (void)buffer_addr;
+  (void)size;
+  bsend_buffer = NULL;
+}
+
+static int bsend_discard(void)
+{
+  void *addr;
+  int size;
+  MPI_Count size_c;
+  if (bsend_buffer)
+    return bsend_large ? MANA_LH_CALL(MPI_Buffer_detach_c, &addr, &size_c)
+                       : MANA_LH_CALL(MPI_Buffer_detach, &addr, &size);
+  return MPI_SUCCESS;
+}
+
+static int bsend_rebuild(void)
+{
+  if (!bsend_buffer)
+    return MPI_SUCCESS;
+  int rc = bsend_large ? MANA_LH_CALL(MPI_Buffer_attach_c, bsend_buffer, bsend_size)
+                       : MANA_LH_CALL(MPI_Buffer_attach, bsend_buffer, (int)bsend_size);
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("buffered-send buffer", 0,
+                                                     "MPI_Buffer_attach", rc);
+}
+
+const struct mana_kind_ops mana_bsend_ops = {
+    .name = "buffered-send buffer",
+    .discard = bsend_discard,
+    .rebuild = bsend_rebuild,
+};

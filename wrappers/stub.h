@@ -16,7 +16,9 @@
 
 /* Calls the real MPI function `fn` in the lower half: switch FS to the lower half's thread
  * pointer, call through the lower half's table, switch back.  The upper half's thread pointer is
- * published first so callbacks from MPI into the application can switch back to it. */
+ * published first so callbacks from MPI into the application can switch back to it.
+ * The arguments are evaluated after the switch: they must not call into the upper half's libc
+ * (atoi, strlen, malloc ... use its thread-local state); compute such values first. */
 #define MANA_LH_ENTER()                                                         \
   struct mana_boundary *b_ = MANA_BOUNDARY;                                     \
   int fsgs_ = b_->have_fsgsbase;                                                \
@@ -44,6 +46,35 @@
   } while (0)
 #define MANA_LH_SVC(fn, ...) MANA_LH_CALL(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID(fn, ...) MANA_LH_CALL_VOID(svc.fn, __VA_ARGS__)
+
+/* The same without parking on the way out, for calls that make, free or complete objects: the
+ * wrapper first brings its handle tables and records in line with what MPI did (a new virtual
+ * handle, a retired one, the record hooks), and only then lets the thread park
+ * (MANA_PARK_CHECK).  A checkpoint thus never finds a real object without its slot, nor a
+ * slot whose real object MPI has already freed.  Same cost as the parking forms. */
+#define MANA_LH_LEAVE_NOPARK()                                                  \
+  mana_set_fs(fsgs_, ufs_);                                                     \
+  b_->caller_upper_fs = prev_caller_
+#define MANA_LH_CALL_NOPARK(fn, ...)                                            \
+  ({                                                                            \
+    MANA_LH_ENTER();                                                            \
+    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__);           \
+    MANA_LH_LEAVE_NOPARK();                                                     \
+    r_;                                                                         \
+  })
+#define MANA_LH_CALL_VOID_NOPARK(fn, ...)                                       \
+  do {                                                                          \
+    MANA_LH_ENTER();                                                            \
+    b_->lh->fn(__VA_ARGS__);                                                    \
+    MANA_LH_LEAVE_NOPARK();                                                     \
+  } while (0)
+#define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
+#define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
+#define MANA_PARK_CHECK()                                                       \
+  do {                                                                          \
+    if (__builtin_expect(MANA_BOUNDARY->park_requested, 0))                     \
+      mana_park_point();                                                        \
+  } while (0)
 
 /* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
  * a predefined or null handle, valid unchanged in every process. */

@@ -1,6 +1,6 @@
 /* The MPI_T event interface and MPI_Comm_spawn_multiple: forwarded with their callbacks and
  * handle arrays adapted. */
-#include "stub.h"
+#include "records.h"
 
 /* ---- MPI_T events: callbacks get the user_data given at registration ---- */
 
@@ -84,14 +84,19 @@ int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbos
                          int *desc_len, int *bind)
 {
   MPI_Info real_info = MPI_INFO_NULL;
-  int rc = MANA_LH_CALL(MPI_T_event_get_info, event_index, name, name_len, verbosity,
-                        array_of_datatypes, array_of_displacements, num_elements, enumtype,
-                        info ? &real_info : NULL, desc, desc_len, bind);
-  if (rc == MPI_SUCCESS && info)
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_event_get_info, event_index, name, name_len, verbosity,
+                               array_of_datatypes, array_of_displacements, num_elements, enumtype,
+                               info ? &real_info : NULL, desc, desc_len, bind);
+  if (rc == MPI_SUCCESS && info) {
     *info = MANA_NEW(INFO, MPI_Info, real_info);
+    mana_info_created(*info, MPI_INFO_NULL);
+  }
   if (rc == MPI_SUCCESS && array_of_datatypes && num_elements)
-    for (int i = 0; i < *num_elements; i++)
+    for (int i = 0; i < *num_elements; i++) {
       array_of_datatypes[i] = MANA_NEW(DATATYPE, MPI_Datatype, array_of_datatypes[i]);
+      mana_datatype_referenced(array_of_datatypes[i]);
+    }
+  MANA_PARK_CHECK(); /* once the handles exist (stub.h) */
   return rc;
 }
 
@@ -108,12 +113,16 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
                         : (MPI_Info *)array_of_info;
   MPI_Comm real;
   mana_cc_tick(comm);
-  int rc = MANA_LH_CALL(MPI_Comm_spawn_multiple, count, array_of_commands, array_of_argv,
-                        array_of_maxprocs, infos, root, MANA_REAL(COMM, MPI_Comm, comm), &real,
-                        array_of_errcodes);
-  if (rc == MPI_SUCCESS)
+  MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Comm_spawn_multiple, count, array_of_commands, array_of_argv,
+                               array_of_maxprocs, infos, root, real_comm, &real,
+                               array_of_errcodes);
+  if (rc == MPI_SUCCESS) {
     *intercomm = MANA_NEW(COMM, MPI_Comm, real);
+    mana_comm_created(*intercomm, comm);
+  }
   if (infos != stack && infos != array_of_info)
     free(infos);
+  MANA_PARK_CHECK(); /* once the handle exists (stub.h) */
   return rc;
 }

@@ -21,6 +21,8 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) :: comm_keyval:keyval
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 double MPI_Wtime(void)
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) :: after
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) :: coll newcomm=pending
 """
 
 
@@ -36,7 +38,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 9)
+        self.assertEqual(len(self.funcs), 11)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -46,7 +48,7 @@ class Generator(unittest.TestCase):
 
     def test_collective_ticks_clock_before_the_call(self):
         w = self.wrapper("MPI_Comm_split")
-        self.assertLess(w.index("mana_cc_tick(comm);"), w.index("MANA_LH_CALL(MPI_Comm_split"))
+        self.assertLess(w.index("mana_cc_tick(comm);"), w.index("MANA_LH_CALL_NOPARK(MPI_Comm_split"))
         self.assertIn("MANA_REAL(COMM, MPI_Comm, comm)", w)
         self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
 
@@ -78,6 +80,37 @@ class Generator(unittest.TestCase):
         aliases = gen.gen_aliases(list(self.funcs.values()), {"PMPI_Send", "PMPI_Wtime"})
         self.assertIn("PMPI_Send = MPI_Send;", aliases)
         self.assertNotIn("PMPI_Type_free", aliases)
+
+    def test_new_objects_of_recorded_kinds_reach_their_record_hook(self):
+        w = self.wrapper("MPI_Comm_split")
+        self.assertLess(w.index("*newcomm = MANA_NEW(COMM"), w.index("mana_comm_created(*newcomm, comm);"))
+        w = self.wrapper("MPI_Type_create_struct")
+        self.assertIn("mana_datatype_created(*newtype, MPI_DATATYPE_NULL);", w)
+        self.assertNotIn("_created(", self.wrapper("MPI_File_open"), "files are not recorded")
+
+    def test_after_hooks_get_the_application_arguments_on_success(self):
+        w = self.wrapper("MPI_Comm_set_name")
+        self.assertIn("if (rc == MPI_SUCCESS) {", w)
+        self.assertLess(w.index("if (rc == MPI_SUCCESS)"), w.index("mana_after_Comm_set_name(comm, comm_name);"))
+        header = gen.gen_hooks_header(list(self.funcs.values()))
+        self.assertIn("void mana_after_Comm_set_name(MPI_Comm comm, const char *comm_name);", header)
+        with self.assertRaises(ValueError):
+            gen.gen_hooks_header([gen.Function("int MPI_Send(int x) :: custom after", "x")])
+
+    def test_calls_that_change_handles_park_after_recording(self):
+        w = self.wrapper("MPI_Comm_split")
+        self.assertIn("MANA_LH_CALL_NOPARK(MPI_Comm_split", w)
+        self.assertLess(w.index("mana_comm_created("), w.index("MANA_PARK_CHECK();"))
+        self.assertIn("MANA_PARK_CHECK();", self.wrapper("MPI_Type_free"))
+        w = self.wrapper("MPI_Alltoallw")
+        self.assertIn("MANA_LH_CALL(MPI_Alltoallw", w, "calls that change no handle park as before")
+        self.assertNotIn("MANA_PARK_CHECK", w)
+
+    def test_pending_objects_are_recorded_from_their_parent(self):
+        w = self.wrapper("MPI_Comm_idup")
+        self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
+        self.assertIn("mana_comm_created_pending(*newcomm, comm);", w)
+        self.assertNotIn("mana_comm_created(", w)
 
     def test_unannotated_handle_array_is_an_error(self):
         with self.assertRaises(ValueError):

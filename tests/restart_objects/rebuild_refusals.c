@@ -1,0 +1,133 @@
+/*
+ * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
+ * reason, and only while it exists: a pending receive, an active persistent request, a
+ * generalized request, an intercommunicator, a window, an open MPI file, a matched message.
+ * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
+ * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
+ * succeed once everything is gone.
+ * Ranks: 2.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "rebuild.h"
+
+static int (*can_checkpoint)(char *reason, size_t len);
+static int (*rebuild_now)(void);
+
+/* Refused, for a reason that mentions `why`; and the rebuild refuses too. */
+static void refused(const char *what, const char *why) {
+  char reason[256] = "";
+  int can = can_checkpoint(reason, sizeof(reason));
+  mt_check(!can && strstr(reason, why) != NULL, "%s: refused (%s)", what,
+           can ? "but it was allowed" : reason);
+  mt_check(rebuild_now() != MPI_SUCCESS, "%s: the rebuild refuses too", what);
+}
+
+static void allowed(const char *what) {
+  char reason[256] = "";
+  int can = can_checkpoint(reason, sizeof(reason));
+  mt_check(can, "%s: allowed again%s%s", what, can ? "" : ": ", reason);
+}
+
+static int query_fn(void *extra, MPI_Status *status) {
+  (void)extra;
+  MPI_Status_set_elements(status, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+static int free_fn(void *extra) {
+  (void)extra;
+  return MPI_SUCCESS;
+}
+static int cancel_fn(void *extra, int complete) {
+  (void)extra;
+  (void)complete;
+  return MPI_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  mt_begin("rebuild_refusals");
+  mt_require_size(2);
+  can_checkpoint = (int (*)(char *, size_t))dlsym(RTLD_DEFAULT, "mana_stub_can_checkpoint");
+  rebuild_now = (int (*)(void))dlsym(RTLD_DEFAULT, "mana_test_rebuild_now");
+  if (!can_checkpoint || !rebuild_now) {
+    mt_check(0, "runs under mana only (mana_stub_can_checkpoint not found)");
+    return mt_end();
+  }
+  int me = mt_.rank, peer = 1 - me, v = me, w = -1;
+  allowed("at the start");
+
+  /* a pending receive */
+  MPI_Request rq;
+  MPI_Irecv(&w, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &rq);
+  refused("pending receive", "in progress");
+  MPI_Send(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  allowed("receive completed");
+
+  /* an active persistent receive; inactive, it is fine */
+  MPI_Recv_init(&w, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, &rq);
+  allowed("inactive persistent request");
+  MPI_Start(&rq);
+  refused("active persistent request", "persistent operation is in progress");
+  MPI_Send(&v, 1, MPI_INT, peer, 2, MPI_COMM_WORLD);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  allowed("persistent request completed");
+  MPI_Request_free(&rq);
+
+  /* a generalized request */
+  MPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &rq);
+  refused("generalized request", "generalized");
+  MPI_Grequest_complete(rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  allowed("generalized request done");
+
+  /* an intercommunicator between the two ranks */
+  MPI_Comm self_half, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, me, 0, &self_half);
+  MPI_Intercomm_create(self_half, 0, MPI_COMM_WORLD, peer, 3, &inter);
+  refused("intercommunicator", "intercommunicator");
+  MPI_Comm_free(&inter);
+  allowed("intercommunicator freed");
+  MPI_Comm_free(&self_half);
+
+  /* a window */
+  int mem = 0;
+  MPI_Win win;
+  MPI_Win_create(&mem, sizeof(mem), sizeof(mem), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  refused("window", "window");
+  MPI_Win_free(&win);
+  allowed("window freed");
+
+  /* an open MPI file */
+  char path[64];
+  snprintf(path, sizeof(path), "/tmp/mana-refusal-%d-%d", (int)getpid(), me);
+  MPI_File fh;
+  MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                MPI_INFO_NULL, &fh);
+  refused("open file", "MPI file");
+  MPI_File_close(&fh);
+  allowed("file closed");
+
+  /* a matched message, on rank 1 only */
+  if (me == 0) {
+    MPI_Send(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+  } else {
+    MPI_Message msg;
+    MPI_Mprobe(0, 4, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+    char reason[256];
+    mt_check(!can_checkpoint(reason, sizeof(reason)) && strstr(reason, "matched message"),
+             "matched message: refused (%s)", reason);
+    MPI_Mrecv(&w, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
+  }
+  allowed("message received");
+
+  rebuild_checked("once nothing stands in the way");
+  MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  mt_check_int("allreduce after the rebuild", w, 1);
+  return mt_end();
+}

@@ -1,0 +1,30 @@
+# Unit tests of the stub's restart records (wrappers/): datatype recipes, the rebuild order of
+# communicators and the map behind it, info records against a fake lower half.  Included from
+# tests/unit/CMakeLists.txt.
+
+set(stub_dir ${CMAKE_SOURCE_DIR}/wrappers)
+set(stub_gen ${CMAKE_BINARY_DIR}/wrappers/gen)
+
+add_executable(test_stub_recipe ${CMAKE_CURRENT_LIST_DIR}/test_stub_recipe.c
+                                ${stub_dir}/datatype_recipe.c)
+target_include_directories(test_stub_recipe PRIVATE ${stub_dir} ${MANA_MPI_INCLUDE_DIR})
+target_link_libraries(test_stub_recipe PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.stub_recipe COMMAND test_stub_recipe)
+
+add_executable(test_stub_order ${CMAKE_CURRENT_LIST_DIR}/test_stub_order.c
+                               ${stub_dir}/comm_order.c ${stub_dir}/u64map.c
+                               ${stub_dir}/cc_algorithm.c)
+target_include_directories(test_stub_order PRIVATE ${stub_dir})
+target_link_libraries(test_stub_order PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.stub_order COMMAND test_stub_order)
+
+# info.c as the stub builds it, with the generated table layout and hook prototypes.
+add_executable(test_stub_info ${CMAKE_CURRENT_LIST_DIR}/test_stub_info.c ${stub_dir}/info.c
+                              ${stub_dir}/handles.c)
+add_dependencies(test_stub_info mana_generated)
+target_include_directories(test_stub_info PRIVATE ${stub_dir} ${stub_gen} ${MANA_MPI_INCLUDE_DIR})
+target_compile_options(test_stub_info PRIVATE -fno-stack-protector)
+target_link_libraries(test_stub_info PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.stub_info COMMAND test_stub_info)
+
+set_tests_properties(unit.stub_recipe unit.stub_order unit.stub_info PROPERTIES LABELS unit)

@@ -1,0 +1,594 @@
+/* Communicators, for restart.
+ *
+ * A communicator is recorded when MPI makes it, whatever call made it (dup, split, create,
+ * create_group, the topology constructors, merges, ...): its members as world ranks in rank
+ * order, its topology as MPI reports it, the error handler it inherited, and the attributes
+ * its parent's copy callbacks gave it; later calls keep the name, the error handler, the info
+ * hints and the attributes up to date.
+ *
+ * It is rebuilt with MPI_Comm_create_group on MPI_COMM_WORLD over a group of the recorded
+ * world ranks, in the recorded order, so every process keeps its rank; a topology is then made
+ * again from that communicator without reordering (which keeps the ranks again).  Rebuilding is
+ * collective over the members, so every member must rebuild its communicators in the same
+ * order.  Each is identified by its group id (cc_group_id of its members) and its creation
+ * index among the communicators with that group id, and they are rebuilt in ascending order
+ * of the pair (comm_order.h says why that order agrees across processes and cannot
+ * deadlock).
+ *
+ * Intercommunicators and communicators with members outside MPI_COMM_WORLD are recorded but
+ * not rebuilt: a checkpoint is refused while one exists. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cc_algorithm.h"
+#include "comm_order.h"
+#include "records.h"
+#include "stub_hooks.h"
+#include "u64map.h"
+
+struct comm_topo {
+  int kind; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */
+  int ndims;
+  int *dims, *periods;
+  int nnodes, nedges;
+  int *index, *edges;
+  int indegree, outdegree, weighted;
+  int *sources, *sourceweights, *destinations, *destweights;
+};
+
+struct comm_rec {
+  uint64_t ggid, index;
+  int size, remote_size;
+  int *ranks, *remote_ranks; /* world ranks, in rank order */
+  int inter;
+  int foreign;    /* members outside MPI_COMM_WORLD */
+  int incomplete; /* something MPI would not tell: cannot be rebuilt */
+  struct comm_topo topo;
+  char *name;
+  struct mana_eh_ref errhandler;
+  int has_info;
+  struct mana_kvlist info;
+  struct mana_attr *attrs;
+};
+
+/* The predefined communicators exist in every MPI; only what the application changed on them
+ * is recorded. */
+static struct comm_rec world_rec = {.errhandler = {MPI_ERRORS_ARE_FATAL, -1}};
+static struct comm_rec self_rec = {.errhandler = {MPI_ERRORS_ARE_FATAL, -1}};
+
+/* Group id -> communicators made with it so far on this process. */
+static struct mana_u64map made_per_group;
+
+static struct comm_rec *rec_of(MPI_Comm v)
+{
+  if (v == MPI_COMM_WORLD)
+    return &world_rec;
+  if (v == MPI_COMM_SELF)
+    return &self_rec;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
+  return s ? s->meta : NULL;
+}
+
+static void *alloc_ints(int n)
+{
+  return calloc(n > 0 ? (size_t)n : 1, sizeof(int));
+}
+
+/* ---- recording ---- */
+
+static int group_ranks(MPI_Comm real, int remote, int *size, int **ranks)
+{
+  MPI_Group g;
+  int rc = remote ? MANA_LH_CALL_NOPARK(MPI_Comm_remote_group, real, &g)
+                  : MANA_LH_CALL_NOPARK(MPI_Comm_group, real, &g);
+  if (rc != MPI_SUCCESS)
+    return -1;
+  int foreign = -1;
+  if (MANA_LH_CALL_NOPARK(MPI_Group_size, g, size) == MPI_SUCCESS && (*ranks = alloc_ints(*size)))
+    foreign = mana_group_world_ranks(g, *size, *ranks);
+  MANA_LH_CALL_NOPARK(MPI_Group_free, &g);
+  return foreign;
+}
+
+static int record_members(struct comm_rec *r, MPI_Comm real)
+{
+  if (MANA_LH_CALL_NOPARK(MPI_Comm_test_inter, real, &r->inter) != MPI_SUCCESS)
+    return -1;
+  int local = group_ranks(real, 0, &r->size, &r->ranks);
+  int remote = r->inter ? group_ranks(real, 1, &r->remote_size, &r->remote_ranks) : 0;
+  if (local < 0 || remote < 0)
+    return -1;
+  r->foreign = local + remote;
+  /* An intercommunicator's id covers both groups (cc_group_id does not depend on order). */
+  int *all = alloc_ints(r->size + r->remote_size);
+  if (!all)
+    return -1;
+  memcpy(all, r->ranks, (size_t)r->size * sizeof(int));
+  if (r->remote_size)
+    memcpy(all + r->size, r->remote_ranks, (size_t)r->remote_size * sizeof(int));
+  r->ggid = cc_group_id(all, (size_t)(r->size + r->remote_size));
+  free(all);
+  r->index = mana_comm_next_index(&made_per_group, r->ggid);
+  return r->index == UINT64_MAX ? -1 : 0;
+}
+
+static int record_cart(struct comm_topo *t, MPI_Comm real)
+{
+  if (MANA_LH_CALL_NOPARK(MPI_Cartdim_get, real, &t->ndims) != MPI_SUCCESS)
+    return -1;
+  int *coords = alloc_ints(t->ndims);
+  t->dims = alloc_ints(t->ndims);
+  t->periods = alloc_ints(t->ndims);
+  int rc = coords && t->dims && t->periods
+               ? MANA_LH_CALL_NOPARK(MPI_Cart_get, real, t->ndims, t->dims, t->periods, coords)
+               : MPI_ERR_NO_MEM;
+  free(coords);
+  return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int record_graph(struct comm_topo *t, MPI_Comm real)
+{
+  if (MANA_LH_CALL_NOPARK(MPI_Graphdims_get, real, &t->nnodes, &t->nedges) != MPI_SUCCESS)
+    return -1;
+  t->index = alloc_ints(t->nnodes);
+  t->edges = alloc_ints(t->nedges);
+  if (!t->index || !t->edges)
+    return -1;
+  return MANA_LH_CALL_NOPARK(MPI_Graph_get, real, t->nnodes, t->nedges, t->index, t->edges) ==
+                 MPI_SUCCESS
+             ? 0
+             : -1;
+}
+
+/* The neighbours as this process sees them, in MPI's order, which the adjacent constructor
+ * keeps: neighbourhood collectives then exchange with the same peers in the same order. */
+static int record_dist_graph(struct comm_topo *t, MPI_Comm real)
+{
+  const struct mana_lh_services *svc = &MANA_BOUNDARY->lh->svc;
+  if (MANA_LH_CALL_NOPARK(MPI_Dist_graph_neighbors_count, real, &t->indegree, &t->outdegree,
+                          &t->weighted) != MPI_SUCCESS)
+    return -1;
+  t->sources = alloc_ints(t->indegree);
+  t->sourceweights = alloc_ints(t->indegree);
+  t->destinations = alloc_ints(t->outdegree);
+  t->destweights = alloc_ints(t->outdegree);
+  if (!t->sources || !t->sourceweights || !t->destinations || !t->destweights)
+    return -1;
+  return MANA_LH_CALL_NOPARK(MPI_Dist_graph_neighbors, real, t->indegree, t->sources,
+                             t->weighted ? t->sourceweights : svc->unweighted, t->outdegree,
+                             t->destinations, t->weighted ? t->destweights : svc->unweighted) ==
+                 MPI_SUCCESS
+             ? 0
+             : -1;
+}
+
+static int record_topology(struct comm_topo *t, MPI_Comm real)
+{
+  if (MANA_LH_CALL_NOPARK(MPI_Topo_test, real, &t->kind) != MPI_SUCCESS)
+    return -1;
+  if (t->kind == MPI_CART)
+    return record_cart(t, real);
+  if (t->kind == MPI_GRAPH)
+    return record_graph(t, real);
+  if (t->kind == MPI_DIST_GRAPH)
+    return record_dist_graph(t, real);
+  return 0;
+}
+
+/* The handler MPI gave the new communicator (inherited, or named by the constructor). */
+static int record_errhandler(struct comm_rec *r, MPI_Comm real)
+{
+  MPI_Errhandler eh;
+  if (MANA_LH_CALL_NOPARK(MPI_Comm_get_errhandler, real, &eh) != MPI_SUCCESS)
+    return -1;
+  mana_eh_ref_of_real(eh, &r->errhandler);
+  if (mana_real_is_created((uint32_t)eh))
+    MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &eh);
+  return r->errhandler.index < 0 && r->errhandler.predefined == MPI_ERRHANDLER_NULL ? -1 : 0;
+}
+
+void mana_comm_created(MPI_Comm v, MPI_Comm parent)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
+  struct comm_rec *r = s ? calloc(1, sizeof(*r)) : NULL;
+  if (!r)
+    return;
+  MPI_Comm real = (MPI_Comm)s->real;
+  r->topo.kind = MPI_UNDEFINED;
+  if (record_members(r, real) != 0 || (!r->inter && record_topology(&r->topo, real) != 0) ||
+      record_errhandler(r, real) != 0)
+    r->incomplete = 1;
+  const struct comm_rec *p = rec_of(parent);
+  if (p && p->attrs)
+    mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, (uint64_t)real);
+  s->meta = r;
+}
+
+/* The members of MPI_COMM_WORLD and MPI_COMM_SELF, for communicators recorded from them. */
+static int predefined_members(void)
+{
+  if (world_rec.ranks)
+    return 0;
+  int size = 0, rank = 0;
+  if (MANA_LH_CALL_NOPARK(MPI_Comm_size, MPI_COMM_WORLD, &size) != MPI_SUCCESS ||
+      MANA_LH_CALL_NOPARK(MPI_Comm_rank, MPI_COMM_WORLD, &rank) != MPI_SUCCESS)
+    return -1;
+  int *world = alloc_ints(size), *self = alloc_ints(1);
+  if (!world || !self) {
+    free(world);
+    free(self);
+    return -1;
+  }
+  for (int i = 0; i < size; i++)
+    world[i] = i;
+  self[0] = rank;
+  world_rec.size = size;
+  world_rec.ranks = world;
+  world_rec.ggid = cc_group_id(world, (size_t)size);
+  self_rec.size = 1;
+  self_rec.ranks = self;
+  self_rec.ggid = cc_group_id(self, 1);
+  world_rec.topo.kind = self_rec.topo.kind = MPI_UNDEFINED;
+  return 0;
+}
+
+static int *copy_ints(const int *from, int n)
+{
+  int *to = alloc_ints(n);
+  if (to && n > 0)
+    memcpy(to, from, (size_t)n * sizeof(int));
+  return to;
+}
+
+/* A duplicate has its parent's members and topology. */
+static int copy_shape(struct comm_rec *r, const struct comm_rec *p)
+{
+  const struct comm_topo *pt = &p->topo;
+  struct comm_topo *t = &r->topo;
+  r->size = p->size;
+  r->remote_size = p->remote_size;
+  r->inter = p->inter;
+  r->foreign = p->foreign;
+  r->ggid = p->ggid;
+  *t = *pt;
+  r->ranks = copy_ints(p->ranks, p->size);
+  r->remote_ranks = p->inter ? copy_ints(p->remote_ranks, p->remote_size) : NULL;
+  t->dims = copy_ints(pt->dims, pt->ndims);
+  t->periods = copy_ints(pt->periods, pt->ndims);
+  t->index = copy_ints(pt->index, pt->nnodes);
+  t->edges = copy_ints(pt->edges, pt->nedges);
+  t->sources = copy_ints(pt->sources, pt->indegree);
+  t->sourceweights = copy_ints(pt->sourceweights, pt->indegree);
+  t->destinations = copy_ints(pt->destinations, pt->outdegree);
+  t->destweights = copy_ints(pt->destweights, pt->outdegree);
+  if (!r->ranks || (p->inter && !r->remote_ranks) || !t->dims || !t->periods || !t->index ||
+      !t->edges || !t->sources || !t->sourceweights || !t->destinations || !t->destweights)
+    return -1;
+  r->index = mana_comm_next_index(&made_per_group, r->ggid);
+  return r->index == UINT64_MAX ? -1 : 0;
+}
+
+/* Until its request completes, MPI has not finished the new communicator, and asking for its
+ * group would cache an unfinished one inside MPI: it is recorded from its parent (the same
+ * members, topology and error handler; the attributes its copy callbacks made). */
+void mana_comm_created_pending(MPI_Comm v, MPI_Comm parent)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
+  struct comm_rec *r = s ? calloc(1, sizeof(*r)) : NULL;
+  if (!r)
+    return;
+  const struct comm_rec *p = rec_of(parent);
+  if (!p || p->incomplete || predefined_members() != 0 || copy_shape(r, p) != 0)
+    r->incomplete = 1;
+  if (p) {
+    r->errhandler = p->errhandler;
+    if (p->attrs)
+      mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, s->real);
+  }
+  s->meta = r;
+}
+
+/* ---- keeping records up to date ---- */
+
+void mana_after_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+  struct comm_rec *r = rec_of(comm);
+  if (!r)
+    return;
+  free(r->name);
+  r->name = strdup(comm_name);
+}
+
+/* Hints accumulate: keys set earlier and not named again keep their values. */
+static void record_info(MPI_Comm comm, MPI_Info info)
+{
+  struct comm_rec *r = rec_of(comm);
+  struct mana_kvlist now = {0, 0, NULL};
+  if (!r || mana_info_snapshot(info, &now) != 0) {
+    if (r)
+      r->incomplete = 1;
+    mana_kvlist_free(&now);
+    return;
+  }
+  r->has_info = 1;
+  for (int i = 0; i < now.n; i++)
+    if (mana_kvlist_set(&r->info, now.kv[i].key, now.kv[i].value) != 0)
+      r->incomplete = 1;
+  mana_kvlist_free(&now);
+}
+
+void mana_after_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+  record_info(comm, info);
+}
+
+void mana_after_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+  (void)comm;
+  record_info(*newcomm, info);
+}
+
+void mana_after_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                    MPI_Request *request)
+{
+  (void)comm;
+  (void)request;
+  record_info(*newcomm, info);
+}
+
+void mana_comm_attr_set(MPI_Comm v, int virt_keyval, void *value, int attr_type)
+{
+  struct comm_rec *r = rec_of(v);
+  if (r)
+    mana_attr_set(&r->attrs, virt_keyval, value, attr_type);
+}
+
+void mana_after_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+  mana_comm_attr_set(comm, comm_keyval, attribute_val, 0);
+}
+
+void mana_after_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+  mana_comm_attr_set(comm, keyval, attribute_val, 0);
+}
+
+void mana_after_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+  struct comm_rec *r = rec_of(comm);
+  if (r)
+    mana_attr_delete(&r->attrs, comm_keyval);
+}
+
+void mana_after_Attr_delete(MPI_Comm comm, int keyval)
+{
+  mana_after_Comm_delete_attr(comm, keyval);
+}
+
+void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler)
+{
+  struct comm_rec *r = rec_of(v);
+  if (r)
+    mana_eh_ref_of_virtual(errhandler, &r->errhandler);
+}
+
+uint64_t mana_comm_ggid(MPI_Comm v)
+{
+  struct comm_rec *r = rec_of(v);
+  if ((r == &world_rec || r == &self_rec) && predefined_members() != 0)
+    return 0;
+  return r ? r->ggid : 0;
+}
+
+static void free_rec(struct comm_rec *r)
+{
+  struct comm_topo *t = &r->topo;
+  free(r->ranks);
+  free(r->remote_ranks);
+  free(t->dims);
+  free(t->periods);
+  free(t->index);
+  free(t->edges);
+  free(t->sources);
+  free(t->sourceweights);
+  free(t->destinations);
+  free(t->destweights);
+  free(r->name);
+  mana_kvlist_free(&r->info);
+  mana_attr_free(&r->attrs);
+  free(r);
+}
+
+static void release(struct mana_slot *s)
+{
+  free_rec(s->meta);
+}
+
+/* ---- restart ---- */
+
+static int check(char *reason, size_t len)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_COMM];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct comm_rec *r = s->meta;
+    uint32_t v = mana_handle_make(MANA_KIND_COMM, i);
+    if (!(s->flags & MANA_SLOT_USED))
+      continue;
+    if (!r || r->incomplete) {
+      mana_reason(reason, len, "no complete record of", "communicator", v);
+      return 0;
+    }
+    if (r->inter) {
+      mana_reason(reason, len, "mana cannot rebuild intercommunicators yet:", "communicator", v);
+      return 0;
+    }
+    if (r->foreign) {
+      mana_reason(reason, len, "processes outside MPI_COMM_WORLD are members of",
+                  "communicator", v);
+      return 0;
+    }
+  }
+  if (world_rec.incomplete || self_rec.incomplete) {
+    mana_reason(reason, len, "no complete record of the hints of", "MPI_COMM_WORLD or SELF", 0);
+    return 0;
+  }
+  return 1;
+}
+
+static void discard_predefined(MPI_Comm comm, struct comm_rec *r, const char *default_name)
+{
+  mana_attr_remove_all(r->attrs, MANA_KIND_COMM, (uint64_t)comm);
+  if (r->name)
+    MANA_LH_CALL_NOPARK(MPI_Comm_set_name, comm, default_name);
+}
+
+static int discard(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_COMM];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    MPI_Comm real = (MPI_Comm)s->real;
+    if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real))
+      MANA_LH_CALL_NOPARK(MPI_Comm_free, &real);
+  }
+  discard_predefined(MPI_COMM_WORLD, &world_rec, "MPI_COMM_WORLD");
+  discard_predefined(MPI_COMM_SELF, &self_rec, "MPI_COMM_SELF");
+  return MPI_SUCCESS;
+}
+
+/* The topology, made again from the plain communicator without reordering, replaces it. */
+static int rebuild_topology(const struct comm_topo *t, MPI_Comm *c)
+{
+  const struct mana_lh_services *svc = &MANA_BOUNDARY->lh->svc;
+  MPI_Comm out = MPI_COMM_NULL;
+  int rc;
+  if (t->kind == MPI_CART)
+    rc = MANA_LH_CALL_NOPARK(MPI_Cart_create, *c, t->ndims, t->dims, t->periods, 0, &out);
+  else if (t->kind == MPI_GRAPH)
+    rc = MANA_LH_CALL_NOPARK(MPI_Graph_create, *c, t->nnodes, t->index, t->edges, 0, &out);
+  else if (t->kind == MPI_DIST_GRAPH)
+    rc = MANA_LH_CALL_NOPARK(
+        MPI_Dist_graph_create_adjacent, *c, t->indegree, t->sources,
+        !t->weighted ? svc->unweighted : t->indegree ? t->sourceweights : svc->weights_empty,
+        t->outdegree, t->destinations,
+        !t->weighted ? svc->unweighted : t->outdegree ? t->destweights : svc->weights_empty,
+        MPI_INFO_NULL, 0, &out);
+  else
+    return MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) {
+    MANA_LH_CALL_NOPARK(MPI_Comm_free, c);
+    *c = out;
+  }
+  return rc;
+}
+
+/* Name, error handler, hints and attributes: on rebuilt and predefined communicators alike. */
+static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
+{
+  int rc = MPI_SUCCESS;
+  if (r->name && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_name, c, r->name)) != MPI_SUCCESS)
+    return mana_rebuild_error("communicator", v, "MPI_Comm_set_name", rc);
+  MPI_Errhandler eh = mana_eh_ref_real(&r->errhandler);
+  if ((rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c, eh)) != MPI_SUCCESS)
+    return mana_rebuild_error("communicator", v, "MPI_Comm_set_errhandler", rc);
+  if (r->has_info) {
+    MPI_Info info = MPI_INFO_NULL;
+    rc = mana_kvlist_to_real(&r->info, &info);
+    if (rc == MPI_SUCCESS)
+      rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_info, c, info);
+    if (info != MPI_INFO_NULL)
+      MANA_LH_CALL_NOPARK(MPI_Info_free, &info);
+    if (rc != MPI_SUCCESS)
+      return mana_rebuild_error("communicator", v, "MPI_Comm_set_info", rc);
+  }
+  return mana_attr_replay(r->attrs, MANA_KIND_COMM, (uint64_t)c, "communicator", v);
+}
+
+static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+{
+  MPI_Group g, world = mana_world_group();
+  int rc = MANA_LH_CALL_NOPARK(MPI_Group_incl, world, r->size, r->ranks, &g);
+  if (rc != MPI_SUCCESS)
+    return mana_rebuild_error("communicator", v, "MPI_Group_incl", rc);
+  /* Every member rebuilds this communicator as its (ggid, index)-th: the tag only has to
+   * be the same on all of them. */
+  int tag = (int)(r->index & 0x7fff);
+  rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, tag, out);
+  MANA_LH_CALL_NOPARK(MPI_Group_free, &g);
+  if (rc != MPI_SUCCESS)
+    return mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+  if ((rc = rebuild_topology(&r->topo, out)) != MPI_SUCCESS)
+    return mana_rebuild_error("communicator", v, "the topology constructor", rc);
+  return rebuild_properties(r, *out, v);
+}
+
+/* Every member of a communicator must rebuild it, or the others wait for it forever.  Members
+ * that disagree (a communicator freed by some members before the checkpoint and not yet by
+ * the others) are found with one reduction over MPI_COMM_WORLD, and the rebuild stops with a
+ * message instead of hanging: each member adds a hash of (ggid, index, its rank in the
+ * communicator), and the member of rank 0 also adds what all the members should add. */
+static int members_agree(const struct mana_comm_key *keys, size_t n)
+{
+  int me = 0;
+  uint64_t sums[2] = {0, 0};
+  MANA_LH_CALL_NOPARK(MPI_Comm_rank, MPI_COMM_WORLD, &me);
+  for (size_t k = 0; k < n; k++) {
+    const struct comm_rec *r = mana_slot_at(&mana_tables[MANA_KIND_COMM], keys[k].slot)->meta;
+    uint64_t id = cc_id_mix(r->ggid, r->index);
+    for (int p = 0; p < r->size; p++)
+      if (r->ranks[p] == me)
+        sums[0] += cc_id_mix(id, (uint64_t)p);
+    if (r->size > 0 && r->ranks[0] == me)
+      for (int p = 0; p < r->size; p++)
+        sums[1] += cc_id_mix(id, (uint64_t)p);
+  }
+  int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
+                               MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return mana_rebuild_error("communicators", 0, "MPI_Allreduce (agreement)", rc);
+  if (sums[0] == sums[1])
+    return MPI_SUCCESS;
+  fprintf(stderr, "mana: rebuilding MPI objects: the ranks do not hold the same communicators "
+                  "(one was freed by some of its members only); they cannot be rebuilt\n");
+  return MPI_ERR_COMM;
+}
+
+static int rebuild(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_COMM];
+  struct mana_comm_key *keys = calloc(t->in_use ? t->in_use : 1, sizeof(*keys));
+  size_t n = 0;
+  if (!keys)
+    return mana_rebuild_error("communicators", 0, "allocating their list", MPI_ERR_NO_MEM);
+  for (uint32_t i = 0; i < t->capacity && n < t->in_use; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct comm_rec *r = s->meta;
+    if ((s->flags & MANA_SLOT_USED) && r)
+      keys[n++] = (struct mana_comm_key){r->ggid, r->index, i};
+  }
+  mana_comm_sort(keys, n);
+  int rc = members_agree(keys, n);
+  for (size_t k = 0; k < n && rc == MPI_SUCCESS; k++) {
+    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
+    MPI_Comm c = MPI_COMM_NULL;
+    rc = rebuild_one(s->meta, mana_handle_make(MANA_KIND_COMM, keys[k].slot), &c);
+    if (rc == MPI_SUCCESS)
+      s->real = (uint32_t)c;
+  }
+  free(keys);
+  if (rc == MPI_SUCCESS)
+    rc = rebuild_properties(&self_rec, MPI_COMM_SELF, (uint32_t)MPI_COMM_SELF);
+  if (rc == MPI_SUCCESS) /* last: until now the rebuild wanted MPI_COMM_WORLD's errors back */
+    rc = rebuild_properties(&world_rec, MPI_COMM_WORLD, (uint32_t)MPI_COMM_WORLD);
+  return rc;
+}
+
+const struct mana_kind_ops mana_comm_ops = {
+    .name = "communicator",
+    .kind = MANA_KIND_COMM,
+    .release = release,
+    .check = check,
+    .discard = discard,
+    .rebuild = rebuild,
+};

@@ -1,0 +1,46 @@
+/* Kinds of MPI objects mana does not rebuild at restart yet: MPI files, windows, matched
+ * messages (MPI_Mprobe) and sessions.  The application may use them freely; a checkpoint is
+ * refused, with the object named, while one exists. */
+#include "records.h"
+
+static int refuse_live(enum mana_kind kind, const char *what, char *reason, size_t len)
+{
+  struct mana_table *t = &mana_tables[kind];
+  if (t->in_use == 0)
+    return 1;
+  for (uint32_t i = 0; i < t->capacity; i++)
+    if (mana_slot_at(t, i)->flags & MANA_SLOT_USED) {
+      mana_reason(reason, len, "mana cannot rebuild yet:", what, mana_handle_make(kind, i));
+      return 0;
+    }
+  return 1;
+}
+
+static int check_file(char *reason, size_t len)
+{
+  return refuse_live(MANA_KIND_FILE, "open MPI file", reason, len);
+}
+
+static int check_win(char *reason, size_t len)
+{
+  return refuse_live(MANA_KIND_WIN, "window", reason, len);
+}
+
+static int check_message(char *reason, size_t len)
+{
+  return refuse_live(MANA_KIND_MESSAGE, "matched message", reason, len);
+}
+
+static int check_session(char *reason, size_t len)
+{
+  return refuse_live(MANA_KIND_SESSION, "session", reason, len);
+}
+
+const struct mana_kind_ops mana_file_ops = {.name = "file", .kind = MANA_KIND_FILE,
+                                            .check = check_file};
+const struct mana_kind_ops mana_win_ops = {.name = "window", .kind = MANA_KIND_WIN,
+                                           .check = check_win};
+const struct mana_kind_ops mana_message_ops = {.name = "message", .kind = MANA_KIND_MESSAGE,
+                                               .check = check_message};
+const struct mana_kind_ops mana_session_ops = {.name = "session", .kind = MANA_KIND_SESSION,
+                                               .check = check_session};
