@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mana/fs_switch.h"
+#include "mana/raw_syscall.h"
 #include "mana/park.h"
 
 /* Round bookkeeping, deliberately outside the window (see mana/park.h). */
@@ -33,30 +34,19 @@ static volatile uint32_t release_word; /* futex: changes when parked threads may
 static volatile uint32_t parked;       /* threads parked in this round */
 static volatile uint32_t not_upper;    /* signalled threads that are the lower half's own */
 
-static long raw4(long nr, long a, long b, long c, long d)
-{
-  long ret;
-  register long r10 __asm__("r10") = d;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-
 static void futex_wait(volatile uint32_t *word, uint32_t expected)
 {
-  raw4(SYS_futex, (long)word, FUTEX_WAIT, expected, 0);
+  mana_raw_syscall4(SYS_futex, (long)word, FUTEX_WAIT, expected, 0);
 }
 
 static void futex_wake_all(volatile uint32_t *word)
 {
-  raw4(SYS_futex, (long)word, FUTEX_WAKE, 0x7fffffff, 0);
+  mana_raw_syscall4(SYS_futex, (long)word, FUTEX_WAKE, 0x7fffffff, 0);
 }
 
 static uint32_t raw_gettid(void)
 {
-  return (uint32_t)raw4(SYS_gettid, 0, 0, 0, 0);
+  return (uint32_t)mana_raw_syscall4(SYS_gettid, 0, 0, 0, 0);
 }
 
 static int in_window(uint64_t addr)
@@ -102,7 +92,7 @@ void mana_park_self(int in_signal_handler_arg)
   r->in_signal_handler = (uint32_t)in_signal_handler;
   r->is_main = tid == area->main_tid_at_start;
   if (!in_signal_handler)
-    raw4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&r->sigmask, 8);
+    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&r->sigmask, 8);
   if (mana_context_save(&r->ctx) == 0) {
     r->state = MANA_THREAD_PARKED;
     __atomic_add_fetch(&parked, 1, __ATOMIC_RELEASE);
@@ -116,7 +106,7 @@ void mana_park_self(int in_signal_handler_arg)
   r->tid = raw_gettid();
   r->state = MANA_THREAD_RUNNING;
   if (!in_signal_handler)
-    raw4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
+    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
   if (b->restart_resume)
     b->restart_resume((void *)r);
 }
@@ -235,7 +225,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
       return -1;
     }
     struct timespec ts = {0, 1000000};
-    raw4(SYS_futex, (long)&parked, FUTEX_WAIT, parked, (long)&ts);
+    mana_raw_syscall4(SYS_futex, (long)&parked, FUTEX_WAIT, parked, (long)&ts);
   }
 }
 

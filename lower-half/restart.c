@@ -28,6 +28,7 @@
 #include "context.h"
 #include "image.h"
 #include "mana/boundary.h"
+#include "mana/raw_syscall.h"
 #include "mana/fs_switch.h"
 #include "mana/image_blobs.h"
 #include "mana/park.h"
@@ -40,17 +41,6 @@
 
 /* Released once the main thread has run the stub's restart hook. */
 static volatile uint32_t restart_done;
-
-static long raw4(long nr, long a, long b, long c, long d)
-{
-  long ret;
-  register long r10 __asm__("r10") = d;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
 
 /* Runs on each resumed thread, inside mana_park_self, on the upper half's thread pointer: no
  * TLS, raw system calls only. */
@@ -65,11 +55,11 @@ static void resume_thread(void *record)
     if (MANA_BOUNDARY->stub_restart_hook)
       MANA_BOUNDARY->stub_restart_hook();
     __atomic_store_n(&restart_done, 1, __ATOMIC_RELEASE);
-    raw4(SYS_futex, (long)&restart_done, FUTEX_WAKE, 0x7fffffff, 0);
+    mana_raw_syscall4(SYS_futex, (long)&restart_done, FUTEX_WAKE, 0x7fffffff, 0);
     return;
   }
   while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE))
-    raw4(SYS_futex, (long)&restart_done, FUTEX_WAIT, 0, 0);
+    mana_raw_syscall4(SYS_futex, (long)&restart_done, FUTEX_WAIT, 0, 0);
 }
 
 /* clone() straight into a saved context: the child starts on `stack` and resumes `ctx`. */

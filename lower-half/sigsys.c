@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/raw_syscall.h"
 #include "park.h"
 #include "window.h"
 
@@ -33,22 +34,9 @@ struct mana_trap_stats mana_trap_stats;
 
 /* ---- raw syscalls (no errno, no TLS) ---- */
 
-static long raw6(long nr, long a, long b, long c, long d, long e, long f)
-{
-  long ret;
-  register long r10 __asm__("r10") = d;
-  register long r8 __asm__("r8") = e;
-  register long r9 __asm__("r9") = f;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-
 static long raw_mmap(uint64_t addr, uint64_t len, long prot, long flags, long fd, long off)
 {
-  return raw6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
+  return mana_raw_syscall6(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off);
 }
 
 /* Puts a PROT_NONE reservation over [addr, addr+len) in one step (MAP_FIXED replaces whatever is
@@ -96,7 +84,7 @@ static long serve_munmap(uint64_t addr, uint64_t len)
   if ((addr & 4095) || len == 0)
     return -EINVAL;
   if (!mana_window_contains(w, addr, page_up(len)))
-    return raw6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
+    return mana_raw_syscall6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0);
   int r = reserve(addr, page_up(len));
   if (r < 0)
     return r;
@@ -110,7 +98,7 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
   old_len = page_up(old_len);
   new_len = page_up(new_len);
   if (new_len <= old_len) { /* shrinking never moves: do it in place and keep the tail reserved */
-    long r = raw6(SYS_mremap, (long)old, (long)old_len, (long)new_len, 0, 0, 0);
+    long r = mana_raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len, 0, 0, 0);
     if (r >= 0 && new_len < old_len && mana_window_contains(w, old + new_len, old_len - new_len)) {
       reserve(old + new_len, old_len - new_len);
       mana_window_free(w, old + new_len, old_len - new_len);
@@ -122,7 +110,7 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
     mana_trap_stats.failures++;
     return -ENOMEM;
   }
-  long r = raw6(SYS_mremap, (long)old, (long)old_len, (long)new_len,
+  long r = mana_raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len,
                 flags | MREMAP_MAYMOVE | MREMAP_FIXED, (long)dest, 0);
   if (r < 0) {
     mana_window_free(w, dest, new_len);
