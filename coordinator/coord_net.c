@@ -1,5 +1,6 @@
 /* coord_net: host:port syntax, connect with a time limit, listen (see coord_net.h). */
 #include "coord_net.h"
+#include "coord_proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,19 +15,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 long long coord_now_ms(void)
 {
@@ -70,21 +58,21 @@ int coord_hostport_split(const char *hostport, char host[COORD_HOST_MAX],
 	size_t hlen;
 
 	if (!colon)
-		return fail(err, errlen, "'%s' is not HOST:PORT", hostport);
+		return coord_fail(err, errlen, "'%s' is not HOST:PORT", hostport);
 	hlen = (size_t)(colon - hostport);
 	if (hostport[0] == '[') {
 		if (hlen < 3 || hostport[hlen - 1] != ']')
-			return fail(err, errlen, "'%s' is not [IPv6-ADDRESS]:PORT", hostport);
+			return coord_fail(err, errlen, "'%s' is not [IPv6-ADDRESS]:PORT", hostport);
 		hbegin++;
 		hlen -= 2;
 	} else if (memchr(hostport, ':', hlen)) {
-		return fail(err, errlen, "'%s': write an IPv6 address in brackets, "
+		return coord_fail(err, errlen, "'%s': write an IPv6 address in brackets, "
 			    "e.g. [::1]:7779", hostport);
 	}
 	if (hlen == 0 || hlen >= COORD_HOST_MAX)
-		return fail(err, errlen, "'%s' has no usable host part", hostport);
+		return coord_fail(err, errlen, "'%s' has no usable host part", hostport);
 	if (!valid_port(colon + 1))
-		return fail(err, errlen, "'%s': the port must be a number from 1 to 65535",
+		return coord_fail(err, errlen, "'%s': the port must be a number from 1 to 65535",
 			    hostport);
 	memcpy(host, hbegin, hlen);
 	host[hlen] = '\0';
@@ -163,7 +151,7 @@ int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
 
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0)
-		return fail(err, errlen, "cannot resolve coordinator host '%s': %s", host,
+		return coord_fail(err, errlen, "cannot resolve coordinator host '%s': %s", host,
 			    gai_strerror(rc));
 	for (ai = res; ai && fd < 0; ai = ai->ai_next)
 		fd = try_address(ai, deadline, &last);
@@ -172,7 +160,7 @@ int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
 		char where[COORD_HOSTPORT_MAX];
 
 		coord_hostport_join(where, sizeof(where), host, (unsigned)atoi(port));
-		return fail(err, errlen, "cannot connect to the coordinator at %s: %s", where,
+		return coord_fail(err, errlen, "cannot connect to the coordinator at %s: %s", where,
 			    strerror(last));
 	}
 	return fd;
@@ -225,13 +213,13 @@ int coord_listen(const char *host, const char *port, unsigned *bound_port, char 
 		hints.ai_family = AF_INET;
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0)
-		return fail(err, errlen, "cannot resolve listen address '%s': %s",
+		return coord_fail(err, errlen, "cannot resolve listen address '%s': %s",
 			    host ? host : "*", gai_strerror(rc));
 	for (ai = res; ai && fd < 0; ai = ai->ai_next)
 		fd = bind_address(ai, &last);
 	freeaddrinfo(res);
 	if (fd < 0)
-		return fail(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*",
+		return coord_fail(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*",
 			    port, strerror(last));
 	*bound_port = local_port(fd);
 	return fd;

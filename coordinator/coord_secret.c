@@ -1,5 +1,6 @@
 /* coord_secret: create, load and compare the job secret (see coord_secret.h). */
 #include "coord_secret.h"
+#include "coord_proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,19 +10,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static bool is_lower_hex(char c)
 {
@@ -35,15 +23,15 @@ static int check_file(int fd, const char *path, char *err, size_t errlen)
 	struct stat st;
 
 	if (fstat(fd, &st) != 0)
-		return fail(err, errlen, "cannot stat secret file %s: %s", path,
+		return coord_fail(err, errlen, "cannot stat secret file %s: %s", path,
 			    strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return fail(err, errlen, "secret file %s is not a regular file", path);
+		return coord_fail(err, errlen, "secret file %s is not a regular file", path);
 	if (st.st_uid != geteuid())
-		return fail(err, errlen, "secret file %s belongs to uid %u, not to this user",
+		return coord_fail(err, errlen, "secret file %s belongs to uid %u, not to this user",
 			    path, (unsigned)st.st_uid);
 	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return fail(err, errlen, "refusing secret file %s: its mode %03o lets group or "
+		return coord_fail(err, errlen, "refusing secret file %s: its mode %03o lets group or "
 			    "others read it (chmod 600 %s)", path,
 			    (unsigned)(st.st_mode & 0777), path);
 	return 0;
@@ -61,7 +49,7 @@ static int read_secret(int fd, const char *path, char out[COORD_SECRET_HEX + 1],
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return fail(err, errlen, "cannot read secret file %s: %s", path,
+			return coord_fail(err, errlen, "cannot read secret file %s: %s", path,
 				    strerror(errno));
 		if (n == 0)
 			break;
@@ -71,11 +59,11 @@ static int read_secret(int fd, const char *path, char out[COORD_SECRET_HEX + 1],
 	if (got == COORD_SECRET_HEX + 1 && buf[COORD_SECRET_HEX] == '\n')
 		got--;
 	if (got != COORD_SECRET_HEX)
-		return fail(err, errlen, "secret file %s does not hold %d hex digits", path,
+		return coord_fail(err, errlen, "secret file %s does not hold %d hex digits", path,
 			    COORD_SECRET_HEX);
 	for (size_t i = 0; i < COORD_SECRET_HEX; i++)
 		if (!is_lower_hex(buf[i]))
-			return fail(err, errlen, "secret file %s does not hold %d hex digits",
+			return coord_fail(err, errlen, "secret file %s does not hold %d hex digits",
 				    path, COORD_SECRET_HEX);
 	memcpy(out, buf, COORD_SECRET_HEX);
 	out[COORD_SECRET_HEX] = '\0';
@@ -89,7 +77,7 @@ int coord_secret_load(const char *path, char out[COORD_SECRET_HEX + 1], char *er
 	int rc;
 
 	if (fd < 0)
-		return fail(err, errlen, "cannot open secret file %s: %s", path,
+		return coord_fail(err, errlen, "cannot open secret file %s: %s", path,
 			    strerror(errno));
 	rc = check_file(fd, path, err, errlen);
 	if (rc == 0)
@@ -108,7 +96,7 @@ static int random_bytes(unsigned char *buf, size_t len, char *err, size_t errlen
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return fail(err, errlen, "getrandom failed: %s", strerror(errno));
+			return coord_fail(err, errlen, "getrandom failed: %s", strerror(errno));
 		got += (size_t)n;
 	}
 	return 0;
@@ -147,12 +135,12 @@ int coord_secret_create(const char *path, char out[COORD_SECRET_HEX + 1], char *
 
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return fail(err, errlen, "cannot create secret file %s: %s", path,
+		return coord_fail(err, errlen, "cannot create secret file %s: %s", path,
 			    strerror(errno));
 	/* umask cannot widen 0600, but a restrictive one could narrow it to unreadable */
 	if (fchmod(fd, 0600) != 0 || write_all(fd, text, sizeof(text)) != 0 ||
 	    fsync(fd) != 0) {
-		fail(err, errlen, "cannot write secret file %s: %s", path, strerror(errno));
+		coord_fail(err, errlen, "cannot write secret file %s: %s", path, strerror(errno));
 		close(fd);
 		unlink(path);
 		return -1;

@@ -23,19 +23,6 @@
 
 #define ABORTED_PREFIX ".aborted-"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ------------------------------------------------------------------------------------- */
 /* Durable files                                                                         */
 /* ------------------------------------------------------------------------------------- */
@@ -87,25 +74,25 @@ int store_write_atomic(const char *path, const char *data, size_t len, mode_t mo
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
-		return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		return coord_fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
 	if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-		fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		coord_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
 		close(fd);
 		unlink(tmp);
 		return -1;
 	}
 	if (close(fd) != 0) {
-		fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		coord_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
 	if (rename(tmp, path) != 0) {
-		fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		coord_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
 	if (sync_parent(path) != 0)
-		return fail(err, errlen, "cannot sync the directory of %s: %s", path,
+		return coord_fail(err, errlen, "cannot sync the directory of %s: %s", path,
 			    strerror(errno));
 	return 0;
 }
@@ -120,20 +107,20 @@ int store_mkdirs(const char *path, mode_t mode, char *err, size_t errlen)
 	struct stat st;
 
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return fail(err, errlen, "path too long: %s", path);
+		return coord_fail(err, errlen, "path too long: %s", path);
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
 		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return fail(err, errlen, "cannot create directory %s: %s", buf,
+			return coord_fail(err, errlen, "cannot create directory %s: %s", buf,
 				    strerror(errno));
 		*p = '/';
 	}
 	if (mkdir(buf, mode) != 0 && errno != EEXIST)
-		return fail(err, errlen, "cannot create directory %s: %s", buf, strerror(errno));
+		return coord_fail(err, errlen, "cannot create directory %s: %s", buf, strerror(errno));
 	if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-		return fail(err, errlen, "%s is not a directory", buf);
+		return coord_fail(err, errlen, "%s is not a directory", buf);
 	return 0;
 }
 
@@ -148,13 +135,13 @@ static int make_meta_dir(struct coord_store *s, char *err, size_t errlen)
 	struct stat st;
 
 	if (mkdir(s->meta, 0700) != 0 && errno != EEXIST)
-		return fail(err, errlen, "cannot create %s: %s", s->meta, strerror(errno));
+		return coord_fail(err, errlen, "cannot create %s: %s", s->meta, strerror(errno));
 	if (lstat(s->meta, &st) != 0 || !S_ISDIR(st.st_mode))
-		return fail(err, errlen, "%s is not a directory", s->meta);
+		return coord_fail(err, errlen, "%s is not a directory", s->meta);
 	if (st.st_uid != geteuid())
-		return fail(err, errlen, "%s belongs to another user", s->meta);
+		return coord_fail(err, errlen, "%s belongs to another user", s->meta);
 	if ((st.st_mode & 077) && chmod(s->meta, 0700) != 0)
-		return fail(err, errlen, "cannot make %s private: %s", s->meta, strerror(errno));
+		return coord_fail(err, errlen, "cannot make %s private: %s", s->meta, strerror(errno));
 	return 0;
 }
 
@@ -176,12 +163,12 @@ static int take_lock(struct coord_store *s, int wait_ms, char *err, size_t errle
 	store_meta_path(s, STORE_LOCK_FILE, path, sizeof(path));
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lock_fd < 0)
-		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
 	/* A coordinator that is exiting releases the lock within moments. */
 	while (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno != EWOULDBLOCK || coord_now_ms() >= deadline) {
 			lock_holder(s->lock_fd, holder, sizeof(holder));
-			fail(err, errlen, "checkpoint directory %s is in use by another "
+			coord_fail(err, errlen, "checkpoint directory %s is in use by another "
 			     "coordinator (pid %s)", s->dir, holder);
 			close(s->lock_fd);
 			s->lock_fd = -1;
@@ -210,11 +197,11 @@ int store_open(struct coord_store *s, const char *dir, int lock_wait_ms, char *e
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = -1;
 	if (dir[0] != '/')
-		return fail(err, errlen, "checkpoint directory must be absolute: %s", dir);
+		return coord_fail(err, errlen, "checkpoint directory must be absolute: %s", dir);
 	if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >= (int)sizeof(s->dir) ||
 	    snprintf(s->meta, sizeof(s->meta), "%s/" STORE_META_DIR, dir) >=
 		    (int)sizeof(s->meta))
-		return fail(err, errlen, "checkpoint directory path too long: %s", dir);
+		return coord_fail(err, errlen, "checkpoint directory path too long: %s", dir);
 	if (store_mkdirs(s->dir, 0700, err, errlen) || make_meta_dir(s, err, errlen))
 		return -1;
 	return take_lock(s, lock_wait_ms, err, errlen);
@@ -248,15 +235,15 @@ int store_latest(const struct coord_store *s, uint64_t *gen, char *err, size_t e
 	if (fd < 0 && errno == ENOENT)
 		return 0;
 	if (fd < 0)
-		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n < 0)
-		return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	if (!coord_parse_u64(buf, gen))
-		return fail(err, errlen, "%s does not hold a generation number", path);
+		return coord_fail(err, errlen, "%s does not hold a generation number", path);
 	return 0;
 }
 
@@ -346,7 +333,7 @@ int store_gen_create(const struct coord_store *s, uint64_t gen, char *err, size_
 
 	store_gen_path(s, gen, path, sizeof(path));
 	if (mkdir(path, 0700) != 0)
-		return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -360,12 +347,12 @@ int store_gen_remove(const struct coord_store *s, uint64_t gen, char *err, size_
 	if (rename(path, away) != 0) {
 		if (errno == ENOENT)
 			return 0;
-		return fail(err, errlen, "cannot move %s away: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "cannot move %s away: %s", path, strerror(errno));
 	}
 	/* A rank that opened a file just before the rename may still create it: whatever
 	 * is left is removed at the next start. */
 	if (remove_tree(away) != 0)
-		return fail(err, errlen, "cannot remove %s: %s", away, strerror(errno));
+		return coord_fail(err, errlen, "cannot remove %s: %s", away, strerror(errno));
 	return 0;
 }
 
@@ -382,17 +369,17 @@ int store_check_image(const struct coord_store *s, uint64_t gen, const char *fil
 	/* open, not stat: on NFS, open revalidates what another node wrote */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return fail(err, errlen, "image %s: %s", path, strerror(errno));
+		return coord_fail(err, errlen, "image %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0) {
-		fail(err, errlen, "image %s: %s", path, strerror(errno));
+		coord_fail(err, errlen, "image %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	close(fd);
 	if (!S_ISREG(st.st_mode))
-		return fail(err, errlen, "image %s is not a regular file", path);
+		return coord_fail(err, errlen, "image %s is not a regular file", path);
 	if ((uint64_t)st.st_size != bytes)
-		return fail(err, errlen, "image %s has %lld bytes, the rank reported %" PRIu64,
+		return coord_fail(err, errlen, "image %s has %lld bytes, the rank reported %" PRIu64,
 			    path, (long long)st.st_size, bytes);
 	return 0;
 }

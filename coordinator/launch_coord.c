@@ -1,6 +1,7 @@
 /* launch_coord: find or start the job's coordinator for mana_launch (see launch_coord.h). */
 #define _GNU_SOURCE
 #include "launch_coord.h"
+#include "coord_proto.h"
 
 #include "coord_client.h"
 #include "coord_store.h"
@@ -20,19 +21,6 @@
 #define ADDRESS_WAIT_MS 2000 /* a coordinator that holds the lock writes its address soon */
 #define CONTROL_TIMEOUT_MS 5000
 #define TAKEN_WAIT_MS 3000   /* for the coordinator of a launcher that just ended */
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static void meta_path(const char *ckptdir, const char *name, char *out, size_t len)
 {
@@ -115,7 +103,7 @@ static int check_free(struct coord_client *c, bool *taken, char *err, size_t err
 
 	if (coord_client_send(c, coord_client_line(c, "STATUS")) ||
 	    coord_client_recv(c, &msg, CONTROL_TIMEOUT_MS) != 1 || strcmp(msg.verb, "JOB") != 0)
-		return fail(err, errlen, "no status from the coordinator: %s",
+		return coord_fail(err, errlen, "no status from the coordinator: %s",
 			    coord_client_error(c));
 	joined = coord_msg_get(&msg, "joined");
 	watch = coord_msg_get(&msg, "watch");
@@ -134,16 +122,16 @@ static int set_interval(struct coord_client *c, const char *interval, char *err,
 	coord_parse_u64(interval, &seconds);
 	coord_line_u64(line, "seconds", seconds);
 	if (coord_client_send(c, line))
-		return fail(err, errlen, "%s", coord_client_error(c));
+		return coord_fail(err, errlen, "%s", coord_client_error(c));
 	/* STATUS's remaining lines come first; OK follows them */
 	for (;;) {
 		if (coord_client_recv(c, &msg, CONTROL_TIMEOUT_MS) != 1)
-			return fail(err, errlen, "the coordinator did not confirm the interval: "
+			return coord_fail(err, errlen, "the coordinator did not confirm the interval: "
 				    "%s", coord_client_error(c));
 		if (strcmp(msg.verb, "OK") == 0)
 			return 0;
 		if (strcmp(msg.verb, "ERROR") == 0)
-			return fail(err, errlen, "the coordinator refused the interval");
+			return coord_fail(err, errlen, "the coordinator refused the interval");
 	}
 }
 
@@ -166,7 +154,7 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
 	if (!c)
 		return REUSE_UNREACHABLE;
 	if (coord_client_hello_control(c, CONTROL_TIMEOUT_MS)) {
-		fail(err, errlen, "%s (coordinator at %s)", coord_client_error(c), lc->address);
+		coord_fail(err, errlen, "%s (coordinator at %s)", coord_client_error(c), lc->address);
 		coord_client_close(c);
 		return REUSE_ERROR;
 	}
@@ -266,11 +254,11 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
 	snprintf(ranks, sizeof(ranks), "%lu", req->ranks);
 	build_argv(req, path, pid, ranks, argv);
 	if (pipe2(out, O_CLOEXEC) != 0)
-		return fail(err, errlen, "cannot create a pipe: %s", strerror(errno));
+		return coord_fail(err, errlen, "cannot create a pipe: %s", strerror(errno));
 	fflush(NULL);
 	child = fork();
 	if (child < 0)
-		return fail(err, errlen, "cannot fork: %s", strerror(errno));
+		return coord_fail(err, errlen, "cannot fork: %s", strerror(errno));
 	if (child == 0) {
 		dup2(out[1], STDOUT_FILENO);
 		execv(path, argv);
@@ -283,7 +271,7 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || rc != 0)
-		return fail(err, errlen, "could not start the coordinator for %s (see above)",
+		return coord_fail(err, errlen, "could not start the coordinator for %s (see above)",
 			    req->ckptdir);
 	meta_path(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
 	return 0;
@@ -303,7 +291,7 @@ int launch_coord_start(const struct launch_coord_request *req, struct launch_coo
 			return -1;
 		case REUSE_TAKEN:
 			if (!wait_until_free(req->ckptdir, TAKEN_WAIT_MS))
-				return fail(err, errlen, "checkpoint directory %s is in use by "
+				return coord_fail(err, errlen, "checkpoint directory %s is in use by "
 					    "another job (coordinator at %s); give another "
 					    "--ckptdir", req->ckptdir, lc->address);
 			break;
