@@ -1,14 +1,12 @@
 /* The rank's checkpoint thread: its link to the job's coordinator (docs/coordinator-protocol.md).
  *
  * It runs in the lower half on its own thread and drives a checkpoint of this rank through
- * the protocol's phases: CKPT (park the application, ask the stub whether everything it holds
- * can be rebuilt), SEQ and the safe-point exchange, DRAIN (write the image), COMMITTED or
- * ABORT (resume, or end the job).
- *
- * The coordinated safe point of a multi-rank job needs the collective clock in the stub
- * (docs/checkpoint-protocol.md section 1), which this build does not wire in yet: such a
- * request is refused with that reason and the job goes on.  A one-rank job has no peers to
- * agree with and is checkpointed for real. */
+ * the protocol's phases: CKPT (the stub's collective clock starts holding collectives at their
+ * entry; this rank's SEQ table goes out), TARGETS and statuses until the coordinator sees
+ * every rank at a safe point (docs/checkpoint-protocol.md section 1), DRAIN (park every
+ * application thread, complete the network state, write the image), then COMMITTED or ABORT
+ * (resume, or end the job).  The application runs on while the ranks converge; it is parked
+ * only from DRAIN on. */
 #define _GNU_SOURCE
 #include "coordinator_link.h"
 
@@ -27,6 +25,7 @@
 #include "services.h"
 
 #define PARK_TIMEOUT_MS 10000
+#define STATUS_POLL_MS 1
 
 static struct coord_client *link_conn;
 static uint32_t my_rank, my_size;
@@ -34,31 +33,33 @@ static uint32_t my_rank, my_size;
 /* Checkpoints may only be taken where nothing the restarted job needs is lost. */
 static int refusal(char *reason, size_t len)
 {
-  if (my_size > 1) {
-    snprintf(reason, len,
-             "coordinated checkpoints of multi-rank jobs need the collective clock, which this "
-             "build of mana does not have yet");
-    return 1;
-  }
   int (*can)(char *, size_t) = MANA_BOUNDARY->stub_can_checkpoint;
   return can && !can(reason, len);
 }
 
-/* Waits for the next command of generation `gen`; 0 on a command, -1 if the link is gone. */
-static int next_command(uint64_t gen, struct coord_cmd *cmd)
+/* The command of generation `gen` that came in within timeout_ms: 1, 0 when none came, -1
+ * if the link is gone. */
+static int next_command_within(uint64_t gen, struct coord_cmd *cmd, int timeout_ms)
 {
   char err[256];
   for (;;) {
     struct coord_msg msg;
-    if (coord_client_recv(link_conn, &msg, -1) != 1)
-      return -1;
+    int rc = coord_client_recv(link_conn, &msg, timeout_ms);
+    if (rc != 1)
+      return rc == 0 ? 0 : -1;
     if (coord_cmd_decode(&msg, cmd, err, sizeof(err)) != 0) {
       fprintf(stderr, "mana_lh: rank %u: bad message from the coordinator: %s\n", my_rank, err);
       continue;
     }
     if (cmd->kind == COORD_CMD_QUIT || cmd->gen == gen)
-      return 0;
+      return 1;
   }
+}
+
+/* Waits for the next command of generation `gen`; 0 on a command, -1 if the link is gone. */
+static int next_command(uint64_t gen, struct coord_cmd *cmd)
+{
+  return next_command_within(gen, cmd, -1) == 1 ? 0 : -1;
 }
 
 static void quit(const char *reason)
@@ -68,32 +69,127 @@ static void quit(const char *reason)
   _exit(1);
 }
 
-/* One generation, from CKPT to COMMITTED or ABORT; the application is parked in between. */
-static void checkpoint(uint64_t gen, const char *dir_in_msg)
+/* This rank's SEQ table, as the coordinator's SEQ lines. */
+static int send_seq_table(uint64_t gen, const struct mana_stub_cc *cc)
 {
-  char reason[512], name[64], xxh[32], dir[4096];
-  /* The command's strings live in the receive buffer, which the next message reuses. */
-  snprintf(dir, sizeof(dir), "%s", dir_in_msg);
-  if (refusal(reason, sizeof(reason)) ||
-      mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0) {
-    mana_park_release();
+  size_t n = 0, cap = 64;
+  struct coord_entry *e = malloc(cap * sizeof(*e));
+  uint64_t cursor = 0, ggid, seq;
+  while (e && cc->next(&cursor, &ggid, &seq)) {
+    if (n == cap) {
+      struct coord_entry *bigger = realloc(e, 2 * cap * sizeof(*e));
+      if (!bigger) {
+        free(e);
+        return -1;
+      }
+      e = bigger;
+      cap *= 2;
+    }
+    e[n++] = (struct coord_entry){ggid, seq};
+  }
+  int rc = e ? coord_send_seq(link_conn, gen, e, n) : -1;
+  free(e);
+  return rc;
+}
+
+static int apply_targets(const struct coord_cmd *cmd, const struct mana_stub_cc *cc)
+{
+  static struct coord_entry table[COORD_TABLE_CHUNK];
+  size_t n = 0;
+  char err[COORD_ERR_LEN];
+  if (coord_table_parse(cmd->table, table, COORD_TABLE_CHUNK, &n, err, sizeof(err)) != 0) {
+    fprintf(stderr, "mana_lh: rank %u: bad TARGETS from the coordinator: %s\n", my_rank, err);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (cc->set_target(table[i].ggid, table[i].value) != 0)
+      return -1;
+  if (!cmd->more)
+    cc->targets_done(cmd->epoch);
+  return 0;
+}
+
+/* What the rank last told the coordinator, so that only changes (and every new epoch) are
+ * sent. */
+struct reported {
+  uint64_t epoch, ggid, seq;
+  int status;
+};
+
+static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
+                  struct reported *last)
+{
+  uint64_t ggid = 0, seq = 0, rg, rt;
+  int st = cc->status(&ggid, &seq);
+  /* RAISEs first: the coordinator must know a target moved before it hears this status. */
+  while (cc->pop_raise(&rg, &rt))
+    if (coord_send_raise(link_conn, gen, rg, rt) != 0)
+      return -1;
+  if (epoch == last->epoch && st == last->status && ggid == last->ggid && seq == last->seq)
+    return 0;
+  *last = (struct reported){epoch, ggid, seq, st};
+  switch (st) {
+  case 3:
+    return coord_send_parked_at(link_conn, gen, epoch, ggid, seq);
+  case 4:
+    return coord_send_parked(link_conn, gen, epoch);
+  default:
+    return coord_send_running(link_conn, gen, epoch, st == 2);
+  }
+}
+
+/* From CKPT until DRAIN (1), ABORT (0), QUIT (the process ends) or a lost link (-1). */
+static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cmd *cmd)
+{
+  struct reported last = {0, 0, 0, -1};
+  uint64_t epoch = 0;
+  for (;;) {
+    int rc = next_command_within(gen, cmd, epoch ? STATUS_POLL_MS : -1);
+    if (rc < 0)
+      return -1;
+    if (rc == 1) {
+      switch (cmd->kind) {
+      case COORD_CMD_QUIT:
+        quit(cmd->reason);
+        break;
+      case COORD_CMD_ABORT:
+        return 0;
+      case COORD_CMD_DRAIN:
+        return 1;
+      case COORD_CMD_TARGETS:
+        if (apply_targets(cmd, cc) != 0)
+          return -2;
+        if (!cmd->more)
+          epoch = cmd->epoch;
+        break;
+      default:
+        break;
+      }
+    }
+    if (epoch && report(gen, epoch, cc, &last) != 0)
+      return -1;
+  }
+}
+
+/* DRAIN: park, complete the network state, write the image, then wait for the verdict. */
+static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
+{
+  char reason[512], name[64], xxh[32];
+  int (*drain)(char *, size_t) = MANA_BOUNDARY->stub_drain;
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0) {
+    coord_send_failed(link_conn, gen, reason);
+  } else if (finalized) {
+    coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");
+  } else if (drain && drain(reason, sizeof(reason)) != 0) {
+    coord_send_failed(link_conn, gen, reason);
+  } else if (!drain && my_size > 1) {
+    coord_send_refuse(link_conn, gen,
+                      "this build of mana cannot drain messages in flight between ranks");
+  } else if (refusal(reason, sizeof(reason))) {
     coord_send_refuse(link_conn, gen, reason);
-    return;
-  }
-  /* Alone in the job: no sequence numbers to agree on. */
-  struct coord_cmd cmd;
-  int rc;
-  coord_send_seq(link_conn, gen, NULL, 0);
-  while ((rc = next_command(gen, &cmd)) == 0 && cmd.kind == COORD_CMD_TARGETS)
-    if (!cmd.more)
-      coord_send_parked(link_conn, gen, cmd.epoch);
-  if (rc != 0) { /* the coordinator died mid-checkpoint: nothing is committed, go on */
-    mana_park_release();
-    return;
-  }
-  if (cmd.kind == COORD_CMD_QUIT)
-    quit(cmd.reason);
-  if (cmd.kind == COORD_CMD_DRAIN) {
+  } else {
     struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
     uint64_t bytes = 0, hash = 0;
     mana_image_name(my_rank, name, sizeof(name));
@@ -103,21 +199,46 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
       snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);
       coord_send_written(link_conn, gen, bytes, name, xxh);
     }
-    while ((rc = next_command(gen, &cmd)) == 0 && cmd.kind != COORD_CMD_COMMITTED &&
-           cmd.kind != COORD_CMD_ABORT && cmd.kind != COORD_CMD_QUIT)
-      ;
-    if (rc != 0) {
-      mana_park_release();
-      return;
+  }
+  int rc;
+  while ((rc = next_command(gen, cmd)) == 0 && cmd->kind != COORD_CMD_COMMITTED &&
+         cmd->kind != COORD_CMD_ABORT && cmd->kind != COORD_CMD_QUIT)
+    ;
+  return rc;
+}
+
+/* One generation, from CKPT to COMMITTED or ABORT. */
+static void checkpoint(uint64_t gen, const char *dir_in_msg)
+{
+  char reason[512], dir[4096];
+  const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
+  /* The command's strings live in the receive buffer, which the next message reuses. */
+  snprintf(dir, sizeof(dir), "%s", dir_in_msg);
+  if (!cc) {
+    coord_send_refuse(link_conn, gen, "the stub MPI library has no collective clock");
+    return;
+  }
+  if (cc->begin(reason, sizeof(reason)) != 0) {
+    coord_send_refuse(link_conn, gen, reason);
+    return;
+  }
+  struct coord_cmd cmd;
+  int rc = send_seq_table(gen, cc) == 0 ? converge(gen, cc, &cmd) : -1;
+  if (rc == -2)
+    coord_send_refuse(link_conn, gen, "this rank could not apply the coordinator's targets");
+  if (rc == 1 && drain_and_write(gen, dir, &cmd) == 0) {
+    if (cmd.kind == COORD_CMD_QUIT)
+      quit(cmd.reason);
+    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) {
+      fflush(NULL);
+      _exit(0);
     }
   }
-  if (cmd.kind == COORD_CMD_QUIT)
-    quit(cmd.reason);
-  if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) {
-    fflush(NULL);
-    _exit(0);
-  }
+  /* Written, aborted, refused or the coordinator died mid-checkpoint (then nothing is
+   * committed): the job goes on.  Release before ending the clock: a parked thread may wait at
+   * a collective entry for exactly that. */
   mana_park_release();
+  cc->end();
 }
 
 static void *run(void *arg)

@@ -115,13 +115,17 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
 {
   (void)sig;
   (void)info;
-  (void)uc_;
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t fs = mana_get_fs((int)b->have_fsgsbase);
+  uint64_t ip = (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RIP];
   if (!b->park_requested)
     return;
+  if (ip >= b->stub_text_lo && ip < b->stub_text_hi)
+    return; /* inside a wrapper: parks at its next return from the lower half */
   if (fs == b->lower_fs)
     return; /* inside an MPI call: parks when the call returns to the stub */
+  if (b->cc_window == 2 && b->cc_window_fs == fs)
+    return; /* counted a collective the other members may be inside: parks on its way out */
   if (!in_window(fs)) {
     __atomic_add_fetch(&not_upper, 1, __ATOMIC_RELEASE);
     futex_wake_all(&parked);

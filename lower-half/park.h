@@ -4,9 +4,7 @@
 
 #include <stddef.h>
 
-/* The signal that parks threads: a real-time signal near the top of the range, where neither
- * glibc (which reserves the first two) nor typical applications look. */
-#define MANA_PARK_SIGNAL 62
+#include "mana/boundary.h" /* MANA_PARK_SIGNAL */
 
 int mana_park_install(int signo);
 /* Parks every upper-half thread; 0 when all are parked, -1 with a reason after timeout_ms. */

@@ -4,6 +4,9 @@
  *   mmap without MAP_FIXED / MAP_FIXED_NOREPLACE   (the kernel would choose the address)
  *   mremap with MREMAP_MAYMOVE but not MREMAP_FIXED (the kernel would choose the address)
  *   munmap                                          (a hole the kernel could hand to the lower half)
+ *   rt_sigaction of SIGSYS                          (the application's runtime, e.g. gfortran's
+ *                                                    backtrace handler, must not replace ours:
+ *                                                    its disposition is kept aside, not installed)
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -127,6 +130,24 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
   return r;
 }
 
+/* The SIGSYS disposition the upper half asked for (kernel layout: handler, flags, restorer,
+ * mask).  Kept, reported back, never installed: mana's handler must stay. */
+static struct {
+  uint64_t handler, flags, restorer, mask;
+} app_sigsys;
+
+static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t setsize)
+{
+  if (sig != SIGSYS || setsize != 8)
+    return -EINVAL;
+  __typeof__(app_sigsys) prev = app_sigsys;
+  if (act)
+    __builtin_memcpy(&app_sigsys, (const void *)act, sizeof(app_sigsys));
+  if (oldact)
+    __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
+  return 0;
+}
+
 static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
 {
   (void)sig;
@@ -146,6 +167,9 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     mana_trap_stats.mremaps++;
     ret = serve_mremap(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
     break;
+  case SYS_rt_sigaction:
+    ret = serve_sigaction(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
+    break;
   default:
     ret = -ENOSYS;
   }
@@ -162,7 +186,7 @@ struct bpf_builder {
   int n;
 };
 
-enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_FIRST_RANGE };
+enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_SIGACTION, L_FIRST_RANGE };
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
 {
@@ -237,7 +261,11 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   LD_W(offsetof(struct seccomp_data, nr));
   JEQ(SYS_mmap, L_MMAP, NEXT);
   JEQ(SYS_munmap, L_CHECK_IP, NEXT);
-  JEQ(SYS_mremap, L_MREMAP, L_ALLOW);
+  JEQ(SYS_mremap, L_MREMAP, NEXT);
+  JEQ(SYS_rt_sigaction, L_SIGACTION, L_ALLOW);
+  label(b, L_SIGACTION);
+  LD_W(ARG_LO(0));
+  JEQ(SIGSYS, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
   LD_W(ARG_LO(3));
   JSET(MAP_FIXED | MAP_FIXED_NOREPLACE, L_ALLOW, L_CHECK_IP);

@@ -372,6 +372,19 @@ void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler)
     mana_eh_ref_of_virtual(errhandler, &r->errhandler);
 }
 
+/* The collective clock's id of a communicator: its group id and creation index, the name
+ * every member gives it (0: no usable record, the checkpoint is refused anyway).  The
+ * predefined ones take an index no made communicator can have. */
+uint64_t mana_comm_cc_id(MPI_Comm v)
+{
+  struct comm_rec *r = rec_of(v);
+  if (!r || r->incomplete)
+    return 0;
+  if (r == &world_rec || r == &self_rec)
+    return predefined_members() == 0 ? cc_id_mix(r->ggid, UINT64_MAX) : 0;
+  return r->ggid ? cc_id_mix(r->ggid, r->index) : 0;
+}
+
 uint64_t mana_comm_ggid(MPI_Comm v)
 {
   struct comm_rec *r = rec_of(v);

@@ -220,9 +220,22 @@ def gen_wrapper(fn):
             after.append(f"    *{p.name} = r_{p.name};")
         else:
             raise ValueError(f"{fn.name}: direction {p.direction}")
+    # The collective clock: counted before MPI is entered (maybe waiting there during a
+    # checkpoint), the window closed once the call is back and the new communicator, if any,
+    # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
+    cc_kind, cc_child = 0, "MPI_COMM_NULL"
     if fn.coll:
-        comm = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in")
-        body.append(f"  mana_cc_tick({comm.name});")
+        comm = next(p for p in fn.params
+                    if p.ctype == "MPI_Comm" and p.direction in ("in", "free"))
+        child = next((p for p in fn.params
+                      if p.ctype == "MPI_Comm" and p.direction in ("out", "pending")), None)
+        if child:
+            cc_kind = 2 if child.direction == "pending" else 1
+            cc_child = f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
+        arg = f"*{comm.name}" if comm.direction == "free" else comm.name
+        # First: a thread held at the entry across a restart must translate its handles
+        # after it, not before.
+        body.insert(0, f"  mana_cc_enter({arg}, {int(cc_kind == 1)});")
     # New communicators inherit the error handler of the one they are made from.
     parent = next((p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in"), None)
     for p in fn.params:
@@ -241,15 +254,18 @@ def gen_wrapper(fn):
     # A call that makes, frees or changes handles parks only once the tables and records
     # agree with MPI again (stub.h, MANA_LH_CALL_NOPARK).
     handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
-    macro = "MANA_LH_CALL_NOPARK" if handles else "MANA_LH_CALL"
+    nopark = handles or fn.coll
+    macro = "MANA_LH_CALL_NOPARK" if nopark else "MANA_LH_CALL"
     lines = [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
     lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
     if after:
         lines.append("  if (rc == MPI_SUCCESS) {" if fn.ret == "int" else "  {")
         lines += after
         lines.append("  }")
+    if fn.coll:
+        lines.append(f"  mana_cc_leave({cc_kind}, {cc_child});")
     lines += cleanup
-    if handles:
+    if nopark:
         lines.append("  MANA_PARK_CHECK();")
     lines += ["  return rc;", "}", ""]
     return "\n".join(lines)

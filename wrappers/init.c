@@ -1,6 +1,8 @@
 /* Initialization and thread level.  The real MPI is initialized by the lower half when the
  * application asks (see lower-half/main.c for why then); the stub remembers the level the
  * application was given and which of its threads is the main one. */
+#define _GNU_SOURCE
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -9,6 +11,28 @@
 
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
+
+/* The executable segment of this library, for the park signal handler (boundary.h). */
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  uint64_t self = (uint64_t)(uintptr_t)data;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && self >= lo && self < hi) {
+      MANA_BOUNDARY->stub_text_lo = lo;
+      MANA_BOUNDARY->stub_text_hi = hi;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void record_stub_text(void)
+{
+  dl_iterate_phdr(find_text, (void *)(uintptr_t)&find_text);
+}
 
 __attribute__((constructor)) static void check_boundary(void)
 {
@@ -21,6 +45,7 @@ __attribute__((constructor)) static void check_boundary(void)
     _exit(127);
   }
   mana_handles_init();
+  record_stub_text();
   /* Record keeping for restart, and the entry points the lower half calls for it. */
   mana_records_init();
 }
@@ -52,9 +77,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
   return init(required, provided);
 }
 
+/* Finalizing synchronizes the ranks in MPICH: counted like a collective on MPI_COMM_WORLD, so
+ * a rank is held before it, not inside it, while a checkpoint converges. */
 int MPI_Finalize(void)
 {
-  return MANA_LH_CALL(MPI_Finalize);
+  mana_cc_enter(MPI_COMM_WORLD, 0);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
+  mana_cc_leave(0, MPI_COMM_NULL);
+  MANA_PARK_CHECK();
+  return rc;
 }
 
 int MPI_Query_thread(int *provided)

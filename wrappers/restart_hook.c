@@ -90,6 +90,7 @@ static int rebuild_all(int discard_first)
  * recorded thread level, before the other threads are released (lower-half/restart.c). */
 static void restart_hook(void)
 {
+  mana_cc_after_restart();
   if (rebuild_all(0) == MPI_SUCCESS)
     return;
   fprintf(stderr, "mana: restart: the MPI objects of this rank could not be rebuilt (see "
@@ -157,4 +158,5 @@ void mana_records_init(void)
       mana_slot_release[kinds[i]->kind] = kinds[i]->release;
   MANA_BOUNDARY->stub_restart_hook = restart_hook;
   MANA_BOUNDARY->stub_can_checkpoint = mana_stub_can_checkpoint;
+  mana_cc_register();
 }

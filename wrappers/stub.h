@@ -144,8 +144,13 @@ int mana_wait_real(MPI_Request *real, MPI_Status *status);
 uint64_t mana_callback_enter(void);
 void mana_callback_leave(uint64_t saved_fs);
 
-/* The collective clock: one tick per collective call on the communicator's group. */
-void mana_cc_tick(MPI_Comm comm);
+/* The collective clock (collective_clock.c): around every collective call.  constructor: a
+ * blocking communicator constructor; leave's kind adds 2 for a non-blocking one, whose new
+ * communicator `child` joins the clock as it is recorded. */
+void mana_cc_enter(MPI_Comm comm, int constructor);
+void mana_cc_leave(int kind, MPI_Comm child);
+void mana_cc_register(void);
+void mana_cc_after_restart(void);
 
 /* Entry checks shared by the hand-written wrappers. */
 void mana_stub_init_tables(void);

@@ -112,7 +112,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
                         ? mana_real_array_info(array_of_info, (size_t)count, stack)
                         : (MPI_Info *)array_of_info;
   MPI_Comm real;
-  mana_cc_tick(comm);
+  mana_cc_enter(comm, 1);
   MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
   int rc = MANA_LH_CALL_NOPARK(MPI_Comm_spawn_multiple, count, array_of_commands, array_of_argv,
                                array_of_maxprocs, infos, root, real_comm, &real,
@@ -121,6 +121,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
     *intercomm = MANA_NEW(COMM, MPI_Comm, real);
     mana_comm_created(*intercomm, comm);
   }
+  mana_cc_leave(1, rc == MPI_SUCCESS ? *intercomm : MPI_COMM_NULL);
   if (infos != stack && infos != array_of_info)
     free(infos);
   MANA_PARK_CHECK(); /* once the handle exists (stub.h) */

@@ -19,7 +19,12 @@
 #define MANA_WINDOW_END (MANA_WINDOW_BASE + MANA_WINDOW_SIZE)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 1
+#define MANA_BOUNDARY_VERSION 2
+
+/* The signal that parks threads: a real-time signal near the top of the range, where neither
+ * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
+ * while it holds the collective clock's lock. */
+#define MANA_PARK_SIGNAL 62
 
 struct mana_lh_table; /* generated: one pointer per real MPI function plus lower-half services */
 
@@ -63,6 +68,52 @@ struct mana_boundary {
    * file, ...).  Called while the application is parked, from any thread: it reads the
    * stub's records only, makes no MPI call and uses no thread-local state. */
   int (*stub_can_checkpoint)(char *reason, size_t len);
+
+  /* The collective clock's window (docs/checkpoint-protocol.md 1.11): 0 outside a collective
+   * wrapper, 1 while a thread decides whether to count one, 2 once it has counted it and
+   * before it is inside the lower half.  cc_window_fs is that thread's upper-half thread
+   * pointer: the park signal handler does not park it while the word is 2 (it parks when the
+   * collective returns to the stub), because the other members may already be inside. */
+  volatile uint32_t cc_window;
+  uint32_t pad0;
+  volatile uint64_t cc_window_fs;
+
+  /* Registered by the stub: its side of the safe-point protocol, driven by the lower half's
+   * checkpoint thread. */
+  const struct mana_stub_cc *stub_cc;
+
+  /* Registered by the stub: drains the network with every application thread parked
+   * (docs/checkpoint-protocol.md section 2).  Runs on the checkpoint thread (lower half's
+   * thread pointer, no upper-half TLS), calls MPI through the lower half's table and never
+   * parks.  0, or -1 with a one-line reason; either way the job can go on afterwards. */
+  int (*stub_drain)(char *reason, size_t len);
+
+  /* The stub's code.  A thread interrupted there is not parked by the signal handler but at
+   * its next return from the lower half: a wrapper may already hold real handles in locals,
+   * which a restart would make stale. */
+  uint64_t stub_text_lo, stub_text_hi;
+};
+
+/* The stub's collective clock as the checkpoint thread sees it.  Every function takes the
+ * stub's clock lock itself, uses no thread-local state and never calls MPI. */
+struct mana_stub_cc {
+  /* A checkpoint request: collectives now wait at their entry.  Returns when no thread is
+   * between its window and its decision (membarrier handshake).  0, or -1 with a reason
+   * (a checkpoint is already pending, or the clock's tables ran out of memory). */
+  int (*begin)(char *reason, size_t len);
+  /* The SEQ table, after begin: start with *cursor = 0; 0 at the end. */
+  int (*next)(uint64_t *cursor, uint64_t *ggid, uint64_t *seq);
+  /* One TARGETS entry; 0, or -1 when out of memory. */
+  int (*set_target)(uint64_t ggid, uint64_t target);
+  /* The TARGETS of `epoch` are all applied. */
+  void (*targets_done)(uint64_t epoch);
+  /* A RAISE an application thread queued (targets it counted past); 1 if one was popped. */
+  int (*pop_raise)(uint64_t *ggid, uint64_t *target);
+  /* The rank's status now (enum cc_status: 1 running, 2 blocked, 3 parked at a collective
+   * entry on *ggid with SEQ *seq there, 4 done). */
+  int (*status)(uint64_t *ggid, uint64_t *seq);
+  /* The checkpoint is over (written, aborted or restarted): collectives proceed again. */
+  void (*end)(void);
 };
 
 #define MANA_BOUNDARY ((struct mana_boundary *)MANA_WINDOW_BASE)

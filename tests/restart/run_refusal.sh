@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # A checkpoint that cannot be taken safely is refused with its reason, and the job goes on
-# unharmed: a multi-rank job (the coordinated safe point is not in this build) asked for a
-# checkpoint in mid-run must finish with native output, and mana_status must report the
-# refusal with a non-zero exit.
-#   usage: run_refusal.sh MANA_BIN RANKS PROGRAM [ARGS...]
+# unharmed: a job holding state mana cannot restore (an RMA window) asked for a checkpoint in
+# mid-run must finish with native output, and mana_status must report the refusal, with a
+# reason matching PATTERN, and a non-zero exit.
+#   usage: run_refusal.sh MANA_BIN RANKS PATTERN PROGRAM [ARGS...]
 set -u
-bin=$1 ranks=$2
-shift 2
+bin=$1 ranks=$2 pattern=$3
+shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -20,7 +20,7 @@ if out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); th
   fail "the checkpoint was not refused: $out"
 fi
 echo "refused as expected: $out"
-printf '%s\n' "$out" | grep -q "collective clock" || fail "the refusal does not say why: $out"
+printf '%s\n' "$out" | grep -q "$pattern" || fail "the refusal does not say why: $out"
 wait "$job" || fail "the job failed after the refusal: $(tail -3 "$work/mana.err")"
 cmp -s "$work/native" "$work/mana" || { diff "$work/native" "$work/mana" | head; fail "output differs"; }
 [ ! -e "$work/ckpt/LATEST" ] || fail "a refused checkpoint left a LATEST file"

@@ -46,11 +46,21 @@ class Generator(unittest.TestCase):
         split = self.funcs["MPI_Comm_split"]
         self.assertEqual([p.direction for p in split.params], ["in", None, None, "out"])
 
-    def test_collective_ticks_clock_before_the_call(self):
+    def test_collective_enters_clock_before_translating(self):
         w = self.wrapper("MPI_Comm_split")
-        self.assertLess(w.index("mana_cc_tick(comm);"), w.index("MANA_LH_CALL_NOPARK(MPI_Comm_split"))
-        self.assertIn("MANA_REAL(COMM, MPI_Comm, comm)", w)
+        # Held at the entry across a restart, a thread must translate its handles afterwards.
+        self.assertLess(w.index("mana_cc_enter(comm, 1);"), w.index("MANA_REAL(COMM, MPI_Comm, comm)"))
         self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
+        # The new communicator joins the clock once it is recorded, before the thread may park.
+        self.assertLess(w.index("mana_comm_created("), w.index("mana_cc_leave(1, (rc == MPI_SUCCESS ? *newcomm"))
+        self.assertLess(w.index("mana_cc_leave("), w.index("MANA_PARK_CHECK();"))
+
+    def test_clock_kinds(self):
+        self.assertIn("mana_cc_enter(comm, 0);", self.wrapper("MPI_Comm_idup"))
+        self.assertIn("mana_cc_leave(2, (rc == MPI_SUCCESS ? *newcomm", self.wrapper("MPI_Comm_idup"))
+        self.assertIn("mana_cc_enter(*comm, 0);", self.wrapper("MPI_Comm_free"))
+        self.assertNotIn("mana_cc_enter", self.wrapper("MPI_Comm_create_group"))
+        self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
 
     def test_free_retires_and_returns_null(self):
         w = self.wrapper("MPI_Type_free")
@@ -102,9 +112,12 @@ class Generator(unittest.TestCase):
         self.assertIn("MANA_LH_CALL_NOPARK(MPI_Comm_split", w)
         self.assertLess(w.index("mana_comm_created("), w.index("MANA_PARK_CHECK();"))
         self.assertIn("MANA_PARK_CHECK();", self.wrapper("MPI_Type_free"))
-        w = self.wrapper("MPI_Alltoallw")
-        self.assertIn("MANA_LH_CALL(MPI_Alltoallw", w, "calls that change no handle park as before")
+        w = self.wrapper("MPI_Type_size")
+        self.assertIn("MANA_LH_CALL(MPI_Type_size", w, "calls that change no handle park as before")
         self.assertNotIn("MANA_PARK_CHECK", w)
+        w = self.wrapper("MPI_Alltoallw")
+        self.assertIn("MANA_LH_CALL_NOPARK(MPI_Alltoallw", w, "collectives close the clock first")
+        self.assertLess(w.index("mana_cc_leave("), w.index("MANA_PARK_CHECK();"))
 
     def test_pending_objects_are_recorded_from_their_parent(self):
         w = self.wrapper("MPI_Comm_idup")

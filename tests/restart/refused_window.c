@@ -1,0 +1,42 @@
+/* A job that holds an RMA window while it runs: mana cannot rebuild windows yet, so a
+ * checkpoint requested in mid-run must be refused with that reason and the job must go on.
+ *   usage: refused_window STEPS STEP_MS
+ * Each step: a fence epoch that puts this rank's step number into its right neighbour's
+ * window, then an Allreduce of what arrived.  Rank 0 prints one line per 10 steps. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int steps = argc > 1 ? atoi(argv[1]) : 40;
+  int step_ms = argc > 2 ? atoi(argv[2]) : 50;
+  int *slot;
+  MPI_Win win;
+  MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
+  *slot = -1;
+  long total = 0;
+  for (int step = 0; step < steps; step++) {
+    int value = step * (rank + 1);
+    MPI_Win_fence(0, win);
+    MPI_Put(&value, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    int got = *slot, sum = 0;
+    MPI_Allreduce(&got, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    total += sum;
+    if (rank == 0 && step % 10 == 9)
+      printf("step %d: sum %d, total %ld\n", step + 1, sum, total);
+    struct timespec ts = {step_ms / 1000, (step_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  MPI_Win_free(&win);
+  if (rank == 0)
+    printf("done: total %ld\n", total);
+  MPI_Finalize();
+  return 0;
+}
