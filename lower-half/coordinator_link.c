@@ -185,8 +185,10 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
   } else if (drain && drain(reason, sizeof(reason)) != 0) {
     coord_send_failed(link_conn, gen, reason);
   } else if (!drain && my_size > 1) {
-    coord_send_refuse(link_conn, gen,
-                      "this build of mana cannot drain messages in flight between ranks");
+    if (!refusal(reason, sizeof(reason)))
+      snprintf(reason, sizeof(reason),
+               "this build of mana cannot drain messages in flight between ranks");
+    coord_send_refuse(link_conn, gen, reason);
   } else if (refusal(reason, sizeof(reason))) {
     coord_send_refuse(link_conn, gen, reason);
   } else {
