@@ -22,6 +22,7 @@
 
 #include "cc_algorithm.h"
 #include "comm_order.h"
+#include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
 #include "u64map.h"
@@ -414,7 +415,30 @@ static void free_rec(struct comm_rec *r)
 
 static void release(struct mana_slot *s)
 {
+  mana_drained_forget_comm(s->meta); /* its buffered messages can never be received now */
   free_rec(s->meta);
+}
+
+/* The drain's point-to-point counters are per world rank (p2p.h).  `rank` is a rank of comm's
+ * group, or of its remote group for an intercommunicator (where sends go and receives come
+ * from); -1 if unknown.  MPI_COMM_WORLD is translated inline by the caller. */
+int mana_comm_world_rank(MPI_Comm v, int rank)
+{
+  const struct comm_rec *r = rec_of(v);
+  if (r == &self_rec)
+    return rank == 0 ? mana_p2p_my_world_rank : -1;
+  if (!r || rank < 0)
+    return -1;
+  if (r->inter)
+    return r->remote_ranks && rank < r->remote_size ? r->remote_ranks[rank] : -1;
+  return r->ranks && rank < r->size ? r->ranks[rank] : -1;
+}
+
+/* The record of a made communicator, as an identity that no later communicator can share
+ * while the messages buffered for it live (they are dropped when it is freed, above). */
+const void *mana_comm_identity(MPI_Comm v)
+{
+  return rec_of(v);
 }
 
 /* ---- restart ---- */

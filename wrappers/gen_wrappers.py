@@ -185,6 +185,16 @@ def length_expr(p):
     return f"(size_t)({p.length})"
 
 
+def request_kind(fn):
+    """The drain completes non-blocking collectives and refuses persistent collectives and
+    partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
+    if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):
+        return "MANA_SLOT_REQ_PART"
+    if fn.coll:
+        return "MANA_SLOT_REQ_PCOLL" if "_init" in fn.name else "MANA_SLOT_REQ_COLL"
+    return None
+
+
 def gen_wrapper(fn):
     body, call, after, cleanup = [], [], [], []
     for p in fn.params:
@@ -241,6 +251,11 @@ def gen_wrapper(fn):
     for p in fn.params:
         if parent and p.ctype == "MPI_Comm" and p.direction in ("out", "pending"):
             after.append(f"    mana_comm_inherit(*{p.name}, {parent.name});")
+    # What a new request is, for the drain (handles.h, MANA_SLOT_REQ_*).
+    req_kind = request_kind(fn)
+    for p in fn.params:
+        if req_kind and p.ctype == "MPI_Request" and p.direction == "out":
+            after.append(f"    mana_request_mark((uint32_t)*{p.name}, {req_kind});")
     # Records for restart: new objects of recorded kinds, then the function's own hook.  An
     # object MPI finishes later must not be queried yet: it is recorded from its parent.
     for p in fn.params:
