@@ -50,6 +50,19 @@ enum mana_slot_flags {
   MANA_SLOT_GREQUEST = 1u << 2,
   MANA_SLOT_ERRORS_RETURN = 1u << 3, /* communicator whose error handler does not abort */
   MANA_SLOT_ACTIVE = 1u << 4,        /* persistent request started and not yet completed */
+  /* What a request is, set when it is made: the drain (drain.c) completes sends, receives and
+   * non-blocking collectives, and refuses the kinds it cannot drain. */
+  MANA_SLOT_REQ_SEND = 1u << 5,
+  MANA_SLOT_REQ_RECV = 1u << 6,
+  MANA_SLOT_REQ_COLL = 1u << 7,  /* non-blocking collective, MPI_Comm_idup */
+  MANA_SLOT_REQ_PCOLL = 1u << 8, /* persistent collective (MPI_*_init) */
+  MANA_SLOT_REQ_PART = 1u << 9,  /* partitioned (MPI_Psend_init, MPI_Precv_init) */
+  /* The real request is a generalized request the stub made, already complete, standing in for
+   * an operation completed by the drain or by a buffered message (p2p.h).  On a message
+   * handle: the message is a buffered one (slot meta), not MPI's. */
+  MANA_SLOT_REQ_DONE = 1u << 10,
+  /* Completes with a status the stub keeps (MPI_Isendrecv served by a buffered message). */
+  MANA_SLOT_REQ_STATUS = 1u << 11,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
@@ -118,6 +131,14 @@ static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 {
   struct mana_slot *s = mana_handle_slot(kind, (uint32_t)v);
   return s ? s->real : v;
+}
+
+/* Marks a new request with its kind (generated wrappers, MANA_SLOT_REQ_*). */
+static inline void mana_request_mark(uint32_t virt, uint32_t kind_flags)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, virt);
+  if (s)
+    s->flags |= kind_flags;
 }
 
 static inline void mana_handle_update(enum mana_kind kind, uint32_t virt, uint64_t real)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "p2p.h"
 #include "records.h"
 
 static int app_thread_level = MPI_THREAD_SINGLE;
@@ -48,18 +49,21 @@ __attribute__((constructor)) static void check_boundary(void)
   record_stub_text();
   /* Record keeping for restart, and the entry points the lower half calls for it. */
   mana_records_init();
+  MANA_BOUNDARY->stub_drain = mana_stub_drain;
 }
 
 static int init(int required, int *provided)
 {
   int got = MPI_THREAD_SINGLE;
-  int rc = MANA_LH_SVC(init_thread, required, &got);
+  int rc = MANA_LH_SVC_NOPARK(init_thread, required, &got);
   if (rc == MPI_SUCCESS) {
+    mana_p2p_init(); /* the drain's counters and communicator (p2p.h) */
     app_thread_level = got;
     app_main_thread = pthread_self();
   }
   if (provided)
     *provided = got;
+  MANA_PARK_CHECK();
   return rc;
 }
 

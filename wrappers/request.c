@@ -10,7 +10,17 @@
  * A persistent send or receive (MPI_Send_init, MPI_Recv_init, ...) is recorded with its
  * arguments and made again, inactive, at restart.  Whether it is active is tracked from
  * MPI_Start to its completion, because only an inactive one can be made again as it was.
- * Every other live request is an operation in progress: the stub cannot rebuild it. */
+ *
+ * Point-to-point and non-blocking collective operations in progress are completed by the
+ * drain before a checkpoint (drain.c); a request it completed, or a receive that a buffered
+ * message satisfied, stands behind a complete generalized request the stub made
+ * (MANA_SLOT_REQ_DONE, p2p_requests.c), so the completion calls below treat it like any other.
+ * They count the receives they complete (p2p.h), and a call that waits re-reads the real
+ * handles after every park point: the drain or a restart may have replaced them.  Receives
+ * still pending at a restart are posted again, in the order they were posted. */
+#include <stdio.h>
+
+#include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
 
@@ -31,14 +41,19 @@ static MPI_Request real_of(MPI_Request v)
   return (MPI_Request)(uint32_t)mana_handle_real(MANA_KIND_REQUEST, (uint32_t)v);
 }
 
-/* `done`: the call completed this request (a persistent one becomes inactive). */
-static void settle(MPI_Request *virt, MPI_Request real, int done)
+/* `done`: the call completed this request (a persistent one becomes inactive); st its status
+ * (a receive is counted from it). */
+static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_Status *st)
 {
+  MPI_Request real = *real_io;
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*virt);
   if (!s) {
     *virt = real; /* predefined or null: nothing virtual behind it */
     return;
   }
+  if ((s->flags & MANA_REQ_SPECIAL) && (done || real == MPI_REQUEST_NULL))
+    mana_req_completed(s, mana_req_index((uint32_t)*virt), &real, done ? st : NULL);
+  *real_io = real; /* a persistent request is back behind its stand-in */
   if (real == MPI_REQUEST_NULL) {
     mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*virt);
     *virt = MPI_REQUEST_NULL;
@@ -49,59 +64,74 @@ static void settle(MPI_Request *virt, MPI_Request real, int done)
   }
 }
 
-/* done == NULL: all completed or none (all_done); else done[i] per request. */
-static void settle_all(int n, MPI_Request virt[], const MPI_Request real[], int all_done,
-                       const unsigned char *done)
+static void settle(MPI_Request *virt, MPI_Request real, int done, MPI_Status *st)
 {
-  for (int i = 0; i < n; i++)
-    settle(&virt[i], real[i], done ? done[i] : all_done);
+  settle_real(virt, &real, done, st);
 }
 
-/* Waitany/Testany and the some forms complete the requests they name. */
-static void settle_named(int n, MPI_Request virt[], const MPI_Request real[], int nnamed,
-                         const int named[])
+/* done == NULL: all completed or none (all_done); else done[i] per request (1 completed,
+ * 2 failed, as waitall_until marks them).  st == NULL: nothing completed. */
+static void settle_all(int n, MPI_Request virt[], MPI_Request real[], int all_done,
+                       const unsigned char *done, MPI_Status st[])
+{
+  for (int i = 0; i < n; i++)
+    settle_real(&virt[i], &real[i], done ? done[i] == 1 : all_done, st ? &st[i] : NULL);
+}
+
+/* Waitany/Testany and the some forms complete the requests they name; st[k] is the status of
+ * named[k]. */
+static void settle_named(int n, MPI_Request virt[], MPI_Request real[], int nnamed,
+                         const int named[], MPI_Status st[])
 {
   for (int k = 0; k < nnamed; k++)
-    if (named[k] >= 0 && named[k] < n) {
-      struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[named[k]]);
-      if (s && real[named[k]] != MPI_REQUEST_NULL)
-        s->flags &= ~MANA_SLOT_ACTIVE;
-    }
-  settle_all(n, virt, real, 0, NULL);
+    if (named[k] >= 0 && named[k] < n)
+      settle_real(&virt[named[k]], &real[named[k]], 1, &st[k]);
+  settle_all(n, virt, real, 0, NULL, NULL); /* the others: not completed, nothing to count */
 }
+
+/* The status a completion call fills: the application's, or ours when it ignores it (a
+ * receive is counted by the source its status names). */
+#define STATUS_OR_LOCAL(status, local) ((status) == MPI_STATUS_IGNORE ? &(local) : (status))
 
 /* Completion calls park while the request is pending, but once MPI has completed (and maybe
  * freed) it, only after the virtual handle is settled (stub.h, MANA_LH_CALL_NOPARK): a
- * checkpoint must never find a slot whose real request is gone. */
-static int wait_real(MPI_Request *real, MPI_Status *status)
+ * checkpoint must never find a slot whose real request is gone.  After a park point the real
+ * handle is read again: the drain may have completed the request (a stand-in now), a restart
+ * may have posted it again. */
+int mana_request_wait(MPI_Request *request, MPI_Status *st)
 {
-  for (;;) {
-    int flag = 0;
-    int rc = MANA_LH_SVC_NOPARK(test_until, real, &flag, status);
-    if (rc != MPI_SUCCESS || flag)
-      return rc;
-    mana_park_point();
+  MPI_Request real = real_of(*request);
+  int rc;
+  if (real == MPI_REQUEST_NULL) {
+    rc = MANA_LH_CALL_NOPARK(MPI_Wait, &real, st); /* empty status, as MPI defines it */
+  } else {
+    for (;;) {
+      int flag = 0;
+      rc = MANA_LH_SVC_NOPARK(test_until, &real, &flag, st);
+      if (rc != MPI_SUCCESS || flag)
+        break;
+      mana_park_point();
+      real = real_of(*request);
+    }
   }
+  settle(request, real, rc == MPI_SUCCESS, st);
+  return rc;
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-  MPI_Request real = real_of(*request);
-  int rc;
-  if (real == MPI_REQUEST_NULL)
-    rc = MANA_LH_CALL_NOPARK(MPI_Wait, &real, status); /* empty status, as MPI defines it */
-  else
-    rc = wait_real(&real, status);
-  settle(request, real, rc == MPI_SUCCESS);
+  MPI_Status local;
+  int rc = mana_request_wait(request, STATUS_OR_LOCAL(status, local));
   MANA_PARK_CHECK();
   return rc;
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+  MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   MPI_Request real = real_of(*request);
-  int rc = MANA_LH_CALL_NOPARK(MPI_Test, &real, flag, status);
-  settle(request, real, rc == MPI_SUCCESS && *flag);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Test, &real, flag, st);
+  settle(request, real, rc == MPI_SUCCESS && *flag, st);
   MANA_PARK_CHECK();
   return rc;
 }
@@ -114,7 +144,14 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 int MPI_Request_free(MPI_Request *request)
 {
   MPI_Request real = real_of(*request);
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
+  if (rc == MPI_SUCCESS && s && (s->flags & MANA_REQ_SPECIAL)) {
+    /* A pending receive freed here is never counted (docs: a limit of the drain). */
+    mana_req_completed(s, mana_req_index((uint32_t)*request), &real, NULL);
+    if (real != MPI_REQUEST_NULL) /* the persistent request behind a stand-in */
+      MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
+  }
   if (rc == MPI_SUCCESS) {
     mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*request);
     *request = MPI_REQUEST_NULL;
@@ -123,13 +160,20 @@ int MPI_Request_free(MPI_Request *request)
   return rc;
 }
 
-/* A recorded persistent request between MPI_Start and its completion cannot be rebuilt. */
+/* A recorded persistent request is active from MPI_Start to its completion: a send is counted
+ * when it starts, a receive takes its place in the posting order. */
 static void mark_started(MPI_Request *requests, int n, int rc)
 {
   for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
     struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)requests[i]);
-    if (s && s->meta)
-      s->flags |= MANA_SLOT_ACTIVE;
+    if (!s || !s->meta)
+      continue;
+    s->flags |= MANA_SLOT_ACTIVE;
+    struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)requests[i]));
+    if (e && (s->flags & MANA_SLOT_REQ_SEND))
+      mana_count_send(e->comm, e->peer);
+    else if (e && (s->flags & MANA_SLOT_REQ_RECV))
+      e->seq = ++mana_recv_seq;
   }
 }
 
@@ -137,7 +181,7 @@ int MPI_Start(MPI_Request *request)
 {
   MPI_Request real = real_of(*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
-  settle(request, real, 0);
+  settle(request, real, 0, NULL);
   mark_started(request, 1, rc);
   MANA_PARK_CHECK();
   return rc;
@@ -160,10 +204,44 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
   int rc;
   WITH_REAL_REQUESTS(count, array_of_requests, real,
                      rc = MANA_LH_CALL_NOPARK(MPI_Startall, count, real),
-                     settle_all(count, array_of_requests, real, 0, NULL));
+                     settle_all(count, array_of_requests, real, 0, NULL, NULL));
   mark_started(array_of_requests, count, rc);
   MANA_PARK_CHECK();
   return rc;
+}
+
+/* The statuses array a completion call fills: the application's, or ours when it ignores
+ * them (receives are counted from them). */
+#define WITH_STATUSES(n, app, st, body)                                                   \
+  do {                                                                                    \
+    MPI_Status stack_st_[MANA_STACK_HANDLES];                                             \
+    size_t n_st_ = (size_t)((n) > 0 ? (n) : 0);                                           \
+    MPI_Status *st = (app) != MPI_STATUSES_IGNORE ? (app)                                 \
+                     : n_st_ <= MANA_STACK_HANDLES ? stack_st_                            \
+                                                   : malloc(n_st_ * sizeof(MPI_Status));  \
+    if (!st)                                                                              \
+      return MPI_ERR_NO_MEM;                                                              \
+    body;                                                                                 \
+    if (st != (app) && st != stack_st_)                                                   \
+      free(st);                                                                           \
+  } while (0)
+
+/* After a park point: the real handles of the requests not completed yet, again. */
+static void reread(int n, const MPI_Request virt[], MPI_Request real[], const unsigned char *done)
+{
+  for (int i = 0; i < n; i++)
+    if (!done || !done[i])
+      real[i] = real_of(virt[i]);
+}
+
+/* Waitall parks with some requests complete: those are settled first, so that no slot keeps
+ * a real request MPI has freed while the thread is parked (the drain tests every slot). */
+static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[],
+                               unsigned char *done, MPI_Status st[])
+{
+  for (int i = 0; i < n; i++)
+    if (done[i] && mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
+      settle_real(&virt[i], &real[i], done[i] == 1, &st[i]);
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -173,15 +251,21 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
   unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 1);
   if (!done)
     return MPI_ERR_NO_MEM;
-  WITH_REAL_REQUESTS(count, array_of_requests, real, {
-    for (;;) {
-      int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(waitall_until, count, real, done, &flag, array_of_statuses);
-      if (rc != MPI_SUCCESS || flag)
-        break;
-      mana_park_point();
-    }
-  }, settle_all(count, array_of_requests, real, 0, done));
+  WITH_STATUSES(count, array_of_statuses, st, {
+    WITH_REAL_REQUESTS(count, array_of_requests, real, {
+      for (;;) {
+        int flag = 0;
+        rc = MANA_LH_SVC_NOPARK(waitall_until, count, real, done, &flag, st);
+        if (rc != MPI_SUCCESS || flag)
+          break;
+        if (MANA_BOUNDARY->park_requested) {
+          settle_done_so_far(count, array_of_requests, real, done, st);
+          mana_park_point();
+          reread(count, array_of_requests, real, done);
+        }
+      }
+    }, settle_all(count, array_of_requests, real, 0, done, st));
+  });
   if (done != stack_done)
     free(done);
   MANA_PARK_CHECK();
@@ -191,15 +275,17 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
   int rc;
+  MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   WITH_REAL_REQUESTS(count, array_of_requests, real, {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(testany_until, count, real, index, &flag, status);
+      rc = MANA_LH_SVC_NOPARK(testany_until, count, real, index, &flag, st);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
+      reread(count, array_of_requests, real, NULL);
     }
-  }, settle_named(count, array_of_requests, real, rc == MPI_SUCCESS, index));
+  }, settle_named(count, array_of_requests, real, rc == MPI_SUCCESS, index, st));
   MANA_PARK_CHECK();
   return rc;
 }
@@ -208,16 +294,19 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
   int rc;
-  WITH_REAL_REQUESTS(incount, array_of_requests, real, {
-    for (;;) {
-      *outcount = 0;
-      rc = MANA_LH_SVC_NOPARK(testsome_until, incount, real, outcount, array_of_indices,
-                              array_of_statuses);
-      if (rc != MPI_SUCCESS || *outcount != 0)
-        break;
-      mana_park_point();
-    }
-  }, settle_named(incount, array_of_requests, real, *outcount, array_of_indices));
+  WITH_STATUSES(incount, array_of_statuses, st, {
+    WITH_REAL_REQUESTS(incount, array_of_requests, real, {
+      for (;;) {
+        *outcount = 0;
+        rc = MANA_LH_SVC_NOPARK(testsome_until, incount, real, outcount, array_of_indices, st);
+        if (rc != MPI_SUCCESS || *outcount != 0)
+          break;
+        mana_park_point();
+        reread(incount, array_of_requests, real, NULL);
+      }
+    }, settle_named(incount, array_of_requests, real,
+                    *outcount != MPI_UNDEFINED ? *outcount : 0, array_of_indices, st));
+  });
   MANA_PARK_CHECK();
   return rc;
 }
@@ -226,10 +315,12 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
   int rc;
-  WITH_REAL_REQUESTS(count, array_of_requests, real,
-                     rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, flag, array_of_statuses),
-                     settle_all(count, array_of_requests, real, rc == MPI_SUCCESS && *flag,
-                                NULL));
+  WITH_STATUSES(count, array_of_statuses, st, {
+    WITH_REAL_REQUESTS(count, array_of_requests, real,
+                       rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, flag, st),
+                       settle_all(count, array_of_requests, real, rc == MPI_SUCCESS && *flag,
+                                  NULL, st));
+  });
   MANA_PARK_CHECK();
   return rc;
 }
@@ -238,10 +329,11 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
                 MPI_Status *status)
 {
   int rc;
+  MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   WITH_REAL_REQUESTS(count, array_of_requests, real,
-                     rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, flag, status),
+                     rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, flag, st),
                      settle_named(count, array_of_requests, real,
-                                  rc == MPI_SUCCESS && *flag, index));
+                                  rc == MPI_SUCCESS && *flag, index, st));
   MANA_PARK_CHECK();
   return rc;
 }
@@ -250,12 +342,15 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
   int rc;
-  WITH_REAL_REQUESTS(incount, array_of_requests, real,
-                     rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, outcount,
-                                              array_of_indices, array_of_statuses),
-                     settle_named(incount, array_of_requests, real,
-                                  rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ? *outcount : 0,
-                                  array_of_indices));
+  WITH_STATUSES(incount, array_of_statuses, st, {
+    WITH_REAL_REQUESTS(incount, array_of_requests, real,
+                       rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, outcount,
+                                                array_of_indices, st),
+                       settle_named(incount, array_of_requests, real,
+                                    rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ? *outcount
+                                                                                    : 0,
+                                    array_of_indices, st));
+  });
   MANA_PARK_CHECK();
   return rc;
 }
@@ -267,13 +362,16 @@ static void record(enum preq_mode mode, int large, const void *buf, MPI_Count co
                    const MPI_Request *request)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
-  struct preq_rec *r = s ? malloc(sizeof(*r)) : NULL;
+  struct mana_req_extra *e = s ? mana_req_extra(mana_req_index((uint32_t)*request)) : NULL;
+  struct preq_rec *r = e ? malloc(sizeof(*r)) : NULL;
   if (!r)
     return; /* a live request without a record is refused at checkpoint */
   *r = (struct preq_rec){mode, large, (void *)buf, count, {0, NULL}, peer, tag, comm};
   mana_dt_arg_get(datatype, &r->type);
   s->meta = r;
-  s->flags |= MANA_SLOT_PERSISTENT;
+  s->flags |= MANA_SLOT_PERSISTENT | (mode == PREQ_RECV ? MANA_SLOT_REQ_RECV : MANA_SLOT_REQ_SEND);
+  e->comm = comm; /* what MPI_Start counts, and what completions count on */
+  e->peer = peer;
 }
 
 #define RECORD_INIT(name, mode, large, count_t, buf_t)                                      \
@@ -306,33 +404,61 @@ static int comm_live(MPI_Comm v)
          mana_handle_slot(MANA_KIND_COMM, (uint32_t)v) != NULL;
 }
 
+/* Why request slot i cannot be checkpointed, or NULL.  Pending sends, receives and
+ * non-blocking collectives are fine: the drain completes them or, for receives nobody sent
+ * to yet, the restart posts them again. */
+static const char *refusal(const struct mana_slot *s, uint32_t i)
+{
+  const struct preq_rec *r = s->meta;
+  uint32_t f = s->flags;
+  if (f & MANA_SLOT_GREQUEST)
+    return "mana cannot rebuild generalized requests:";
+  if (f & MANA_SLOT_REQ_PCOLL)
+    return "mana cannot checkpoint persistent collective requests (MPI_*_init), started or "
+           "not:";
+  if (f & MANA_SLOT_REQ_PART)
+    return "mana cannot checkpoint partitioned requests:";
+  if (r)
+    return !comm_live(r->comm)       ? "the communicator was freed under"
+           : !mana_dt_arg_ok(&r->type) ? "no usable datatype record for"
+                                       : NULL;
+  if (f & MANA_SLOT_REQ_DONE)
+    return NULL;
+  if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND)) {
+    const struct mana_req_extra *e = mana_req_extra(i);
+    return !e || !comm_live(e->comm) ? "the communicator was freed under the pending receive"
+           : !mana_dt_arg_ok(&e->type) ? "no usable datatype record for"
+                                       : NULL;
+  }
+  if (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_COLL))
+    return NULL;
+  return "mana cannot drain an operation in progress (a file, window or generalized "
+         "operation):";
+}
+
 static int check(char *reason, size_t len)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
-    const struct preq_rec *r = s->meta;
-    uint32_t v = mana_handle_make(MANA_KIND_REQUEST, i);
-    const char *why = NULL;
-    if (!(s->flags & MANA_SLOT_USED))
-      continue;
-    if (s->flags & MANA_SLOT_GREQUEST)
-      why = "mana cannot rebuild generalized requests:";
-    else if (!r)
-      why = "an operation is in progress (mana rebuilds inactive persistent point-to-point "
-            "requests only):";
-    else if (s->flags & MANA_SLOT_ACTIVE)
-      why = "a persistent operation is in progress:";
-    else if (!comm_live(r->comm))
-      why = "the communicator was freed under";
-    else if (!mana_dt_arg_ok(&r->type))
-      why = "no usable datatype record for";
+    const char *why = (s->flags & MANA_SLOT_USED) ? refusal(s, i) : NULL;
     if (why) {
-      mana_reason(reason, len, why, "request", v);
+      mana_reason(reason, len, why, "request", mana_handle_make(MANA_KIND_REQUEST, i));
       return 0;
     }
   }
   return 1;
+}
+
+/* A pending receive (posted, nothing matched: the drain made sure no message is on its way)
+ * is cancelled before its request is freed. */
+static void cancel_and_free(MPI_Request real, int persistent)
+{
+  MPI_Status st;
+  MANA_LH_CALL_NOPARK(MPI_Cancel, &real);
+  MANA_LH_CALL_NOPARK(MPI_Wait, &real, &st);
+  if (persistent && real != MPI_REQUEST_NULL)
+    MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
 }
 
 static int discard(void)
@@ -341,9 +467,22 @@ static int discard(void)
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     MPI_Request real = (MPI_Request)s->real;
-    if ((s->flags & MANA_SLOT_USED) && s->meta && real != MPI_REQUEST_NULL)
+    uint32_t f = s->flags;
+    struct mana_req_extra *e = mana_req_extra(i);
+    if (!(f & MANA_SLOT_USED) || real == MPI_REQUEST_NULL || !e)
+      continue;
+    if (f & MANA_SLOT_REQ_DONE) { /* the stand-in, and the persistent request behind it */
       MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
+      if (s->meta)
+        MANA_LH_CALL_NOPARK(MPI_Request_free, &e->saved_real);
+    } else if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND) &&
+               (!s->meta || (f & MANA_SLOT_ACTIVE))) {
+      cancel_and_free(real, s->meta != NULL);
+    } else if (s->meta) {
+      MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
+    }
   }
+  mana_drain_comm_discard();
   return MPI_SUCCESS;
 }
 
@@ -370,21 +509,85 @@ static int make(const struct preq_rec *r, MPI_Request *out)
   }
 }
 
-static int rebuild(void)
+/* ---- after a restart: stand-ins and pending receives ---- */
+
+struct pending {
+  uint64_t seq;
+  uint32_t slot;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+  const struct pending *x = a, *y = b;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* MPI matches a message with the receive posted first: they are posted again in the order
+ * the application posted them. */
+static int repost(struct pending *p, size_t n)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
-  for (uint32_t i = 0; i < t->capacity; i++) {
-    struct mana_slot *s = mana_slot_at(t, i);
-    MPI_Request real;
-    if (!(s->flags & MANA_SLOT_USED) || !s->meta)
-      continue;
-    int rc = make(s->meta, &real);
+  qsort(p, n, sizeof(*p), by_seq);
+  for (size_t k = 0; k < n; k++) {
+    struct mana_slot *s = mana_slot_at(t, p[k].slot);
+    const struct mana_req_extra *e = mana_req_extra(p[k].slot);
+    MPI_Request real = (MPI_Request)s->real;
+    int rc;
+    if (s->meta) {
+      rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
+    } else {
+      MPI_Datatype type = mana_dt_arg_real(&e->type);
+      MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, e->comm);
+      rc = e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, e->peer, e->tag,
+                                          comm, &real)
+                    : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, e->peer,
+                                          e->tag, comm, &real);
+    }
     if (rc != MPI_SUCCESS)
-      return mana_rebuild_error("persistent request", mana_handle_make(MANA_KIND_REQUEST, i),
-                                "MPI_*_init", rc);
+      return mana_rebuild_error("pending receive", mana_handle_make(MANA_KIND_REQUEST, p[k].slot),
+                                s->meta ? "MPI_Start" : "MPI_Irecv", rc);
     s->real = (uint32_t)real;
   }
   return MPI_SUCCESS;
+}
+
+static int rebuild(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  struct pending *pending = calloc(t->in_use ? t->in_use : 1, sizeof(*pending));
+  size_t n = 0;
+  int rc = pending ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+  mana_drain_comm_forget(); /* gone with the old MPI, or freed by discard */
+  mana_drain_comm_make();
+  for (uint32_t i = 0; i < t->capacity && rc == MPI_SUCCESS; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    struct mana_req_extra *e = mana_req_extra(i);
+    uint32_t f = s->flags, v = mana_handle_make(MANA_KIND_REQUEST, i);
+    MPI_Request real;
+    if (!(f & MANA_SLOT_USED))
+      continue;
+    if (s->meta) {
+      if ((rc = make(s->meta, &real)) != MPI_SUCCESS)
+        return mana_rebuild_error("persistent request", v, "MPI_*_init", rc);
+      s->real = (uint32_t)real;
+    }
+    if (f & MANA_SLOT_REQ_DONE) {
+      s->flags &= ~MANA_SLOT_REQ_DONE; /* made again: the stand-in saves the new request */
+      if ((rc = mana_req_make_done(i, &e->status)) != MPI_SUCCESS)
+        rc = mana_rebuild_error("completed request", v, "MPI_Grequest_start", rc);
+    } else if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND) &&
+               (!s->meta || (f & MANA_SLOT_ACTIVE))) {
+      pending[n++] = (struct pending){e->seq, i};
+    } else if (!s->meta || (f & MANA_SLOT_ACTIVE)) {
+      fprintf(stderr, "mana: rebuilding MPI objects: request %#x is in progress and was not "
+                      "drained\n", v);
+      rc = MPI_ERR_REQUEST;
+    }
+  }
+  if (rc == MPI_SUCCESS)
+    rc = repost(pending, n);
+  free(pending);
+  return rc;
 }
 
 const struct mana_kind_ops mana_request_ops = {

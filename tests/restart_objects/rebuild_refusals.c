@@ -1,7 +1,9 @@
 /*
  * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
- * reason, and only while it exists: a pending receive, an active persistent request, a
- * generalized request, an intercommunicator, a window, an open MPI file, a matched message.
+ * reason, and only while it exists: a persistent collective request (started or not), a
+ * partitioned request, a generalized request, an intercommunicator, a window, an open MPI
+ * file, a matched message.  Pending receives and active persistent ones are allowed: the
+ * drain completes or re-posts them.
  * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
  * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
  * succeed once everything is gone.
@@ -61,23 +63,31 @@ int main(int argc, char **argv) {
   int me = mt_.rank, peer = 1 - me, v = me, w = -1;
   allowed("at the start");
 
-  /* a pending receive */
+  /* a pending receive and an active persistent receive are drained: allowed */
   MPI_Request rq;
   MPI_Irecv(&w, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &rq);
-  refused("pending receive", "in progress");
+  allowed("pending receive (the drain takes care of it)");
   MPI_Send(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD);
   MPI_Wait(&rq, MPI_STATUS_IGNORE);
   allowed("receive completed");
-
-  /* an active persistent receive; inactive, it is fine */
   MPI_Recv_init(&w, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, &rq);
   allowed("inactive persistent request");
   MPI_Start(&rq);
-  refused("active persistent request", "persistent operation is in progress");
+  allowed("active persistent receive (the drain takes care of it)");
   MPI_Send(&v, 1, MPI_INT, peer, 2, MPI_COMM_WORLD);
   MPI_Wait(&rq, MPI_STATUS_IGNORE);
   allowed("persistent request completed");
   MPI_Request_free(&rq);
+
+  /* a persistent collective, even one never started, and a partitioned request */
+  MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+  refused("persistent collective", "persistent collective");
+  MPI_Request_free(&rq);
+  allowed("persistent collective freed");
+  MPI_Precv_init(&w, 1, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+  refused("partitioned request", "partitioned");
+  MPI_Request_free(&rq);
+  allowed("partitioned request freed");
 
   /* a generalized request */
   MPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &rq);

@@ -1,0 +1,333 @@
+/* The drain (docs/checkpoint-protocol.md, section 2): with every application thread parked at
+ * a collective-safe point, complete the network state through MPI itself, so that nothing of
+ * the application is left inside MPI but receives nobody has sent to yet.
+ *
+ *  1. Non-blocking collectives every member has started (the safe point guarantees it) are
+ *     tested to completion.
+ *  2. The per-peer counts of messages sent (p2p.h) are exchanged with an all-to-all on a
+ *     private communicator: each rank learns how many messages each peer sent it.
+ *  3. Until every peer's count is matched by this rank's count of messages received: pending
+ *     receives are tested (a message may be on its way to them), and every communicator is
+ *     probed for messages no receive has claimed, which are received as bytes into upper-half
+ *     memory and buffered in arrival order (drained.c).  Pending sends are tested until they
+ *     complete.  Whatever completes stands behind a stand-in request reporting its status.
+ *  4. A barrier on the private communicator: no rank leaves while another may still need its
+ *     progress.
+ *
+ * It runs on the lower half's checkpoint thread (or an application thread in the test entry
+ * points below), so it uses neither malloc nor anything else that touches the upper half's
+ * thread-local state, and calls MPI without ever parking.  Every wait has a deadline: a drain
+ * that cannot finish fails with a reason, and the job goes on. */
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "mana/raw_syscall.h"
+#include "p2p.h"
+
+#define DRAIN_TIMEOUT_S 30.0
+
+static MPI_Comm private_comm = MPI_COMM_NULL;
+static int private_broken; /* a failed drain left operations pending on it */
+static uint64_t *owed;     /* owed[p]: messages p has sent to this rank (from the exchange) */
+static double timeout_s = DRAIN_TIMEOUT_S;
+
+/* Called on an application thread, collectively: at MPI_Init and when objects are rebuilt. */
+void mana_drain_comm_make(void)
+{
+  MPI_Comm c = MPI_COMM_NULL;
+  if (MANA_LH_CALL_NOPARK(MPI_Comm_dup, MPI_COMM_WORLD, &c) == MPI_SUCCESS) {
+    MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c, MPI_ERRORS_RETURN);
+    private_comm = c;
+    private_broken = 0;
+  }
+}
+
+void mana_drain_comm_discard(void)
+{
+  if (private_comm != MPI_COMM_NULL)
+    MANA_LH_CALL_NOPARK(MPI_Comm_free, &private_comm);
+  private_comm = MPI_COMM_NULL;
+}
+
+void mana_drain_comm_forget(void)
+{
+  private_comm = MPI_COMM_NULL;
+}
+
+/* ---- failing with a reason, without libc's formatting ---- */
+
+struct drain {
+  double deadline;
+  char *reason;
+  size_t len, at;
+  int failed;
+};
+
+static void put(struct drain *d, const char *s)
+{
+  while (*s && d->at + 1 < d->len)
+    d->reason[d->at++] = *s++;
+  if (d->len)
+    d->reason[d->at] = '\0';
+}
+
+static void put_num(struct drain *d, uint64_t v)
+{
+  char digits[24];
+  int n = 0;
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0 && n < 23);
+  char out[24];
+  for (int i = 0; i < n; i++)
+    out[i] = digits[n - 1 - i];
+  out[n] = '\0';
+  put(d, out);
+}
+
+static int fail(struct drain *d, const char *what, int rc)
+{
+  if (!d->failed) {
+    d->failed = 1;
+    d->at = 0;
+    put(d, "drain: ");
+    put(d, what);
+    if (rc != MPI_SUCCESS) {
+      put(d, " (MPI error ");
+      put_num(d, (uint64_t)rc);
+      put(d, ")");
+    }
+  }
+  return -1;
+}
+
+static double now(void)
+{
+  return MANA_LH_ANY(MPI_Wtime);
+}
+
+/* Tests one operation of the drain's own until it completes. */
+static int wait_own(struct drain *d, MPI_Request *req, const char *what)
+{
+  for (;;) {
+    int flag = 0;
+    int rc = MANA_LH_ANY(MPI_Test, req, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return fail(d, what, rc);
+    if (flag)
+      return 0;
+    if (now() > d->deadline) {
+      private_broken = 1; /* the operation stays pending on it */
+      fail(d, what, MPI_SUCCESS);
+      put(d, " did not finish in time (a rank did not drain?)");
+      return -1;
+    }
+  }
+}
+
+/* ---- the application's pending requests ---- */
+
+/* Tests every pending request the drain can finish; counts what is still pending. */
+static int test_requests(struct drain *d, int *colls, int *sends)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  *colls = *sends = 0;
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    uint32_t f = s->flags;
+    if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) ||
+        !(f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL)) ||
+        (s->meta && !(f & MANA_SLOT_ACTIVE)))
+      continue;
+    struct mana_req_extra *e = mana_req_extra(i);
+    MPI_Request real = (MPI_Request)(uint32_t)s->real;
+    MPI_Status st;
+    int flag = 0;
+    if (!e)
+      return fail(d, "out of memory for request extras", MPI_ERR_NO_MEM);
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MANA_LH_ANY(MPI_Test, &real, &flag, &st);
+    if (rc != MPI_SUCCESS) { /* completed with an error: the application will see it */
+      flag = 1;
+      st.MPI_ERROR = rc;
+    }
+    if (!flag) {
+      *colls += (f & MANA_SLOT_REQ_COLL) != 0;
+      *sends += (f & MANA_SLOT_REQ_SEND) != 0;
+      continue;
+    }
+    s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
+    if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_STATUS))
+      mana_count_recv(e->comm, &st);
+    if (f & MANA_SLOT_REQ_STATUS) { /* reports the receive served before (pt2pt_nonblocking.c) */
+      s->flags &= ~MANA_SLOT_REQ_STATUS;
+      st = e->status;
+    }
+    if ((rc = mana_req_make_done(i, &st)) != MPI_SUCCESS)
+      return fail(d, "cannot make a completed request's stand-in", rc);
+  }
+  return 0;
+}
+
+/* ---- messages nobody has claimed ---- */
+
+static int take_message(struct drain *d, MPI_Comm v, MPI_Comm real, int *took)
+{
+  MPI_Message msg = MPI_MESSAGE_NULL;
+  MPI_Status st;
+  MPI_Count bytes = 0;
+  int flag = 0;
+  *took = 0;
+  int rc = MANA_LH_ANY(MPI_Improbe, MPI_ANY_SOURCE, MPI_ANY_TAG, real, &flag, &msg, &st);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Improbe failed", rc);
+  if (!flag)
+    return 0;
+  MANA_LH_ANY(MPI_Get_count_c, &st, MPI_BYTE, &bytes);
+  struct mana_drained *m = mana_drained_new(bytes);
+  if (!m)
+    return fail(d, "out of memory for a drained message", MPI_ERR_NO_MEM);
+  MPI_Request req = MPI_REQUEST_NULL;
+  rc = MANA_LH_ANY(MPI_Imrecv_c, m->data, bytes, MPI_BYTE, &msg, &req);
+  if (rc != MPI_SUCCESS || wait_own(d, &req, "receiving a drained message") != 0) {
+    mana_drained_free(m);
+    return fail(d, "receiving a drained message failed", rc);
+  }
+  m->comm = v;
+  m->comm_id = mana_comm_identity(v);
+  m->source = st.MPI_SOURCE;
+  m->tag = st.MPI_TAG;
+  mana_drained_append(m);
+  mana_count_recv(v, &st);
+  *took = 1;
+  return 0;
+}
+
+/* Every communicator the application holds, in a stable order. */
+static int probe_all(struct drain *d)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_COMM];
+  int took;
+  for (uint32_t i = 0; i <= t->capacity + 1; i++) {
+    MPI_Comm v, real;
+    if (i == t->capacity) {
+      v = real = MPI_COMM_WORLD;
+    } else if (i == t->capacity + 1) {
+      v = real = MPI_COMM_SELF;
+    } else {
+      struct mana_slot *s = mana_slot_at(t, i);
+      if (!(s->flags & MANA_SLOT_USED))
+        continue;
+      v = (MPI_Comm)mana_handle_make(MANA_KIND_COMM, i);
+      real = (MPI_Comm)(uint32_t)s->real;
+    }
+    do
+      if (take_message(d, v, real, &took) != 0)
+        return -1;
+    while (took);
+  }
+  return 0;
+}
+
+/* The first peer that has sent this rank more than it received, or -1. */
+static int owing_peer(void)
+{
+  for (int p = 0; p < mana_p2p_world_size; p++)
+    if (mana_p2p_recvd[p] < owed[p])
+      return p;
+  return -1;
+}
+
+static int exchange_counts(struct drain *d)
+{
+  size_t bytes = (size_t)mana_p2p_world_size * sizeof(uint64_t);
+  if (!owed) {
+    long p = mana_raw_syscall6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p < 0 && p > -4096)
+      return fail(d, "out of memory for the counts", MPI_ERR_NO_MEM);
+    owed = (uint64_t *)p;
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MANA_LH_ANY(MPI_Ialltoall, mana_p2p_sent, 1, MPI_UINT64_T, owed, 1, MPI_UINT64_T,
+                       private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Ialltoall of the message counts failed", rc);
+  return wait_own(d, &req, "the exchange of message counts");
+}
+
+static int run(struct drain *d)
+{
+  int colls, sends, peer;
+  if (mana_p2p_world_size == 0)
+    return 0; /* MPI was never initialized: nothing in flight */
+  if (private_comm == MPI_COMM_NULL || private_broken)
+    return fail(d, private_broken ? "an earlier drain failed; its communicator is unusable"
+                                  : "no private communicator",
+                MPI_SUCCESS);
+  d->deadline = now() + timeout_s;
+  if (exchange_counts(d) != 0)
+    return -1;
+  for (;;) {
+    if (test_requests(d, &colls, &sends) != 0)
+      return -1;
+    /* A communicator made by MPI_Comm_idup is unfinished until its request completes: the
+     * probing waits for the collectives. */
+    if (colls == 0 && probe_all(d) != 0)
+      return -1;
+    peer = owing_peer();
+    if (colls == 0 && sends == 0 && peer < 0)
+      break;
+    if (now() > d->deadline) {
+      private_broken = 1;
+      fail(d, "not finished after ", MPI_SUCCESS);
+      put_num(d, (uint64_t)timeout_s);
+      put(d, " s: ");
+      if (peer >= 0) {
+        put(d, "rank ");
+        put_num(d, (uint64_t)peer);
+        put(d, " sent ");
+        put_num(d, owed[peer] - mana_p2p_recvd[peer]);
+        put(d, " message(s) not received yet");
+      } else {
+        put_num(d, (uint64_t)(colls + sends));
+        put(d, " send(s) or collective(s) still pending");
+      }
+      return -1;
+    }
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MANA_LH_ANY(MPI_Ibarrier, private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Ibarrier failed", rc);
+  return wait_own(d, &req, "the final barrier");
+}
+
+int mana_stub_drain(char *reason, size_t len)
+{
+  struct drain d = {0, reason, len, 0, 0};
+  if (len)
+    reason[0] = '\0';
+  return run(&d) == 0 ? 0 : -1;
+}
+
+/* ---- test entry points (found with dlsym; tests/restart_objects/drain_*.c) ---- */
+
+/* Drains in a running job, on every rank at a point the program chooses; the job goes on. */
+int mana_test_drain_now(void);
+int mana_test_drain_now(void)
+{
+  char reason[256];
+  if (mana_stub_drain(reason, sizeof(reason)) == 0)
+    return MPI_SUCCESS;
+  fprintf(stderr, "mana: mana_test_drain_now: %s\n", reason);
+  return MPI_ERR_OTHER;
+}
+
+/* How many messages the drains left buffered on this rank (tests print it). */
+int mana_test_drained_count(void);
+int mana_test_drained_count(void)
+{
+  return (int)mana_drained_count();
+}

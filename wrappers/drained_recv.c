@@ -1,0 +1,58 @@
+/* Receiving a buffered message (p2p.h) as MPI would have delivered it.
+ *
+ * The drain kept the message as the bytes MPI delivered for an MPI_BYTE receive.  MPICH's
+ * representation of data in a message and in a packed buffer is the same on one machine, so
+ * MPI_Unpack with the receive's own datatype and count puts the data where the receive would
+ * have (any datatype, non-contiguous ones included), and no more than the message holds.  The
+ * status says what MPI's would: source, tag, the size in bytes (MPI_Get_count and
+ * MPI_Get_elements derive the rest from it), not cancelled. */
+#include "p2p.h"
+
+void mana_drained_status(const struct mana_drained *m, MPI_Status *st)
+{
+  MANA_LH_CALL_NOPARK(MPI_Status_set_elements_x, st, MPI_BYTE, m->bytes);
+  MANA_LH_CALL_NOPARK(MPI_Status_set_cancelled, st, 0);
+  st->MPI_SOURCE = m->source;
+  st->MPI_TAG = m->tag;
+  st->MPI_ERROR = MPI_SUCCESS;
+}
+
+int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
+                         MPI_Datatype type, MPI_Comm comm, MPI_Status *st)
+{
+  MPI_Datatype real_type = MANA_REAL(DATATYPE, MPI_Datatype, type);
+  MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
+  MPI_Count size = 0, fits, position = 0;
+  int rc = MANA_LH_CALL_NOPARK(MPI_Type_size_c, real_type, &size);
+  if (rc == MPI_SUCCESS) {
+    fits = size * count;
+    MPI_Count take = m->bytes < fits ? m->bytes : fits;
+    if (take > 0)
+      rc = MANA_LH_CALL_NOPARK(MPI_Unpack_c, m->data, take, &position, buf, count, real_type,
+                               real_comm);
+    if (rc == MPI_SUCCESS && m->bytes > fits)
+      rc = MPI_ERR_TRUNCATE; /* as MPI: what fits is delivered, the rest is lost */
+  }
+  mana_drained_status(m, st);
+  if (m->bytes > position && rc != MPI_SUCCESS)
+    MANA_LH_CALL_NOPARK(MPI_Status_set_elements_x, st, MPI_BYTE, position);
+  st->MPI_ERROR = rc;
+  mana_drained_free(m);
+  return rc;
+}
+
+int mana_drained_recv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status, int *rc)
+{
+  struct mana_drained *prev = NULL;
+  struct mana_drained *m = mana_drained_match(comm, source, tag, &prev);
+  MPI_Status local;
+  if (!m)
+    return 0;
+  mana_drained_unlink(m, prev);
+  *rc = mana_drained_deliver(m, buf, count, type, comm,
+                             status == MPI_STATUS_IGNORE ? &local : status);
+  if (*rc != MPI_SUCCESS) /* the communicator's handler decides, as for MPI's own errors */
+    MANA_LH_CALL_NOPARK(MPI_Comm_call_errhandler, MANA_REAL(COMM, MPI_Comm, comm), *rc);
+  return 1;
+}
