@@ -29,7 +29,8 @@ static struct cc_state cc;
 static int cc_ready;
 static int cc_init_failed;
 static volatile uint32_t cc_lock_word;
-static int have_membarrier = -1; /* -1 unknown, 0 no (the fast path fences), 1 yes */
+static int have_membarrier = -1;
+static volatile int cc_concurrent; /* seen: collectives on two threads at once */ /* -1 unknown, 0 no (the fast path fences), 1 yes */
 
 /* Where the application's MPI thread waits at a collective entry (0: not waiting). */
 static volatile uint64_t waiting_ggid, waiting_seq;
@@ -200,7 +201,10 @@ void mana_cc_enter(MPI_Comm comm, int constructor)
   uint64_t id = comm_id(comm);
   if (!id)
     return; /* no record: stub_can_checkpoint refuses this process anyway */
-  b->cc_window_fs = thread_pointer();
+  uint64_t tp = thread_pointer();
+  if (__builtin_expect(b->cc_window != 0, 0) && b->cc_window_fs != tp)
+    cc_concurrent = 1; /* two threads in collectives at once: the handshake cannot cover it */
+  b->cc_window_fs = tp;
   b->cc_window = 1;
   if (__builtin_expect(have_membarrier == 1, 1))
     __asm__ volatile("" ::: "memory"); /* the checkpoint thread's membarrier orders us */
@@ -257,13 +261,16 @@ static int cc_begin_op(char *reason, size_t len)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
   lock();
-  int rc = ensure_ready();
+  int concurrent = cc_concurrent;
+  int rc = concurrent ? -1 : ensure_ready();
   if (rc == 0)
     rc = cc_begin(&cc);
   unlock();
   if (rc != 0) {
     copy_text(reason, len,
-              cc_init_failed || cc.broken
+              concurrent ? "the application calls collectives on several threads at once "
+                              "(MPI_THREAD_MULTIPLE): mana cannot find a safe point for that yet"
+              : cc_init_failed || cc.broken
                   ? "the collective clock ran out of memory: its counts are incomplete"
                   : "a checkpoint is already in progress on this rank");
     return -1;
