@@ -28,3 +28,14 @@ target_link_libraries(test_stub_info PRIVATE ${CRITERION_LIB})
 add_test(NAME unit.stub_info COMMAND test_stub_info)
 
 set_tests_properties(unit.stub_recipe unit.stub_order unit.stub_info PROPERTIES LABELS unit)
+
+# The drain's buffered messages and counters (wrappers/drained.c, p2p.h), without MPI.
+add_executable(test_stub_drained ${CMAKE_CURRENT_LIST_DIR}/test_stub_drained.c
+                                 ${stub_dir}/drained.c)
+add_dependencies(test_stub_drained mana_generated)
+target_include_directories(test_stub_drained PRIVATE ${stub_dir} ${stub_gen}
+                           ${CMAKE_SOURCE_DIR}/include ${MANA_MPI_INCLUDE_DIR})
+target_compile_options(test_stub_drained PRIVATE -fno-stack-protector)
+target_link_libraries(test_stub_drained PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.stub_drained COMMAND test_stub_drained)
+set_tests_properties(unit.stub_drained PROPERTIES LABELS unit)
