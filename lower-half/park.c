@@ -124,6 +124,8 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
     return; /* inside a wrapper: parks at its next return from the lower half */
   if (fs == b->lower_fs)
     return; /* inside an MPI call: parks when the call returns to the stub */
+  if (fs == b->callback_fs)
+    return; /* in a callback inside an MPI call: parks when the call returns to the stub */
   if (b->cc_window == 2 && b->cc_window_fs == fs)
     return; /* counted a collective the other members may be inside: parks on its way out */
   if (!in_window(fs)) {

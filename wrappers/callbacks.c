@@ -7,12 +7,14 @@ uint64_t mana_callback_enter(void)
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t lower = mana_get_fs(b->have_fsgsbase);
   mana_set_fs(b->have_fsgsbase, b->caller_upper_fs);
-  mana_callback_depth(1);
+  if (mana_callback_depth(1) == 1)
+    b->callback_fs = b->caller_upper_fs;
   return lower;
 }
 
 void mana_callback_leave(uint64_t saved_fs)
 {
-  mana_callback_depth(-1);
+  if (mana_callback_depth(-1) == 0)
+    MANA_BOUNDARY->callback_fs = 0;
   mana_set_fs(MANA_BOUNDARY->have_fsgsbase, saved_fs);
 }

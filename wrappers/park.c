@@ -5,9 +5,9 @@
  * must never park there, only once it is back in the application. */
 static __thread int callback_depth;
 
-void mana_callback_depth(int delta)
+int mana_callback_depth(int delta)
 {
-  callback_depth += delta;
+  return callback_depth += delta;
 }
 
 void mana_park_point(void)

@@ -131,7 +131,7 @@ int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
 int mana_comm_errors_need_rerouting(MPI_Comm comm);
 int mana_reroute_errors(MPI_Comm comm, int on, int rc);
 
-void mana_callback_depth(int delta);
+int mana_callback_depth(int delta); /* returns the new depth */
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 void mana_park_point(void);

@@ -92,6 +92,11 @@ struct mana_boundary {
    * its next return from the lower half: a wrapper may already hold real handles in locals,
    * which a restart would make stale. */
   uint64_t stub_text_lo, stub_text_hi;
+
+  /* The upper-half thread pointer of a thread running an application callback from inside an
+   * MPI call (a user op, an error handler, ...); 0 when none.  Such a thread is in the middle of
+   * an MPI operation and parks when that returns to the stub, never in the callback. */
+  volatile uint64_t callback_fs;
 };
 
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the
