@@ -123,6 +123,32 @@ static inline uint32_t mana_req_index(uint32_t virt)
 /* A new non-blocking receive: records its arguments and marks its slot (which must exist). */
 void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type,
                         int source, int tag, MPI_Comm comm, int large);
+
+/* The same, inline for the common case (MPI_Irecv of a predefined datatype): a few stores. */
+static inline void mana_req_note_recv_fast(MPI_Request virt, void *buf, MPI_Count count,
+                                           MPI_Datatype type, int source, int tag,
+                                           MPI_Comm comm, int large)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt);
+  struct mana_req_extra *chunk = mana_req_extra_chunks[mana_req_index((uint32_t)virt) >>
+                                                       MANA_CHUNK_SHIFT];
+  if (__builtin_expect(!s || !chunk || mana_handle_is_virtual((uint32_t)type,
+                                                               MANA_KIND_DATATYPE), 0)) {
+    mana_req_note_recv(virt, buf, count, type, source, tag, comm, large);
+    return;
+  }
+  struct mana_req_extra *e = &chunk[(uint32_t)virt & (MANA_CHUNK_SLOTS - 1)];
+  s->flags |= MANA_SLOT_REQ_RECV;
+  e->comm = comm;
+  e->peer = source;
+  e->tag = tag;
+  e->large = large;
+  e->buf = buf;
+  e->count = count;
+  e->seq = ++mana_recv_seq;
+  e->type.predefined = type;
+  e->type.rec = NULL;
+}
 /* A new send request (kind flag, and what MPI_Start counts for a persistent one). */
 void mana_req_note_send(MPI_Request virt, int dest, MPI_Comm comm);
 /* A send request that must report *st when it completes (MANA_SLOT_REQ_STATUS); the extras'

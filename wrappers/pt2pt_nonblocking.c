@@ -72,7 +72,7 @@ static int irecv_buffered(struct mana_drained *m, void *buf, MPI_Count count,
                                  &real);                                                    \
     if (rc == MPI_SUCCESS) {                                                                \
       *request = MANA_NEW(REQUEST, MPI_Request, real);                                      \
-      mana_req_note_recv(*request, buf, count, datatype, source, tag, comm, large);         \
+      mana_req_note_recv_fast(*request, buf, count, datatype, source, tag, comm, large);    \
     }                                                                                       \
     MANA_PARK_CHECK();                                                                      \
     return rc;                                                                              \

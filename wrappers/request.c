@@ -51,8 +51,19 @@ static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_S
     *virt = real; /* predefined or null: nothing virtual behind it */
     return;
   }
-  if ((s->flags & MANA_REQ_SPECIAL) && (done || real == MPI_REQUEST_NULL))
+  uint32_t f = s->flags;
+  if (__builtin_expect((f & MANA_REQ_SPECIAL) == MANA_SLOT_REQ_RECV && done &&
+                           !(f & MANA_SLOT_PERSISTENT),
+                       1)) {
+    /* the common case inline: a receive completed, its datatype predefined */
+    const struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)*virt));
+    if (e && !e->type.rec)
+      mana_count_recv(e->comm, st);
+    else
+      mana_req_completed(s, mana_req_index((uint32_t)*virt), &real, st);
+  } else if ((f & MANA_REQ_SPECIAL) && (done || real == MPI_REQUEST_NULL)) {
     mana_req_completed(s, mana_req_index((uint32_t)*virt), &real, done ? st : NULL);
+  }
   *real_io = real; /* a persistent request is back behind its stand-in */
   if (real == MPI_REQUEST_NULL) {
     mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*virt);
