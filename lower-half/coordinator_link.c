@@ -232,7 +232,13 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
     if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) {
+      /* Every rank has the verdict; leave together.  A rank that is gone while its peers are
+       * still in MPI makes them fail (UCX reports the lost endpoint) and the launcher reports
+       * the job as crashed.  The application is parked at a safe point, so the checkpoint
+       * thread may use MPI_COMM_WORLD. */
       fflush(NULL);
+      if (my_size > 1)
+        PMPI_Barrier(MPI_COMM_WORLD);
       _exit(0);
     }
   }

@@ -82,17 +82,28 @@ void mana_park_self(int in_signal_handler_arg)
   volatile int in_signal_handler = in_signal_handler_arg;
   struct mana_boundary *b = MANA_BOUNDARY;
   struct mana_park_area *area = MANA_PARK;
+  /* A thread parking at a park point must not take the park signal on the way: parked twice
+   * over, its image would hold the inner park, and the outer one would wait for a release
+   * that a restarted process never sends.  (The handler runs with every signal blocked.) */
+  uint64_t saved_mask = 0;
+  if (!in_signal_handler) {
+    uint64_t park = 1ull << (MANA_PARK_SIGNAL - 1);
+    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&park, (long)&saved_mask, 8);
+  }
   uint32_t tid = raw_gettid();
   /* volatile: it must be re-read from the stack after a resume in a restarted process */
   struct mana_thread_record *volatile r = record_for(tid);
-  if (!r)
+  if (!r) {
+    if (!in_signal_handler)
+      mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved_mask, 0, 8);
     return; /* more threads than records: cannot park this one; the checkpoint times out */
+  }
   uint32_t release = release_word;
   r->upper_fs = mana_get_fs((int)b->have_fsgsbase);
   r->in_signal_handler = (uint32_t)in_signal_handler;
   r->is_main = tid == area->main_tid_at_start;
   if (!in_signal_handler)
-    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&r->sigmask, 8);
+    r->sigmask = saved_mask;
   if (mana_context_save(&r->ctx) == 0) {
     r->state = MANA_THREAD_PARKED;
     __atomic_add_fetch(&parked, 1, __ATOMIC_RELEASE);
@@ -100,6 +111,8 @@ void mana_park_self(int in_signal_handler_arg)
     while (release_word == release)
       futex_wait(&release_word, release);
     r->state = MANA_THREAD_RUNNING;
+    if (!in_signal_handler)
+      mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
     return;
   }
   /* Resumed in a restarted process: new kernel thread id, same everything else. */

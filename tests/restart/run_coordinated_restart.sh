@@ -8,7 +8,7 @@ set -u
 bin=$1 ranks=$2 cycles=$3 delay=$4
 shift 4
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 ckpt=$work/ckpt
 
