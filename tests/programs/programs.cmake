@@ -44,6 +44,8 @@ set(MANA_TEST_PROGRAMS
   misc:2
   abort:2:3
   iterative:2
+  inflight_p2p:2
+  inflight_coll:2
   fortran_f77:2
   fortran_mod:2
 )
