@@ -28,6 +28,14 @@ static void seconds_field(struct coord_line *line, const char *key, long long ms
 	coord_line_str(line, key, text);
 }
 
+static void us_field(struct coord_line *line, const char *key, long long us)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%lld.%06lld", us / 1000000, us % 1000000);
+	coord_line_str(line, key, text);
+}
+
 static const char *job_state(const struct coordinator *co)
 {
 	if (co->ckpt)
@@ -58,10 +66,12 @@ static void status_history_fields(struct coordinator *co, struct coord_line *lin
 	char when[40];
 
 	coord_line_u64(line, "committed", co->committed);
-	if (co->committed) {
+	if (co->committed && co->committed_wall) { /* 0: read from LATEST at start */
 		manifest_time(co->committed_wall, when, sizeof(when));
 		coord_line_str(line, "committed_at", when);
 		seconds_field(line, "committed_seconds", co->committed_span_ms);
+		us_field(line, "committed_sync_seconds", co->committed_sync_us);
+		us_field(line, "committed_write_seconds", co->committed_write_us);
 		coord_line_u64(line, "committed_bytes", co->committed_bytes);
 	}
 	if (co->last_error_gen) {

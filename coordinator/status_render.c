@@ -149,7 +149,11 @@ static void print_checkpoints(FILE *out, const struct status_line *job)
 	} else {
 		fprintf(out, "Checkpoint:   none in progress\n");
 	}
-	if (get_num(job, "committed")) {
+	if (get_num(job, "committed") && !status_get(job, "committed_at")) {
+		/* committed by an earlier run of the job: this coordinator only read LATEST */
+		fprintf(out, "Last commit:  generation %llu (before this run; the job restarted "
+			"from it or from an earlier one)\n", get_num(job, "committed"));
+	} else if (get_num(job, "committed")) {
 		status_bytes(get_num(job, "committed_bytes"), bytes, sizeof(bytes));
 		fprintf(out, "Last commit:  generation %llu at %s, %s in %s s\n",
 			get_num(job, "committed"), get_or(job, "committed_at", "?"), bytes,
@@ -230,6 +234,7 @@ static bool numeric_key(const char *key)
 	static const char *const numeric[] = {
 		"v", "pid", "size", "connected", "joined", "watch", "interval", "next_in", "gen",
 		"epoch", "elapsed", "bytes", "kill", "committed", "committed_seconds",
+		"committed_sync_seconds", "committed_write_seconds",
 		"committed_bytes", "error_gen", "rank", "raises", "releases",
 	};
 

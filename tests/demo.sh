@@ -52,25 +52,38 @@ for form in outer inner; do
   fi
 done
 
-say "checkpoint, kill and restart (one rank: the multi-rank safe point is not in this build)"
-prog=$build/tests/restart/restart_basic
+say "checkpoint, kill and restart a 2-rank job, twice"
+# The same stencil, longer: every checkpoint lands with halo messages, the Allreduce and the
+# wildcard ring in flight; the collective clock finds the safe point, the drain empties the
+# network, and each restart picks up from the images.  Results must equal the native run.
+long=$((iters * 3))
 ckpt=$work/ckpt
-run "$work/uninterrupted" mpiexec.mpich -n 1 "$prog" 100 40 "$work/log-native"
-echo "\$ $bin/mana_launch --ckptdir $ckpt mpiexec.mpich -n 1 $prog 100 40 ...   (in the background)"
-"$bin/mana_launch" --ckptdir "$ckpt" mpiexec.mpich -n 1 "$prog" 100 40 "$work/log-mana" \
-  >"$work/restarted" &
-job=$!
-sleep 1.5
-echo "\$ $bin/mana_status --ckptdir $ckpt"
-"$bin/mana_status" --ckptdir "$ckpt"
-echo "\$ $bin/mana_status --ckptdir $ckpt --checkpoint --kill --wait"
-"$bin/mana_status" --ckptdir "$ckpt" --checkpoint --kill --wait || status=1
-wait "$job" || status=1
-echo "(the job printed $(wc -l <"$work/restarted") lines before it was checkpointed and killed)"
-run "$work/restarted.tail" "$bin/mana_restart" --ckptdir "$ckpt" mpiexec.mpich -n 1
-cat "$work/restarted.tail" >>"$work/restarted"
+t0=$(date +%s%N)
+run "$work/uninterrupted" mpiexec.mpich -n 2 "$app" "$long"
+# A checkpoint a quarter of the way into each run: two cycles leave half of it for the end.
+delay_ms=$((($(date +%s%N) - t0) / 4000000))
+delay=$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))
+checkpoint_kill() {
+  local label=$1
+  shift
+  echo "\$ $*   (in the background)"
+  "$@" >"$work/$label.out" 2>"$work/$label.err" &
+  local job=$!
+  sleep "$delay"
+  echo "\$ $bin/mana_status --ckptdir $ckpt"
+  "$bin/mana_status" --ckptdir "$ckpt" || true
+  echo "\$ $bin/mana_status --ckptdir $ckpt --checkpoint --kill --wait"
+  "$bin/mana_status" --ckptdir "$ckpt" --checkpoint --kill --wait || status=1
+  wait "$job" || { status=1; tail -3 "$work/$label.err"; }
+}
+checkpoint_kill run "$bin/mana_launch" --ckptdir "$ckpt" mpiexec.mpich -n 2 "$app" "$long"
+checkpoint_kill restart1 "$bin/mana_restart" --ckptdir "$ckpt" mpiexec.mpich -n 2
+echo "\$ mpiexec.mpich -n 2 $bin/mana_restart --ckptdir $ckpt   (the per-rank form, to the end)"
+run "$work/restarted" mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$ckpt"
+ls "$ckpt"
+cat "$work/restarted"
 if cmp -s "$work/uninterrupted" "$work/restarted"; then
-  echo "identical to the uninterrupted run: $(tail -1 "$work/restarted")"
+  echo "identical to the uninterrupted run after 2 checkpoint/kill/restart cycles"
 else
   echo "DIFFERENT from the uninterrupted run"; diff "$work/uninterrupted" "$work/restarted" || true
   status=1
