@@ -128,6 +128,7 @@ static void commit(struct coordinator *co)
 {
 	char err[COORD_ERR_LEN * 2];
 	int64_t now_wall = coord_wall_ms();
+	long long written_us = coord_now_us(); /* the last WRITTEN has just arrived */
 	struct coord_line line;
 	uint64_t gen = co->ckpt->gen;
 
@@ -138,6 +139,8 @@ static void commit(struct coordinator *co)
 	co->committed = gen;
 	co->committed_wall = now_wall;
 	co->committed_span_ms = coord_now_ms() - co->ckpt_start_ms;
+	co->committed_sync_us = co->ckpt_drain_us - co->ckpt_start_us;
+	co->committed_write_us = written_us - co->ckpt_drain_us;
 	co->committed_bytes = ckpt_bytes(co->ckpt);
 	start_line(co, &line, "COMMITTED");
 	if (co->ckpt_kill) {
@@ -202,6 +205,7 @@ static void act(struct coordinator *co, enum ckpt_action action)
 	case CKPT_ACT_DRAIN:
 		coord_log("generation %" PRIu64 ": all ranks parked at epoch %" PRIu64
 			  ", draining", co->ckpt->gen, co->ckpt->epoch);
+		co->ckpt_drain_us = coord_now_us();
 		job_broadcast(co, start_line(co, &line, "DRAIN"));
 		return;
 	case CKPT_ACT_COMMIT:
@@ -466,6 +470,8 @@ int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, 
 	}
 	co->ckpt_kill = kill;
 	co->ckpt_start_ms = coord_now_ms();
+	co->ckpt_start_us = coord_now_us();
+	co->ckpt_drain_us = 0;
 	co->ckpt_deadline = co->cfg->ckpt_timeout
 				    ? co->ckpt_start_ms + (long long)co->cfg->ckpt_timeout * 1000
 				    : -1;

@@ -16,6 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+long long coord_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 long long coord_now_ms(void)
 {
 	struct timespec ts;

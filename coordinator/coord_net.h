@@ -32,6 +32,8 @@ int coord_listen(const char *host, const char *port, unsigned *bound_port, char 
 		 size_t errlen);
 
 /* Milliseconds of CLOCK_MONOTONIC, for deadlines. */
+/* Monotonic microseconds, for the phase times of a generation. */
+long long coord_now_us(void);
 long long coord_now_ms(void);
 
 /* "poll until": the timeout for poll(2) that ends at deadline_ms (negative deadline: -1). */

@@ -104,12 +104,15 @@ struct coordinator {
 	long long stall_deadline;    /* release parked ranks if still stalled, -1: none */
 	unsigned stall_grace_ms;     /* doubles with every release of this generation */
 	long long ckpt_start_ms; /* monotonic */
+	long long ckpt_start_us, ckpt_drain_us; /* monotonic: CKPT sent, DRAIN sent (0: not yet) */
 	int64_t ckpt_start_wall; /* CLOCK_REALTIME ms */
 	uint64_t newest_started;
 
 	uint64_t committed;      /* last committed generation, 0: none */
 	int64_t committed_wall;
 	long long committed_span_ms;
+	long long committed_sync_us;  /* CKPT to DRAIN: every rank at the safe point */
+	long long committed_write_us; /* DRAIN to the last WRITTEN: drain, write, fsync */
 	uint64_t committed_bytes;
 	char last_error[CKPT_REASON_MAX];
 	uint64_t last_error_gen;
