@@ -232,13 +232,15 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
     if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) {
-      /* Every rank has the verdict; leave together.  A rank that is gone while its peers are
-       * still in MPI makes them fail (UCX reports the lost endpoint) and the launcher reports
-       * the job as crashed.  The application is parked at a safe point, so the checkpoint
-       * thread may use MPI_COMM_WORLD. */
+      /* Every rank has the verdict; leave as a finished MPI process.  The launcher tears the
+       * whole job down (SIGKILL) when a rank exits without finalizing, which can hit a peer
+       * that has not exited yet and make the job look crashed; and a peer still in MPI would
+       * see the endpoint vanish.  The application is parked at a safe point with nothing in
+       * flight, so the checkpoint thread may finalize for it. */
       fflush(NULL);
-      if (my_size > 1)
-        PMPI_Barrier(MPI_COMM_WORLD);
+      if (MANA_BOUNDARY->stub_cancel_receives)
+        MANA_BOUNDARY->stub_cancel_receives();
+      PMPI_Finalize();
       _exit(0);
     }
   }

@@ -306,6 +306,23 @@ static int run(struct drain *d)
   return wait_own(d, &req, "the final barrier");
 }
 
+/* The job ends right after this checkpoint: cancel what the application still has posted
+ * (MPI_Finalize would otherwise find those receives, and UCX reports each one on stdout). */
+void mana_stub_cancel_receives(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    uint32_t f = s->flags;
+    MPI_Request real = (MPI_Request)(uint32_t)s->real;
+    if (!(f & MANA_SLOT_USED) || !(f & MANA_SLOT_REQ_RECV) || (f & MANA_SLOT_REQ_DONE) ||
+        real == MPI_REQUEST_NULL || ((f & MANA_SLOT_PERSISTENT) && !(f & MANA_SLOT_ACTIVE)))
+      continue;
+    if (MANA_LH_ANY(MPI_Cancel, &real) == MPI_SUCCESS)
+      MANA_LH_ANY(MPI_Wait, &real, MPI_STATUS_IGNORE);
+  }
+}
+
 int mana_stub_drain(char *reason, size_t len)
 {
   struct drain d = {0, reason, len, 0, 0};

@@ -104,3 +104,11 @@ size_t mana_drained_count(void)
     n++;
   return n;
 }
+
+struct mana_drained *mana_drained_take(MPI_Comm comm, int source, int tag)
+{
+  struct mana_drained *prev = NULL, *m = mana_drained_match(comm, source, tag, &prev);
+  if (m)
+    mana_drained_unlink(m, prev);
+  return m;
+}

@@ -44,12 +44,10 @@ int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
 int mana_drained_recv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                       MPI_Comm comm, MPI_Status *status, int *rc)
 {
-  struct mana_drained *prev = NULL;
-  struct mana_drained *m = mana_drained_match(comm, source, tag, &prev);
+  struct mana_drained *m = mana_drained_take(comm, source, tag);
   MPI_Status local;
   if (!m)
     return 0;
-  mana_drained_unlink(m, prev);
   *rc = mana_drained_deliver(m, buf, count, type, comm,
                              status == MPI_STATUS_IGNORE ? &local : status);
   if (*rc != MPI_SUCCESS) /* the communicator's handler decides, as for MPI's own errors */

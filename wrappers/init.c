@@ -50,6 +50,7 @@ __attribute__((constructor)) static void check_boundary(void)
   /* Record keeping for restart, and the entry points the lower half calls for it. */
   mana_records_init();
   MANA_BOUNDARY->stub_drain = mana_stub_drain;
+  MANA_BOUNDARY->stub_cancel_receives = mana_stub_cancel_receives;
 }
 
 static int init(int required, int *provided)

@@ -124,6 +124,21 @@ static inline uint32_t mana_req_index(uint32_t virt)
 void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type,
                         int source, int tag, MPI_Comm comm, int large);
 
+/* What posting a receive again takes, but the datatype (shared by both paths below). */
+static inline void mana_req_fill_recv(struct mana_slot *s, struct mana_req_extra *e, void *buf,
+                                      MPI_Count count, int source, int tag, MPI_Comm comm,
+                                      int large)
+{
+  s->flags |= MANA_SLOT_REQ_RECV;
+  e->comm = comm;
+  e->peer = source;
+  e->tag = tag;
+  e->large = large;
+  e->buf = buf;
+  e->count = count;
+  e->seq = ++mana_recv_seq;
+}
+
 /* The same, inline for the common case (MPI_Irecv of a predefined datatype): a few stores. */
 static inline void mana_req_note_recv_fast(MPI_Request virt, void *buf, MPI_Count count,
                                            MPI_Datatype type, int source, int tag,
@@ -138,14 +153,7 @@ static inline void mana_req_note_recv_fast(MPI_Request virt, void *buf, MPI_Coun
     return;
   }
   struct mana_req_extra *e = &chunk[(uint32_t)virt & (MANA_CHUNK_SLOTS - 1)];
-  s->flags |= MANA_SLOT_REQ_RECV;
-  e->comm = comm;
-  e->peer = source;
-  e->tag = tag;
-  e->large = large;
-  e->buf = buf;
-  e->count = count;
-  e->seq = ++mana_recv_seq;
+  mana_req_fill_recv(s, e, buf, count, source, tag, comm, large);
   e->type.predefined = type;
   e->type.rec = NULL;
 }
@@ -200,6 +208,8 @@ void mana_drained_append(struct mana_drained *m);
 struct mana_drained *mana_drained_match(MPI_Comm comm, int source, int tag,
                                         struct mana_drained **prev_out);
 void mana_drained_unlink(struct mana_drained *m, struct mana_drained *prev);
+/* Match and unlink in one: the message a receive takes, or NULL. */
+struct mana_drained *mana_drained_take(MPI_Comm comm, int source, int tag);
 void mana_drained_free(struct mana_drained *m);
 void mana_drained_forget_comm(const void *comm_id);
 size_t mana_drained_count(void);
@@ -226,6 +236,7 @@ struct mana_drained *mana_message_take(MPI_Message *message, MPI_Comm *comm, MPI
 /* ---- the drain (drain.c) ---- */
 
 int mana_stub_drain(char *reason, size_t len);
+void mana_stub_cancel_receives(void);
 /* The drain's private communicator: made at MPI_Init and when objects are rebuilt (collective,
  * on an application thread), freed before a rebuild in place, forgotten at a restart. */
 void mana_drain_comm_make(void);

@@ -35,14 +35,7 @@ void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Dataty
   struct mana_req_extra *e = mana_req_extra(index);
   if (!s || !e)
     return; /* no record: the checkpoint is refused (request.c) */
-  s->flags |= MANA_SLOT_REQ_RECV;
-  e->comm = comm;
-  e->peer = source;
-  e->tag = tag;
-  e->large = large;
-  e->buf = buf;
-  e->count = count;
-  e->seq = ++mana_recv_seq;
+  mana_req_fill_recv(s, e, buf, count, source, tag, comm, large);
   mana_dt_arg_get(type, &e->type);
 }
 

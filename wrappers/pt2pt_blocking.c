@@ -327,9 +327,8 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     int flag = 0;
     MPI_Message msg = MPI_MESSAGE_NULL;
     if (__builtin_expect(mana_drained_head != NULL, 0)) {
-      struct mana_drained *prev = NULL, *m = mana_drained_match(comm, source, tag, &prev);
+      struct mana_drained *m = mana_drained_take(comm, source, tag);
       if (m) {
-        mana_drained_unlink(m, prev);
         *message = mana_message_buffered(m, comm, status);
         MANA_PARK_CHECK();
         return MPI_SUCCESS;

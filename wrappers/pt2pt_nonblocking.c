@@ -61,11 +61,9 @@ static int irecv_buffered(struct mana_drained *m, void *buf, MPI_Count count,
            MPI_Comm comm, MPI_Request *request)                                             \
   {                                                                                         \
     if (__builtin_expect(mana_drained_head != NULL, 0)) {                                   \
-      struct mana_drained *prev = NULL, *m = mana_drained_match(comm, source, tag, &prev);  \
-      if (m) {                                                                              \
-        mana_drained_unlink(m, prev);                                                       \
+      struct mana_drained *m = mana_drained_take(comm, source, tag);                        \
+      if (m)                                                                                \
         return irecv_buffered(m, buf, count, datatype, comm, request);                      \
-      }                                                                                     \
     }                                                                                       \
     MPI_Request real;                                                                       \
     int rc = MANA_LH_CALL_NOPARK(name, buf, count, DT(datatype), source, tag, COMM(comm),   \
@@ -139,9 +137,8 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
                 MPI_Status *status)
 {
   if (__builtin_expect(mana_drained_head != NULL, 0)) {
-    struct mana_drained *prev = NULL, *m = mana_drained_match(comm, source, tag, &prev);
+    struct mana_drained *m = mana_drained_take(comm, source, tag);
     if (m) {
-      mana_drained_unlink(m, prev);
       *message = mana_message_buffered(m, comm, status);
       *flag = 1;
       MANA_PARK_CHECK();
@@ -199,12 +196,11 @@ static void note_sendrecv(MPI_Request v, int dest, MPI_Comm comm)
   {                                                                                         \
     MPI_Request real;                                                                       \
     int rc;                                                                                 \
-    struct mana_drained *prev = NULL, *m = NULL;                                            \
+    struct mana_drained *m = NULL;                                                          \
     if (__builtin_expect(mana_drained_head != NULL, 0))                                     \
-      m = mana_drained_match(comm, source, recvtag, &prev);                                 \
+      m = mana_drained_take(comm, source, recvtag);                                         \
     if (m) {                                                                                \
       MPI_Status st;                                                                        \
-      mana_drained_unlink(m, prev);                                                         \
       mana_drained_deliver(m, recvbuf, recvcount, recvtype, comm, &st);                     \
       rc = MANA_LH_CALL_NOPARK(isend, sendbuf, sendcount, DT(sendtype), dest, sendtag,      \
                                COMM(comm), &real);                                          \
@@ -237,9 +233,9 @@ ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
   {                                                                                         \
     MPI_Request real;                                                                       \
     int rc;                                                                                 \
-    struct mana_drained *prev = NULL, *m = NULL;                                            \
+    struct mana_drained *m = NULL;                                                          \
     if (__builtin_expect(mana_drained_head != NULL, 0))                                     \
-      m = mana_drained_match(comm, source, recvtag, &prev);                                 \
+      m = mana_drained_take(comm, source, recvtag);                                         \
     if (m) {                                                                                \
       MPI_Status st;                                                                        \
       count_t size = 0, position = 0;                                                       \
@@ -256,7 +252,6 @@ ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
         free(packed);                                                                       \
         return rc;                                                                          \
       }                                                                                     \
-      mana_drained_unlink(m, prev);                                                         \
       mana_drained_deliver(m, buf, count, datatype, comm, &st);                             \
       mana_count_send(comm, dest);                                                          \
       *request = MANA_NEW(REQUEST, MPI_Request, real);                                      \

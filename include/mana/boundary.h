@@ -97,6 +97,11 @@ struct mana_boundary {
    * MPI call (a user op, an error handler, ...); 0 when none.  Such a thread is in the middle of
    * an MPI operation and parks when that returns to the stub, never in the callback. */
   volatile uint64_t callback_fs;
+
+  /* Registered by the stub: cancels the receives the application still has posted, so that a
+   * process ending right after a checkpoint (--kill) finalizes MPI with nothing pending.  Same
+   * rules as stub_drain. */
+  void (*stub_cancel_receives)(void);
 };
 
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the
