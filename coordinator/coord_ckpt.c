@@ -274,6 +274,12 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
 		return CKPT_ACT_NONE;
 	if (epoch == 0)
 		return ckpt_abort(c, "rank %zu sent PARKED without an epoch", rank);
+	/* A rank that was done (targets met, computing) may reach its next collective and say
+	 * so while DRAIN is on its way to it: the status crossed DRAIN on the wire and changes
+	 * nothing (its targets are still met).  RUNNING and RAISE cannot cross: they need an
+	 * unmet target, and targets do not move after termination. */
+	if (c->phase == CKPT_PHASE_WRITE && epoch == c->epoch)
+		return CKPT_ACT_NONE;
 	if (check_status(c, rank, "PARKED", epoch) != CKPT_ACT_NONE)
 		return CKPT_ACT_ABORT;
 	/* A status for an older epoch is recorded but does not count: that rank has not

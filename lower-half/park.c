@@ -29,6 +29,9 @@
 #include "mana/raw_syscall.h"
 #include "mana/park.h"
 
+/* The bounds of this executable's code (the linker defines them). */
+extern char __executable_start[], etext[];
+
 /* Round bookkeeping, deliberately outside the window (see mana/park.h). */
 static volatile uint32_t release_word; /* futex: changes when parked threads may go on */
 static volatile uint32_t parked;       /* threads parked in this round */
@@ -135,6 +138,9 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
     return;
   if (ip >= b->stub_text_lo && ip < b->stub_text_hi)
     return; /* inside a wrapper: parks at its next return from the lower half */
+  if (ip >= (uint64_t)(uintptr_t)__executable_start && ip < (uint64_t)(uintptr_t)etext)
+    return; /* in mana_lh's own code on the upper half's thread pointer: on its way into
+               mana_park_self, which must not be entered twice */
   if (fs == b->lower_fs)
     return; /* inside an MPI call: parks when the call returns to the stub */
   if (fs == b->callback_fs)

@@ -346,7 +346,23 @@ Test(coord_ckpt, statuses_outside_convergence_abort)
 	cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
 	ckpt_free(c);
 	to_write_phase();
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_ABORT);
+	cr_assert_eq(ckpt_on_running(c, 0, 1, false), CKPT_ACT_ABORT);
+	ckpt_free(c);
+	to_write_phase();
+	cr_assert_eq(ckpt_on_parked(c, 0, 0 + 2, NULL), CKPT_ACT_ABORT, "an epoch never sent");
+}
+
+/* A done rank reaches a collective while DRAIN is on its way: its PARKED crosses DRAIN. */
+Test(coord_ckpt, parked_crossing_drain_is_ignored)
+{
+	const struct ckpt_park at = { G1, 7 };
+
+	to_write_phase();
+	cr_assert_eq(ckpt_on_parked(c, 1, 1, &at), CKPT_ACT_NONE);
+	cr_assert_eq(c->phase, CKPT_PHASE_WRITE);
+	cr_assert_eq(c->ranks[1].state, CKPT_RANK_DRAINING);
+	cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef"),
+		     CKPT_ACT_NONE);
 }
 
 Test(coord_ckpt, epochs_never_sent_abort)
