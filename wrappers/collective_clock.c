@@ -32,6 +32,12 @@ static volatile uint32_t cc_lock_word;
 static int have_membarrier = -1;
 static volatile int cc_concurrent; /* seen: collectives on two threads at once */ /* -1 unknown, 0 no (the fast path fences), 1 yes */
 
+/* Bumped (under the lock) whenever a waiting thread must decide again: targets applied, a
+ * checkpoint begun or ended.  Never reset: the clock's own epoch restarts at 1 with every
+ * checkpoint, so a thread that slept through the end of one checkpoint and the start of the
+ * next would see "its" epoch again and wait forever. */
+static volatile uint64_t cc_news;
+
 /* Where the application's MPI thread waits at a collective entry (0: not waiting). */
 static volatile uint64_t waiting_ggid, waiting_seq;
 
@@ -148,11 +154,10 @@ static void queue_raise(uint64_t ggid, uint64_t target)
 /* Waits outside the lock until the checkpoint thread applied new targets or ended the
  * checkpoint, keeping this rank's MPI progress going: a peer may wait for a message this rank
  * is still pushing out.  Parkable: the window is closed and the signal unblocked. */
-static void wait_for_news(uint64_t epoch)
+static void wait_for_news(uint64_t news)
 {
   struct timespec pause = {0, 200000};
-  while (__atomic_load_n(&cc.phase, __ATOMIC_RELAXED) != CC_IDLE &&
-         __atomic_load_n(&cc.epoch, __ATOMIC_RELAXED) == epoch) {
+  while (__atomic_load_n(&cc_news, __ATOMIC_ACQUIRE) == news) {
     int flag;
     MANA_LH_CALL(MPI_Iprobe, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
                  MPI_STATUS_IGNORE);
@@ -175,14 +180,14 @@ static void enter_slow(uint64_t id, int constructor)
     d = constructor ? cc_on_constructor_entry(&cc, id, &to) : cc_on_collective_entry(&cc, id, &to);
     if (d == CC_PROCEED || d == CC_RAISE)
       break;
-    uint64_t epoch = cc.epoch;
+    uint64_t news = cc_news;
     b->cc_window = 0;
     if (d == CC_PARK) {
       waiting_seq = cc_seq(&cc, id);
       waiting_ggid = id;
     }
     app_unlock();
-    wait_for_news(epoch);
+    wait_for_news(news);
     app_lock();
     waiting_ggid = 0;
     b->cc_window = 1;
@@ -265,6 +270,7 @@ static int cc_begin_op(char *reason, size_t len)
   int rc = concurrent ? -1 : ensure_ready();
   if (rc == 0)
     rc = cc_begin(&cc);
+  cc_news++;
   unlock();
   if (rc != 0) {
     copy_text(reason, len,
@@ -312,6 +318,7 @@ static void cc_targets_done_op(uint64_t epoch)
 {
   lock();
   cc_targets_done(&cc, epoch, raise_emit, NULL);
+  cc_news++;
   unlock();
 }
 
@@ -354,6 +361,7 @@ static void cc_end_op(void)
   if (cc_ready)
     cc_end(&cc);
   raise_head = raise_tail = 0;
+  cc_news++;
   unlock();
 }
 
