@@ -13,10 +13,12 @@
 # For every rank count it starts benchmarks/ckpt_app (ckpt_app.c: MIB MiB per rank, an
 # Allreduce and a ring Sendrecv per iteration, a timestamp per iteration in a progress file
 # per rank) with mana_launch, then measures:
-#   a) coordination: CKPT sent to every rank until every rank is at the safe point and DRAIN
-#      is sent (committed_sync_seconds of mana_status --json; target <= 50 ms at 2-4 ranks);
-#   b) write throughput: image bytes / (DRAIN until the last image is written and fsync'ed:
-#      committed_write_seconds, which includes the ranks' drain) against
+#   a) coordination: CKPT sent to every rank until every rank is parked and drained: the safe
+#      point (committed_sync_seconds of mana_status --json, CKPT to DRAIN) plus the parking and
+#      the drain (committed_drain_seconds, DRAIN to the last rank's "drained" PROGRESS); target
+#      <= 50 ms at 2-4 ranks;
+#   b) write throughput: image bytes / (the last rank drained until the last image is written
+#      and fsync'ed: committed_write_seconds - committed_drain_seconds) against
 #      dd if=/dev/zero of=DIR/ddtest bs=4M count=N oflag=direct conv=fsync of the same
 #      total size, run before and after the checkpoints (target >= 90 % of dd);
 #   c) image size (MANIFEST bytes) against the ranks' upper-half RSS: the Rss of their
@@ -197,20 +199,25 @@ for n in $ranks_list; do
     bytes=$(sed -n 's/^GENERATION .* bytes=\([0-9]*\).*/\1/p' "$manifest")
     if [ -n "$j" ]; then
       sync_s=$(json_field committed_sync_seconds <<<"$j")
+      drain_s=$(json_field committed_drain_seconds <<<"$j")
       write_s=$(json_field committed_write_seconds <<<"$j")
+      # coordination = safe point + park and drain; the write phase starts after the drain
+      coord_s=$(awk -v a="$sync_s" -v b="${drain_s:-0}" 'BEGIN { printf "%.6f", a + b }')
+      write_s=$(awk -v w="$write_s" -v d="${drain_s:-0}" 'BEGIN { printf "%.6f", w - d }')
       total_s=$(json_field committed_seconds <<<"$j")
     else
-      sync_s="" write_s="" total_s=""
+      sync_s="" drain_s="" coord_s="" write_s="" total_s=""
     fi
     ratio=$(awk -v b="$bytes" -v r="$rss" 'BEGIN { printf "%.4f", b / (r * 1024) }')
     if [ -n "$sync_s" ]; then
       mbs=$(awk -v b="$bytes" -v s="$write_s" 'BEGIN { printf "%.1f", (s > 0 ? b / s / 1e6 : 0) }')
-      printf '   ckpt %d: request->commit %6.1f ms | coordination %7.3f ms | drain+write %7.1f ms = %7.1f MB/s | image %6.1f MiB / RSS %6.1f MiB = %s | pause %s ms (iteration %s ms)\n' \
+      printf '   ckpt %d: request->commit %6.1f ms | coordination %7.3f ms (safe point %.3f + park and drain %.3f) | write %7.1f ms = %7.1f MB/s | image %6.1f MiB / RSS %6.1f MiB = %s | pause %s ms (iteration %s ms)\n' \
         "$k" "$(awk -v a="$t_req" -v b="$t_done" 'BEGIN { print (b - a) / 1000 }')" \
-        "$(awk -v s="$sync_s" 'BEGIN { print s * 1000 }')" "$(awk -v s="$write_s" 'BEGIN { print s * 1000 }')" \
+        "$(awk -v s="$coord_s" 'BEGIN { print s * 1000 }')" "$(awk -v s="$sync_s" 'BEGIN { print s * 1000 }')" \
+        "$(awk -v s="${drain_s:-0}" 'BEGIN { print s * 1000 }')" "$(awk -v s="$write_s" 'BEGIN { print s * 1000 }')" \
         "$mbs" "$(awk -v b="$bytes" 'BEGIN { print b / 1048576 }')" "$(awk -v r="$rss" 'BEGIN { print r / 1024 }')" \
         "$ratio" "$pause" "$iter"
-      sync_list+=" $sync_s" write_list+=" $write_s" pause_list+=" $pause" mbs_list+=" $mbs"
+      sync_list+=" $coord_s" write_list+=" $write_s" pause_list+=" $pause" mbs_list+=" $mbs"
     else
       printf '   ckpt %d (kill): request->commit %6.1f ms | image %6.1f MiB / RSS %6.1f MiB = %s | %s\n' "$k" \
         "$(awk -v a="$t_req" -v b="$t_done" 'BEGIN { print (b - a) / 1000 }')" \

@@ -72,6 +72,7 @@ static void status_history_fields(struct coordinator *co, struct coord_line *lin
 		seconds_field(line, "committed_seconds", co->committed_span_ms);
 		us_field(line, "committed_sync_seconds", co->committed_sync_us);
 		us_field(line, "committed_write_seconds", co->committed_write_us);
+		us_field(line, "committed_drain_seconds", co->committed_drain_us);
 		coord_line_u64(line, "committed_bytes", co->committed_bytes);
 	}
 	if (co->last_error_gen) {

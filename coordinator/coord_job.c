@@ -141,6 +141,8 @@ static void commit(struct coordinator *co)
 	co->committed_span_ms = coord_now_ms() - co->ckpt_start_ms;
 	co->committed_sync_us = co->ckpt_drain_us - co->ckpt_start_us;
 	co->committed_write_us = written_us - co->ckpt_drain_us;
+	/* 0 when a rank never reported the end of its drain (an older mana_lh) */
+	co->committed_drain_us = co->ckpt_drained_us ? co->ckpt_drained_us - co->ckpt_drain_us : 0;
 	co->committed_bytes = ckpt_bytes(co->ckpt);
 	start_line(co, &line, "COMMITTED");
 	if (co->ckpt_kill) {
@@ -319,6 +321,10 @@ static enum ckpt_action on_progress(struct coordinator *co, size_t rank,
 		*bad = true;
 		return CKPT_ACT_NONE;
 	}
+	/* A rank's first PROGRESS comes right after its drain (bytes 0): the network of that
+	 * rank is quiet from then on; the last one to get there ends the job's drain. */
+	if (co->ckpt->ranks[rank].state == CKPT_RANK_DRAINING)
+		co->ckpt_drained_us = coord_now_us();
 	return ckpt_on_progress(co->ckpt, rank, bytes);
 }
 
@@ -472,6 +478,7 @@ int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, 
 	co->ckpt_start_ms = coord_now_ms();
 	co->ckpt_start_us = coord_now_us();
 	co->ckpt_drain_us = 0;
+	co->ckpt_drained_us = 0;
 	co->ckpt_deadline = co->cfg->ckpt_timeout
 				    ? co->ckpt_start_ms + (long long)co->cfg->ckpt_timeout * 1000
 				    : -1;

@@ -105,6 +105,7 @@ struct coordinator {
 	unsigned stall_grace_ms;     /* doubles with every release of this generation */
 	long long ckpt_start_ms; /* monotonic */
 	long long ckpt_start_us, ckpt_drain_us; /* monotonic: CKPT sent, DRAIN sent (0: not yet) */
+	long long ckpt_drained_us; /* monotonic: the last rank reported its drain done (0: not yet) */
 	int64_t ckpt_start_wall; /* CLOCK_REALTIME ms */
 	uint64_t newest_started;
 
@@ -113,6 +114,7 @@ struct coordinator {
 	long long committed_span_ms;
 	long long committed_sync_us;  /* CKPT to DRAIN: every rank at the safe point */
 	long long committed_write_us; /* DRAIN to the last WRITTEN: drain, write, fsync */
+	long long committed_drain_us; /* DRAIN until every rank is parked and drained */
 	uint64_t committed_bytes;
 	char last_error[CKPT_REASON_MAX];
 	uint64_t last_error_gen;

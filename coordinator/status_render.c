@@ -234,7 +234,7 @@ static bool numeric_key(const char *key)
 	static const char *const numeric[] = {
 		"v", "pid", "size", "connected", "joined", "watch", "interval", "next_in", "gen",
 		"epoch", "elapsed", "bytes", "kill", "committed", "committed_seconds",
-		"committed_sync_seconds", "committed_write_seconds",
+		"committed_sync_seconds", "committed_write_seconds", "committed_drain_seconds",
 		"committed_bytes", "error_gen", "rank", "raises", "releases",
 	};
 

@@ -184,6 +184,8 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
     coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");
   } else if (drain && drain(reason, sizeof(reason)) != 0) {
     coord_send_failed(link_conn, gen, reason);
+  } else if (coord_send_progress(link_conn, gen, 0) != 0) {
+    return -1; /* PROGRESS 0: parked and drained (the coordinator times the drain by it) */
   } else if (!drain && my_size > 1) {
     if (!refusal(reason, sizeof(reason)))
       snprintf(reason, sizeof(reason),
