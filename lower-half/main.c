@@ -16,6 +16,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <mpi.h>
+
 #include "../upper-half/environment.h"
 #include "../upper-half/loader.h"
 #include "../upper-half/stack.h"
@@ -119,6 +121,20 @@ static long launcher_rank(void)
   return 0;
 }
 
+/* A rank that cannot restart must not leave the others waiting in MPI_Init for it: Hydra
+ * ends the job when a rank exits with an error, but srun (without --kill-on-bad-exit) waits
+ * for ever.  Joining MPI_Init and aborting through it ends the whole step. */
+static void take_the_job_down(void)
+{
+  int initialized = 0, provided;
+  if (!getenv("SLURM_PROCID"))
+    return;
+  PMPI_Initialized(&initialized);
+  if (!initialized && PMPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+    return;
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static int restart(const char *dir)
 {
   char name[64], path[PATH_MAX], err[1024];
@@ -129,6 +145,7 @@ static int restart(const char *dir)
   fill_boundary(&none);
   mana_restart_from(path, err, sizeof(err));
   fprintf(stderr, "mana_lh: cannot restart from %s: %s\n", path, err);
+  take_the_job_down();
   return 1;
 }
 
