@@ -14,7 +14,6 @@
 #include "mana/park.h"
 #include "window.h"
 
-#define CONTROL_AREA (2UL << 20) /* boundary page and room for future fixed lower-half data */
 
 /* Settings for libraries of the lower half that read their environment in constructors, before
  * main runs (libucs parses its configuration at load time): they only take effect through a
@@ -91,6 +90,6 @@ int mana_reserve_window(void)
     perror("mana_lh: cannot map the boundary page");
     return -1;
   }
-  mana_window_init(&mana_the_window, MANA_WINDOW_BASE + CONTROL_AREA, MANA_WINDOW_END);
+  mana_window_init(&mana_the_window, MANA_WINDOW_BASE + MANA_CONTROL_AREA_SIZE, MANA_WINDOW_END);
   return 0;
 }

@@ -43,6 +43,10 @@ struct mana_image_info {
  * SCAN_ALL: a page missing from the page table may still hold data (file-backed or shared
  * mapping), so read every page instead of trusting /proc/self/pagemap. */
 #define MANA_IMAGE_REGION_SCAN_ALL 0x1u
+/* Copy the range first and save the copy: for small ranges other threads may still write to
+ * while the image is written (the page hashed and the page written must be the same).  Not
+ * stored in the image. */
+#define MANA_IMAGE_REGION_SNAPSHOT 0x2u
 #define MANA_IMAGE_REGION_LIB_FLAGS 0xffffu
 
 #define MANA_IMAGE_LABEL_MAX 63             /* longer labels are cut */

@@ -23,7 +23,16 @@ struct region_walk {
   size_t index;
   uint64_t run_first, run_count; /* run_count 0: no open run */
   bool made_readable;
+  unsigned char *copy; /* MANA_IMAGE_REGION_SNAPSHOT: the pages are read from here */
 };
+
+/* Where the content of page `page` of the region is read from. */
+static void *page_source(const struct region_walk *rw, uint64_t page)
+{
+  if (rw->copy)
+    return rw->copy + page * IMG_PAGE;
+  return (void *)(uintptr_t)(rw->reg->start + page * IMG_PAGE);
+}
 
 #define REGION_FMT "region %zu '%s' [%#llx, +%#llx): "
 #define REGION_ARGS(rw)                                                                      \
@@ -48,7 +57,8 @@ static int check_args(struct mana_image_writer *w, uint64_t start, uint64_t len,
   if (prot & ~(uint32_t)(PROT_READ | PROT_WRITE | PROT_EXEC))
     return img_writer_fail(w, EINVAL, "region '%s' at %#llx: bad protection %#x", l,
                            (unsigned long long)start, prot);
-  if (flags & MANA_IMAGE_REGION_LIB_FLAGS & ~MANA_IMAGE_REGION_SCAN_ALL)
+  if (flags & MANA_IMAGE_REGION_LIB_FLAGS &
+      ~(MANA_IMAGE_REGION_SCAN_ALL | MANA_IMAGE_REGION_SNAPSHOT))
     return img_writer_fail(w, EINVAL, "region '%s' at %#llx: unknown flags %#x", l,
                            (unsigned long long)start, flags & MANA_IMAGE_REGION_LIB_FLAGS);
   return 0;
@@ -110,7 +120,7 @@ static int keep_page(struct region_walk *rw, uint64_t page)
   rw->run_count++;
   rw->reg->stored_pages++;
   w->stats.pages_saved++;
-  void *addr = (void *)(uintptr_t)(rw->reg->start + page * IMG_PAGE);
+  void *addr = page_source(rw, page);
   img_content_add_page(w->content, page, addr);
   if (img_io_add(w->io, addr, IMG_PAGE, page) < 0)
     return io_failed(rw);
@@ -135,7 +145,7 @@ static int visit_page(struct region_walk *rw, uint64_t page)
 {
   if (make_readable(rw) < 0)
     return -1;
-  if (img_page_is_zero((void *)(uintptr_t)(rw->reg->start + page * IMG_PAGE))) {
+  if (img_page_is_zero(page_source(rw, page))) {
     rw->w->stats.pages_zero++;
     return 0;
   }
@@ -173,11 +183,29 @@ static int end_region(struct region_walk *rw, int rc)
   struct img_region *reg = rw->reg;
   if (img_io_finish(rw->w->io) < 0 && rc == 0)
     rc = io_failed(rw);
+  if (rw->copy)
+    munmap(rw->copy, reg->length);
   if (rw->made_readable &&
       mprotect((void *)(uintptr_t)reg->start, reg->length, (int)reg->prot) < 0 && rc == 0)
     rc = img_writer_fail(rw->w, errno, REGION_FMT "restoring its protection %#x: %s",
                          REGION_ARGS(rw), reg->prot, strerror(errno));
   return rc;
+}
+
+/* One memcpy of the whole range, at one moment: what is saved is the range as it was then. */
+static int take_copy(struct region_walk *rw)
+{
+  struct img_region *reg = rw->reg;
+  if (make_readable(rw) < 0)
+    return -1;
+  void *copy = mmap(NULL, reg->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+  if (copy == MAP_FAILED)
+    return img_writer_fail(rw->w, errno, REGION_FMT "no memory for its copy: %s",
+                           REGION_ARGS(rw), strerror(errno));
+  memcpy(copy, (const void *)(uintptr_t)reg->start, reg->length);
+  rw->copy = copy;
+  return 0;
 }
 
 int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t len,
@@ -193,7 +221,7 @@ int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t 
   reg->start = start;
   reg->length = img_align_up(len, IMG_PAGE);
   reg->prot = prot;
-  reg->flags = flags;
+  reg->flags = flags & ~MANA_IMAGE_REGION_SNAPSHOT;
   reg->first_run = w->nruns;
   img_set_string(reg->label, sizeof(reg->label), label);
   struct region_walk rw = {.w = w, .reg = reg, .index = w->nregions};
@@ -202,6 +230,8 @@ int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t 
   if (img_io_seek(w->io, reg->data_offset) < 0)
     return io_failed(&rw);
   XXH3_64bits_reset(w->content);
+  if ((flags & MANA_IMAGE_REGION_SNAPSHOT) && take_copy(&rw) < 0)
+    return end_region(&rw, -1);
   if (end_region(&rw, walk_region(&rw)) < 0)
     return -1;
   reg->content_hash = XXH3_64bits_digest(w->content);

@@ -17,6 +17,9 @@
 #define MANA_WINDOW_BASE 0x600000000000UL
 #define MANA_WINDOW_SIZE 0x010000000000UL /* 1 TiB of address space, reserved not committed */
 #define MANA_WINDOW_END (MANA_WINDOW_BASE + MANA_WINDOW_SIZE)
+/* The start of the window that the allocator never hands out: this page, the thread records
+ * (mana/park.h) and room for more fixed data. */
+#define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
 #define MANA_BOUNDARY_VERSION 2

@@ -403,3 +403,31 @@ Test(image_roundtrip, untouched_regions_store_nothing_and_come_back_empty)
   cr_assert_eq(rw[5 * PAGE], 0);
   mana_image_close(r);
 }
+
+/* A snapshot region is saved as it was when add_region copied it; the flag is not stored. */
+Test(image_roundtrip, snapshot_region_saves_one_instant_and_is_not_flagged)
+{
+  char *base = reserve(8 * PAGE);
+  char *p = map_rw_at(base, 4 * PAGE);
+  fill_random(p, 2 * PAGE, 21);
+  memset(p + 2 * PAGE, 0, 2 * PAGE);
+  char expect[4 * PAGE];
+  memcpy(expect, p, sizeof(expect));
+  struct mana_image_writer *w;
+  char err[512];
+  struct mana_image_info info = test_info();
+  cr_assert_eq(mana_image_writer_open(&w, dir.fd, "s.img", &info, err, sizeof(err)), 0);
+  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, 4 * PAGE, PROT_READ | PROT_WRITE,
+                                     MANA_IMAGE_REGION_SNAPSHOT, "control"), 0);
+  cr_assert_eq(mana_image_writer_commit(w, NULL, NULL, err, sizeof(err)), 0, "%s", err);
+  rereserve(base, 8 * PAGE);
+
+  struct mana_image_reader *r = open_ok("s.img", NULL);
+  uint32_t flags = 99;
+  cr_assert_eq(mana_image_region_info(r, 0, NULL, NULL, NULL, &flags, NULL), 0);
+  cr_assert_eq(flags & MANA_IMAGE_REGION_SNAPSHOT, 0, "a writer-side flag only");
+  cr_assert_eq(mana_image_verify(r, err, sizeof(err)), 0, "%s", err);
+  restore_ok(r, 0, MAP_FIXED);
+  cr_assert_eq(memcmp(p, expect, sizeof(expect)), 0);
+  mana_image_close(r);
+}
