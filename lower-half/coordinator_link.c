@@ -176,9 +176,12 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 {
   char reason[512], name[64], xxh[32];
   int (*drain)(char *, size_t) = MANA_BOUNDARY->stub_drain;
-  int finalized = 0;
+  int finalized = 0, parked = mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason,
+                                            sizeof(reason)) == 0;
+  /* Only now: a thread inside MPI_Finalize parks when it returns from it.  MPI_Finalize is
+   * counted on the clock, so then every rank has entered it and every rank refuses here. */
   PMPI_Finalized(&finalized);
-  if (mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0) {
+  if (!parked) {
     coord_send_failed(link_conn, gen, reason);
   } else if (finalized) {
     coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");

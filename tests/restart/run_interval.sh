@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Periodic checkpoints (mana_launch --interval) of a multi-rank job that keeps messages and
+# collectives in flight: the job must end normally with native output, at least MIN
+# generations must be committed, and the last one must verify.  A periodic checkpoint that
+# meets the end of the job (ranks finalizing) is abandoned, never a crash.
+#   usage: run_interval.sh MANA_BIN RANKS INTERVAL MIN PROGRAM [ARGS...]
+set -u
+bin=$1 ranks=$2 interval=$3 min=$4
+shift 4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>/dev/null || fail "native run failed"
+timeout 120 "$bin/mana_launch" --ckptdir "$work/ckpt" --interval "$interval" \
+  mpiexec.mpich -n "$ranks" "$@" >"$work/mana" 2>"$work/mana.err" ||
+  fail "the job ended with $?: $(tail -3 "$work/mana.err")"
+cmp -s "$work/native" "$work/mana" || { diff "$work/native" "$work/mana" | head; fail "output differs"; }
+commits=$(grep -c 'committed:' "$work/ckpt/.mana/coordinator.log")
+[ "$commits" -ge "$min" ] || fail "$commits periodic checkpoint(s) committed, expected at least $min"
+"$bin/mana_restart" --ckptdir "$work/ckpt" --check >/dev/null || fail "the last generation does not verify"
+echo "native output, $commits periodic checkpoints committed, the last one verifies"
