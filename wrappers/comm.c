@@ -394,6 +394,21 @@ uint64_t mana_comm_ggid(MPI_Comm v)
   return r ? r->ggid : 0;
 }
 
+int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
+                      const int **ranks)
+{
+  const struct comm_rec *r = rec_of(v);
+  if (!r || r->incomplete || r->inter || r->foreign)
+    return -1;
+  if ((r == &world_rec || r == &self_rec) && predefined_members() != 0)
+    return -1;
+  *ggid = r->ggid;
+  *index = (r == &world_rec || r == &self_rec) ? UINT64_MAX : r->index;
+  *size = r->size;
+  *ranks = r->ranks;
+  return r->ranks ? 0 : -1;
+}
+
 static void free_rec(struct comm_rec *r)
 {
   struct comm_topo *t = &r->topo;

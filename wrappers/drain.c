@@ -137,7 +137,8 @@ static int test_requests(struct drain *d, int *colls, int *sends)
     struct mana_slot *s = mana_slot_at(t, i);
     uint32_t f = s->flags;
     if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) ||
-        !(f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL)) ||
+        !(f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
+               MANA_SLOT_REQ_FILE)) ||
         (s->meta && !(f & MANA_SLOT_ACTIVE)))
       continue;
     struct mana_req_extra *e = mana_req_extra(i);
@@ -154,7 +155,8 @@ static int test_requests(struct drain *d, int *colls, int *sends)
     }
     if (!flag) {
       *colls += (f & MANA_SLOT_REQ_COLL) != 0;
-      *sends += (f & MANA_SLOT_REQ_SEND) != 0;
+      /* Independent file operations complete locally; they are waited for like sends. */
+      *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE)) != 0;
       continue;
     }
     s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
@@ -294,7 +296,7 @@ static int run(struct drain *d)
         put(d, " message(s) not received yet");
       } else {
         put_num(d, (uint64_t)(colls + sends));
-        put(d, " send(s) or collective(s) still pending");
+        put(d, " send(s), file operation(s) or collective(s) still pending");
       }
       return -1;
     }
@@ -328,7 +330,11 @@ int mana_stub_drain(char *reason, size_t len)
   struct drain d = {0, reason, len, 0, 0};
   if (len)
     reason[0] = '\0';
-  return run(&d) == 0 ? 0 : -1;
+  if (run(&d) != 0)
+    return -1;
+  /* Nothing is in flight any more: the files' pointers are what the restart must restore. */
+  mana_files_capture_positions();
+  return 0;
 }
 
 /* ---- test entry points (found with dlsym; tests/restart_objects/drain_*.c) ---- */

@@ -186,10 +186,14 @@ def length_expr(p):
 
 
 def request_kind(fn):
-    """The drain completes non-blocking collectives and refuses persistent collectives and
-    partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
+    """The drain completes non-blocking collectives and independent file operations and refuses
+    persistent collectives and partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
     if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):
         return "MANA_SLOT_REQ_PART"
+    # Independent file operations only: the non-blocking collective ones (_all) need every
+    # member's progress, which the drain cannot promise, and stay refused.
+    if re.match(r"^MPI_File_i(read|write)(_at|_shared)?(_c)?$", fn.name):
+        return "MANA_SLOT_REQ_FILE"
     if fn.coll:
         return "MANA_SLOT_REQ_PCOLL" if "_init" in fn.name else "MANA_SLOT_REQ_COLL"
     return None

@@ -63,6 +63,9 @@ enum mana_slot_flags {
   MANA_SLOT_REQ_DONE = 1u << 10,
   /* Completes with a status the stub keeps (MPI_Isendrecv served by a buffered message). */
   MANA_SLOT_REQ_STATUS = 1u << 11,
+  /* An independent non-blocking file operation (MPI_File_iread, _iwrite, _at, _shared): it
+   * completes without the other ranks, so the drain waits for it like a send. */
+  MANA_SLOT_REQ_FILE = 1u << 12,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

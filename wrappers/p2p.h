@@ -30,6 +30,10 @@ static inline int mana_on_upper_fs(void)
   (mana_on_upper_fs() ? MANA_LH_CALL_NOPARK(fn, ##__VA_ARGS__)                            \
                       : MANA_BOUNDARY->lh->fn(__VA_ARGS__))
 
+/* mpiio.c: after a successful drain, on the checkpoint thread: records every open file's
+ * individual (and, if used, shared) file pointer. */
+void mana_files_capture_positions(void);
+
 /* ---- counters (p2p_count.c) ---- */
 
 extern uint64_t *mana_p2p_sent, *mana_p2p_recvd;

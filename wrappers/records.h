@@ -146,6 +146,12 @@ MPI_Datatype mana_dt_arg_real(const struct mana_dt_arg *arg);
 /* Communicators (comm.c). */
 uint64_t mana_comm_ggid(MPI_Comm v);
 void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
+/* What files opened on intracommunicator v need to open again at restart, even after v is
+ * freed: its group id, creation index (UINT64_MAX for MPI_COMM_WORLD and MPI_COMM_SELF),
+ * size and members as world ranks in rank order (the record's own array: copy it).  0, or -1
+ * without a usable record. */
+int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
+                      const int **ranks);
 
 /* ---- hooks the generated wrappers call ---- */
 void mana_comm_created(MPI_Comm v, MPI_Comm parent);

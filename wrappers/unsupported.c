@@ -1,6 +1,6 @@
-/* Kinds of MPI objects mana does not rebuild at restart yet: MPI files, windows, matched
- * messages (MPI_Mprobe) and sessions.  The application may use them freely; a checkpoint is
- * refused, with the object named, while one exists. */
+/* Kinds of MPI objects mana does not rebuild at restart yet: windows, matched messages
+ * (MPI_Mprobe) and sessions (open MPI files are rebuilt: mpiio.c).  The application may use
+ * them freely; a checkpoint is refused, with the object named, while one exists. */
 #include "records.h"
 
 static int refuse_live(enum mana_kind kind, const char *what, char *reason, size_t len)
@@ -14,11 +14,6 @@ static int refuse_live(enum mana_kind kind, const char *what, char *reason, size
       return 0;
     }
   return 1;
-}
-
-static int check_file(char *reason, size_t len)
-{
-  return refuse_live(MANA_KIND_FILE, "open MPI file", reason, len);
 }
 
 static int check_win(char *reason, size_t len)
@@ -36,8 +31,6 @@ static int check_session(char *reason, size_t len)
   return refuse_live(MANA_KIND_SESSION, "session", reason, len);
 }
 
-const struct mana_kind_ops mana_file_ops = {.name = "file", .kind = MANA_KIND_FILE,
-                                            .check = check_file};
 const struct mana_kind_ops mana_win_ops = {.name = "window", .kind = MANA_KIND_WIN,
                                            .check = check_win};
 const struct mana_kind_ops mana_message_ops = {.name = "message", .kind = MANA_KIND_MESSAGE,

@@ -1,9 +1,10 @@
 /*
  * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
  * reason, and only while it exists: a persistent collective request (started or not), a
- * partitioned request, a generalized request, an intercommunicator, a window, an open MPI
- * file, a matched message.  Pending receives and active persistent ones are allowed: the
- * drain completes or re-posts them.
+ * partitioned request, a generalized request, an intercommunicator, a window, a split
+ * collective or a non-blocking collective operation in progress on an MPI file, a matched
+ * message.  Pending receives and active persistent ones are allowed: the drain completes or
+ * re-posts them; so are open files (they are reopened).
  * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
  * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
  * succeed once everything is gone.
@@ -119,7 +120,16 @@ int main(int argc, char **argv) {
   MPI_File fh;
   MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                 MPI_INFO_NULL, &fh);
-  refused("open file", "MPI file");
+  allowed("open file");
+  int x = me;
+  MPI_File_write_all_begin(fh, &x, 1, MPI_INT);
+  refused("split collective on a file", "split collective");
+  MPI_File_write_all_end(fh, &x, MPI_STATUS_IGNORE);
+  allowed("split collective ended");
+  MPI_Request frq;
+  MPI_File_iwrite_at_all(fh, 0, &x, 1, MPI_INT, &frq);
+  refused("non-blocking collective file operation", "collective file operation");
+  MPI_Wait(&frq, MPI_STATUS_IGNORE);
   MPI_File_close(&fh);
   allowed("file closed");
 
