@@ -24,6 +24,7 @@
 #include "stub.h"
 
 uint64_t mana_comm_cc_id(MPI_Comm comm);
+uint64_t mana_file_cc_id(MPI_File fh);
 
 static struct cc_state cc;
 static int cc_ready;
@@ -200,10 +201,9 @@ static void enter_slow(uint64_t id, int constructor)
 
 /* Before a collective enters MPI.  The fast path (no checkpoint pending, group in its home
  * slot) costs the window stores and a table hit. */
-void mana_cc_enter(MPI_Comm comm, int constructor)
+static void enter_id(uint64_t id, int constructor)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
-  uint64_t id = comm_id(comm);
   if (!id)
     return; /* no record: stub_can_checkpoint refuses this process anyway */
   uint64_t tp = thread_pointer();
@@ -220,6 +220,17 @@ void mana_cc_enter(MPI_Comm comm, int constructor)
     return;
   }
   enter_slow(id, constructor);
+}
+
+void mana_cc_enter(MPI_Comm comm, int constructor)
+{
+  enter_id(comm_id(comm), constructor);
+}
+
+/* Collective file operations count on the file's communicator. */
+void mana_cc_enter_file(MPI_File fh)
+{
+  enter_id(mana_file_cc_id(fh), 0);
 }
 
 /* After the collective returned to the stub (and, for a constructor, after the new

@@ -57,6 +57,7 @@ class Function:
         self.params = [] if args in ("", "void") else [Param(a.strip()) for a in split_args(args) if a.strip() != "..."]
         self.custom = False
         self.coll = False
+        self.file_coll = False
         self.after = False
         for a in ann.split():
             self.annotate(a)
@@ -70,6 +71,10 @@ class Function:
             return
         if a == "coll":
             self.coll = True
+            return
+        if a == "fcoll":
+            self.coll = True
+            self.file_coll = True
             return
         if a == "after":
             self.after = True
@@ -238,7 +243,12 @@ def gen_wrapper(fn):
     # checkpoint), the window closed once the call is back and the new communicator, if any,
     # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
     cc_kind, cc_child = 0, "MPI_COMM_NULL"
-    if fn.coll:
+    if fn.file_coll:
+        fh = next(p for p in fn.params
+                  if p.ctype == "MPI_File" and p.direction in ("in", "free"))
+        arg = f"*{fh.name}" if fh.direction == "free" else fh.name
+        body.insert(0, f"  mana_cc_enter_file({arg});")
+    elif fn.coll:
         comm = next(p for p in fn.params
                     if p.ctype == "MPI_Comm" and p.direction in ("in", "free"))
         child = next((p for p in fn.params

@@ -67,6 +67,15 @@ static MPI_File real_of(const struct mana_slot *s)
   return (MPI_File)(uintptr_t)s->real;
 }
 
+/* The collective clock's id of the communicator the file was opened on (0: unknown, the file
+ * is refused anyway): collective file operations count there, like the communicator's own
+ * collectives, and the same on every member (comm.c, mana_comm_cc_id). */
+uint64_t mana_file_cc_id(MPI_File fh)
+{
+  const struct file_rec *r = rec_of(fh);
+  return r && r->ggid ? cc_id_mix(r->ggid, r->cindex) : 0;
+}
+
 /* ---- recording ---- */
 
 static int record_comm(struct file_rec *r, MPI_Comm comm)

@@ -148,6 +148,7 @@ void mana_callback_leave(uint64_t saved_fs);
  * blocking communicator constructor; leave's kind adds 2 for a non-blocking one, whose new
  * communicator `child` joins the clock as it is recorded. */
 void mana_cc_enter(MPI_Comm comm, int constructor);
+void mana_cc_enter_file(MPI_File fh);
 void mana_cc_leave(int kind, MPI_Comm child);
 void mana_cc_register(void);
 void mana_cc_after_restart(void);

@@ -27,6 +27,7 @@ int MPI_Comm_free(MPI_Comm *comm) :: coll comm=free
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) :: coll
 int MPI_Type_size(MPI_Datatype datatype, int *size)
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) :: fcoll
 """
 
 
@@ -42,7 +43,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 15)
+        self.assertEqual(len(self.funcs), 16)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -65,6 +66,9 @@ class Generator(unittest.TestCase):
         self.assertIn("mana_cc_enter(*comm, 0);", self.wrapper("MPI_Comm_free"))
         self.assertNotIn("mana_cc_enter", self.wrapper("MPI_Comm_create_group"))
         self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
+        w = self.wrapper("MPI_File_write_all")
+        self.assertLess(w.index("mana_cc_enter_file(fh);"), w.index("MANA_REAL_PTR(FILE, MPI_File, fh)"))
+        self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", w)
 
     def test_free_retires_and_returns_null(self):
         w = self.wrapper("MPI_Type_free")
