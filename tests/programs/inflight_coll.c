@@ -33,26 +33,6 @@
 #define BLOCKING_EVERY 5
 #define IBARRIER_EVERY 12
 
-static long arg(int argc, char **argv, int i, long dflt) {
-  if (argc <= i) return dflt;
-  char *end;
-  long v = strtol(argv[i], &end, 10);
-  if (*end || v <= 0) {
-    fprintf(stderr, "inflight_coll: bad argument '%s' (positive integer expected)\n", argv[i]);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  return v;
-}
-
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 /* What rank r contributes to the Iallreduce of iteration it, element k. */
 static long long contrib(int r, long it, int k) { return (long long)(r + 1) * (it + 1) * (k + 1) + k * r; }
 
@@ -63,8 +43,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("inflight_coll");
   const int me = mt_.rank, np = mt_.size;
-  const long iters = arg(argc, argv, 1, 3000);
-  const long work = arg(argc, argv, 2, 200000);
+  const long iters = mt_arg("inflight_coll", argc, argv, 1, 3000);
+  const long work = mt_arg("inflight_coll", argc, argv, 2, 200000);
   double t_start = MPI_Wtime();
 
   MPI_Comm dup, split;
@@ -132,7 +112,7 @@ int main(int argc, char **argv) {
     for (int j = 0; j < NB; j++) ok &= bc[j] == bcast_value(it, j);
     if (!ok) bad++;
     n_bcast++;
-    digest += mix((uint64_t)it * 3 + 1) ^ (uint64_t)bc[it % NB];
+    digest += mt_mix((uint64_t)it * 3 + 1) ^ (uint64_t)bc[it % NB];
 
     int prev = 1 - slot;
     if (ared_rq[prev] != MPI_REQUEST_NULL) {
@@ -143,7 +123,7 @@ int main(int argc, char **argv) {
         long long expect = 0;
         for (int r = 0; r < np; r++) expect += contrib(r, pit, k);
         ok &= ared_out[prev][k] == expect;
-        digest += mix((uint64_t)ared_out[prev][k] + (uint64_t)k);
+        digest += mt_mix((uint64_t)ared_out[prev][k] + (uint64_t)k);
       }
       if (!ok) bad++;
       n_ared++;
@@ -166,9 +146,9 @@ int main(int argc, char **argv) {
       ok = sum == expect;
       /* Bcast from a rotating root */
       int broot = (int)((it / BLOCKING_EVERY) % snp);
-      long long word = sme == broot ? (long long)mix((uint64_t)it) : 0;
+      long long word = sme == broot ? (long long)mt_mix((uint64_t)it) : 0;
       MPI_Bcast(&word, 1, MPI_LONG_LONG, broot, split);
-      ok &= word == (long long)mix((uint64_t)it);
+      ok &= word == (long long)mt_mix((uint64_t)it);
       /* Allgather */
       int g = (int)(it % 1000) * 100 + me;
       MPI_Allgather(&g, 1, MPI_INT, gathered, 1, MPI_INT, split);
@@ -198,7 +178,7 @@ int main(int argc, char **argv) {
       MPI_Barrier(split);
       if (!ok) bad++;
       n_blocking++;
-      digest += mix((uint64_t)sum ^ (uint64_t)word ^ ((uint64_t)it << 20));
+      digest += mt_mix((uint64_t)sum ^ (uint64_t)word ^ ((uint64_t)it << 20));
     }
   }
   /* the last Iallreduce and a pending Ibarrier */
@@ -210,7 +190,7 @@ int main(int argc, char **argv) {
         long long expect = 0;
         for (int r = 0; r < np; r++) expect += contrib(r, ared_it[s], k);
         ok &= ared_out[s][k] == expect;
-        digest += mix((uint64_t)ared_out[s][k] + (uint64_t)k);
+        digest += mt_mix((uint64_t)ared_out[s][k] + (uint64_t)k);
       }
       if (!ok) bad++;
       n_ared++;

@@ -41,26 +41,6 @@ struct msg {
   double v[NV];
 };
 
-static long arg(int argc, char **argv, int i, long dflt) {
-  if (argc <= i) return dflt;
-  char *end;
-  long v = strtol(argv[i], &end, 10);
-  if (*end || v <= 0) {
-    fprintf(stderr, "inflight_p2p: bad argument '%s' (positive integer expected)\n", argv[i]);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  return v;
-}
-
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 /* The payload of the stream message (src, it, dir), element j. */
 static double value(int src, long it, int dir, int j) {
   return (double)((src * 1000003L + it * 7919L + dir * 31L + j) % 100003L) * 0.5;
@@ -84,9 +64,9 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("inflight_p2p");
   const int me = mt_.rank, np = mt_.size;
-  const long iters = arg(argc, argv, 1, 3000);
-  const long work = arg(argc, argv, 2, 200000);
-  const int depth = (int)arg(argc, argv, 3, 4);
+  const long iters = mt_arg("inflight_p2p", argc, argv, 1, 3000);
+  const long work = mt_arg("inflight_p2p", argc, argv, 2, 200000);
+  const int depth = (int)mt_arg("inflight_p2p", argc, argv, 3, 4);
   const int right = (me + 1) % np, left = (me + np - 1) % np;
   double t_start = MPI_Wtime();
 
@@ -152,7 +132,7 @@ int main(int argc, char **argv) {
     int ok_ = m_->src == (status).MPI_SOURCE && m_->dir >= 0 && m_->dir <= 1 &&            \
               m_->it >= 0 && m_->it < iters && (status).MPI_TAG == tag_of(m_->it, m_->dir) && \
               m_->src == (m_->dir == 0 ? left : right) &&                                  \
-              m_->check == (int)(mix((uint64_t)m_->src * 65536 + (uint64_t)m_->it) & 0xffff); \
+              m_->check == (int)(mt_mix((uint64_t)m_->src * 65536 + (uint64_t)m_->it) & 0xffff); \
     for (int j_ = 0; ok_ && j_ < NV; j_++) ok_ = m_->v[j_] == value(m_->src, m_->it, m_->dir, j_); \
     int count_;                                                                            \
     MPI_Get_count(&(status), recv_type, &count_);                                          \
@@ -161,7 +141,7 @@ int main(int argc, char **argv) {
     } else {                                                                               \
       received[m_->dir]++;                                                                 \
       it_sum[m_->dir] += m_->it;                                                           \
-      digest += mix(((uint64_t)m_->src << 40) ^ ((uint64_t)m_->dir << 32) ^ (uint64_t)m_->it); \
+      digest += mt_mix(((uint64_t)m_->src << 40) ^ ((uint64_t)m_->dir << 32) ^ (uint64_t)m_->it); \
     }                                                                                      \
   } while (0)
 
@@ -179,7 +159,7 @@ int main(int argc, char **argv) {
       b_->m.src = me;                                                                      \
       b_->m.it = (int)(it_);                                                               \
       b_->m.dir = dir_;                                                                    \
-      b_->m.check = (int)(mix((uint64_t)me * 65536 + (uint64_t)(it_)) & 0xffff);           \
+      b_->m.check = (int)(mt_mix((uint64_t)me * 65536 + (uint64_t)(it_)) & 0xffff);           \
       for (int j_ = 0; j_ < NV * MSTRIDE; j_++) b_->matrix[j_] = -1.0;                     \
       for (int j_ = 0; j_ < NV; j_++) b_->matrix[j_ * MSTRIDE] = value(me, (it_), dir_, j_); \
       MPI_Issend(b_, 1, send_type, dir_ == 0 ? right : left, tag_of((it_), dir_), stream,  \
@@ -242,7 +222,7 @@ int main(int argc, char **argv) {
       MPI_Type_free(&every_other);
       probes++;
       if (!ok) probe_bad++;
-      probe_digest += mix((uint64_t)it * 1024 + (uint64_t)count);
+      probe_digest += mt_mix((uint64_t)it * 1024 + (uint64_t)count);
     }
   }
 

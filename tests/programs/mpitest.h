@@ -260,4 +260,27 @@ static inline uint32_t mt_rand(uint32_t *state) {
   return x;
 }
 
+/* A 64-bit finalizer (splitmix-style) for deterministic test values and digests. */
+static inline uint64_t mt_mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+/* Positive integer argument i of the program, or dflt when absent; aborts the job on a bad
+ * one (prog names the program in the message). */
+static inline long mt_arg(const char *prog, int argc, char **argv, int i, long dflt) {
+  if (argc <= i) return dflt;
+  char *end;
+  long v = strtol(argv[i], &end, 10);
+  if (*end || v <= 0) {
+    fprintf(stderr, "%s: bad argument '%s' (positive integer expected)\n", prog, argv[i]);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  return v;
+}
+
 #endif /* MANA_TESTS_MPITEST_H */
