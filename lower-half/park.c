@@ -28,6 +28,7 @@
 #include "mana/fs_switch.h"
 #include "mana/raw_syscall.h"
 #include "mana/park.h"
+#include "mana/signals.h"
 
 /* The bounds of this executable's code (the linker defines them). */
 extern char __executable_start[], etext[];
@@ -121,8 +122,10 @@ void mana_park_self(int in_signal_handler_arg)
   /* Resumed in a restarted process: new kernel thread id, same everything else. */
   r->tid = raw_gettid();
   r->state = MANA_THREAD_RUNNING;
-  if (!in_signal_handler)
+  if (!in_signal_handler) {
+    r->sigmask = mana_app_sigmask(r->sigmask);
     mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
+  }
   if (b->restart_resume)
     b->restart_resume((void *)r);
 }
@@ -161,7 +164,10 @@ int mana_park_install(int signo)
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = on_park_signal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigfillset(&sa.sa_mask); /* nothing else runs on a thread while it parks */
+  /* Nothing else runs on a thread while it parks, but SIGSYS and the fault signals stay open:
+   * a thread resumed after a restart runs the stub's restart hook inside this handler, and the
+   * hook allocates (mana/signals.h). */
+  mana_sigset_block_all(&sa.sa_mask);
   if (sigaction(signo, &sa, NULL) != 0) {
     fprintf(stderr, "mana_lh: cannot install the park signal handler (signal %d): %s\n", signo,
             strerror(errno));

@@ -32,6 +32,7 @@
 #include "mana/fs_switch.h"
 #include "mana/image_blobs.h"
 #include "mana/park.h"
+#include "mana/signals.h"
 #include "coordinator_link.h"
 #include "local_checkpoint.h"
 #include "memory.h"
@@ -237,7 +238,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   /* From here the threads run again: nothing may interrupt them before their own masks are
    * back (a signal frame or the record restores each thread's mask). */
   sigset_t all;
-  sigfillset(&all);
+  mana_sigset_block_all(&all); /* the restart hook allocates: SIGSYS must stay open */
   sigprocmask(SIG_BLOCK, &all, NULL);
   if (recreate_threads(err, errlen) != 0)
     return -1;

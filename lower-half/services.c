@@ -4,9 +4,13 @@
 #include "coordinator_link.h"
 #include "park.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 
 #include "mana/boundary.h"
+#include "mana/raw_syscall.h"
 
 static int park_requested(void)
 {
@@ -143,17 +147,37 @@ static int improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Mess
 }
 
 
+/* Several threads may wait with errors rerouted at once (MPI_THREAD_MULTIPLE): the first one
+ * in saves MPI_COMM_WORLD's handler and sets MPI_ERRORS_RETURN, the last one out puts it back.
+ * An "off" with nothing "on" is ignored: a fresh lower half after a restart has no saved
+ * handler (the stub turns rerouting on again for each thread that was waiting rerouted when
+ * the checkpoint was taken, after the restart has given MPI_COMM_WORLD its handler back). */
 static MPI_Errhandler saved_world_errhandler = MPI_ERRHANDLER_NULL;
+static unsigned world_errors_depth;
+static pthread_mutex_t world_errors_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int world_errors_return(int on)
 {
-  if (on) {
-    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_world_errhandler);
-    return PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rc = MPI_SUCCESS;
+  pthread_mutex_lock(&world_errors_lock);
+  if (on && world_errors_depth++ == 0) {
+    rc = PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_world_errhandler);
+    if (rc == MPI_SUCCESS)
+      rc = PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  } else if (!on && world_errors_depth > 0 && --world_errors_depth == 0 &&
+             saved_world_errhandler != MPI_ERRHANDLER_NULL) {
+    rc = PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_world_errhandler);
+    PMPI_Errhandler_free(&saved_world_errhandler);
   }
-  int rc = PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_world_errhandler);
-  PMPI_Errhandler_free(&saved_world_errhandler);
+  pthread_mutex_unlock(&world_errors_lock);
   return rc;
+}
+
+/* Runs on the upper half's thread pointer (no TLS, no errno): the system call is made here,
+ * in lower-half code, where the seccomp filter does not trap it. */
+static long sigprocmask_raw(int how, const uint64_t *set, uint64_t *old)
+{
+  return mana_raw_syscall4(SYS_rt_sigprocmask, how, (long)set, (long)old, 8);
 }
 
 /* MPICH-internal, exported for its Fortran binding; not in mpi.h. */
@@ -183,6 +207,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->improbe_until = improbe_until;
   s->world_errors_return = world_errors_return;
   s->park_self = mana_park_self;
+  s->sigprocmask_raw = sigprocmask_raw;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;

@@ -4,9 +4,16 @@
  *   mmap without MAP_FIXED / MAP_FIXED_NOREPLACE   (the kernel would choose the address)
  *   mremap with MREMAP_MAYMOVE but not MREMAP_FIXED (the kernel would choose the address)
  *   munmap                                          (a hole the kernel could hand to the lower half)
- *   rt_sigaction of SIGSYS                          (the application's runtime, e.g. gfortran's
- *                                                    backtrace handler, must not replace ours:
- *                                                    its disposition is kept aside, not installed)
+ *   rt_sigaction                                    of SIGSYS or the park signal: the
+ *                                                    application's runtime (gfortran's backtrace
+ *                                                    handler, say) must not replace ours, so its
+ *                                                    disposition is kept aside, not installed;
+ *                                                    of any other signal: installed with SIGSYS
+ *                                                    and the park signal taken out of sa_mask
+ *   rt_sigprocmask                                  made with SIGSYS and the park signal taken
+ *                                                    out of the new mask (mana/signals.h: a
+ *                                                    trap while SIGSYS is blocked kills the
+ *                                                    process)
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -30,6 +37,7 @@
 
 #include "mana/boundary.h"
 #include "mana/raw_syscall.h"
+#include "mana/signals.h"
 #include "park.h"
 #include "window.h"
 
@@ -130,21 +138,62 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
   return r;
 }
 
-/* The SIGSYS disposition the upper half asked for (kernel layout: handler, flags, restorer,
- * mask).  Kept, reported back, never installed: mana's handler must stay. */
-static struct {
+/* The kernel's struct sigaction (not glibc's). */
+struct kernel_sigaction {
   uint64_t handler, flags, restorer, mask;
-} app_sigsys;
+};
+
+/* The SIGSYS and park-signal dispositions the upper half asked for.  Kept, reported back,
+ * never installed: mana's handlers must stay. */
+static struct kernel_sigaction app_sigsys, app_park;
 
 static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t setsize)
 {
-  if (sig != SIGSYS || setsize != 8)
+  if (setsize != 8)
     return -EINVAL;
-  __typeof__(app_sigsys) prev = app_sigsys;
-  if (act)
-    __builtin_memcpy(&app_sigsys, (const void *)act, sizeof(app_sigsys));
-  if (oldact)
-    __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
+  struct kernel_sigaction *kept = sig == SIGSYS ? &app_sigsys
+                                  : sig == MANA_PARK_SIGNAL ? &app_park
+                                                            : NULL;
+  if (kept) {
+    struct kernel_sigaction prev = *kept;
+    if (act)
+      __builtin_memcpy(kept, (const void *)act, sizeof(*kept));
+    if (oldact)
+      __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
+    return 0;
+  }
+  struct kernel_sigaction safe;
+  if (act) {
+    __builtin_memcpy(&safe, (const void *)act, sizeof(safe));
+    safe.mask = mana_app_sigmask(safe.mask);
+  }
+  return mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0, (long)oldact, 8);
+}
+
+/* The thread's mask is the one the signal frame restores when the handler returns: the new
+ * mask is written there, never with SIGSYS or the park signal in it. */
+static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint64_t oldset,
+                              uint64_t setsize)
+{
+  uint64_t *mask = (uint64_t *)(void *)&ctx->uc_sigmask;
+  uint64_t cur = *mask, want;
+  if (setsize != 8)
+    return -EINVAL;
+  if (set) {
+    uint64_t given;
+    __builtin_memcpy(&given, (const void *)set, sizeof(given));
+    if (how == SIG_BLOCK)
+      want = cur | given;
+    else if (how == SIG_UNBLOCK)
+      want = cur & ~given;
+    else if (how == SIG_SETMASK)
+      want = given;
+    else
+      return -EINVAL;
+    *mask = mana_app_sigmask(want) & ~(MANA_SIGBIT(SIGKILL) | MANA_SIGBIT(SIGSTOP));
+  }
+  if (oldset)
+    __builtin_memcpy((void *)oldset, &cur, sizeof(cur));
   return 0;
 }
 
@@ -168,7 +217,12 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     ret = serve_mremap(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
     break;
   case SYS_rt_sigaction:
+    mana_trap_stats.signal_calls++;
     ret = serve_sigaction(g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
+    break;
+  case SYS_rt_sigprocmask:
+    mana_trap_stats.signal_calls++;
+    ret = serve_sigprocmask(ctx, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
     break;
   default:
     ret = -ENOSYS;
@@ -186,7 +240,7 @@ struct bpf_builder {
   int n;
 };
 
-enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_SIGACTION, L_FIRST_RANGE };
+enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_FIRST_RANGE };
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
 {
@@ -262,10 +316,8 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_mmap, L_MMAP, NEXT);
   JEQ(SYS_munmap, L_CHECK_IP, NEXT);
   JEQ(SYS_mremap, L_MREMAP, NEXT);
-  JEQ(SYS_rt_sigaction, L_SIGACTION, L_ALLOW);
-  label(b, L_SIGACTION);
-  LD_W(ARG_LO(0));
-  JEQ(SIGSYS, L_CHECK_IP, L_ALLOW);
+  JEQ(SYS_rt_sigaction, L_CHECK_IP, NEXT);
+  JEQ(SYS_rt_sigprocmask, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
   LD_W(ARG_LO(3));
   JSET(MAP_FIXED | MAP_FIXED_NOREPLACE, L_ALLOW, L_CHECK_IP);

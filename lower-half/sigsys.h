@@ -14,7 +14,7 @@ int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges);
 
 /* Counters for tests and diagnostics. */
 struct mana_trap_stats {
-  uint64_t mmaps, munmaps, mremaps, failures;
+  uint64_t mmaps, munmaps, mremaps, signal_calls, failures;
 };
 extern struct mana_trap_stats mana_trap_stats;
 

@@ -13,6 +13,7 @@
 
 #include "image_format.h"
 #include "image_util.h"
+#include "mana/signals.h"
 
 /* Buffered writing: hand each 16 MiB to the storage as soon as it is complete, and wait for
  * (then drop from the page cache) what lies more than 64 MiB behind, so the final fsync has
@@ -150,7 +151,7 @@ static void start_worker(struct img_io *io)
 {
   sigset_t all, old;
   pthread_attr_t attr;
-  sigfillset(&all);
+  mana_sigset_block_all(&all);
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 << 10);
   pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -84,7 +84,7 @@ static void unlock(void)
 static void park_signal_block(int block)
 {
   uint64_t set = 1ull << (MANA_PARK_SIGNAL - 1);
-  mana_raw_syscall4(SYS_rt_sigprocmask, block ? SIG_BLOCK : SIG_UNBLOCK, (long)&set, 0, 8);
+  MANA_BOUNDARY->lh->svc.sigprocmask_raw(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 static void app_lock(void)

@@ -67,12 +67,27 @@ int mana_comm_errors_need_rerouting(MPI_Comm comm)
   return !mana_comm_errors_fatal(comm) || world_returns;
 }
 
+/* Threads between their "on" and their "off": a wait in between may park, and a restarted
+ * lower half knows nothing of the rerouting, so the restart turns it on again for each. */
+static volatile int rerouting;
+
 int mana_reroute_errors(MPI_Comm comm, int on, int rc)
 {
-  MANA_LH_SVC(world_errors_return, on);
+  if (on)
+    __atomic_add_fetch(&rerouting, 1, __ATOMIC_RELAXED);
+  /* No parking inside the switch itself: the count must say exactly what MPI has. */
+  MANA_LH_SVC_NOPARK(world_errors_return, on);
+  if (!on)
+    __atomic_sub_fetch(&rerouting, 1, __ATOMIC_RELAXED);
   if (!on && rc != MPI_SUCCESS)
     MANA_LH_CALL(MPI_Comm_call_errhandler, MANA_REAL(COMM, MPI_Comm, comm), rc);
   return rc;
+}
+
+void mana_reroute_errors_after_restart(void)
+{
+  for (int i = 0; i < rerouting; i++)
+    MANA_LH_SVC_NOPARK(world_errors_return, 1);
 }
 
 int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status)

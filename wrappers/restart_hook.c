@@ -91,8 +91,10 @@ static int rebuild_all(int discard_first)
 static void restart_hook(void)
 {
   mana_cc_after_restart();
-  if (rebuild_all(0) == MPI_SUCCESS)
+  if (rebuild_all(0) == MPI_SUCCESS) {
+    mana_reroute_errors_after_restart();
     return;
+  }
   fprintf(stderr, "mana: restart: the MPI objects of this rank could not be rebuilt (see "
                   "above); stopping the job\n");
   MANA_LH_CALL_NOPARK(MPI_Abort, MPI_COMM_WORLD, 1);

@@ -130,6 +130,8 @@ int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
  * MPI_COMM_WORLD return errors (on=1), then restore it and hand `rc` to the handler (on=0). */
 int mana_comm_errors_need_rerouting(MPI_Comm comm);
 int mana_reroute_errors(MPI_Comm comm, int on, int rc);
+/* After a restart: MPI_COMM_WORLD returns errors again for the threads that waited rerouted. */
+void mana_reroute_errors_after_restart(void);
 
 int mana_callback_depth(int delta); /* returns the new depth */
 

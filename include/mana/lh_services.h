@@ -9,6 +9,7 @@
 #define MANA_LH_SERVICES_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 struct mana_lh_services {
   /* Initializes the real MPI at the thread level mana needs for `required`. */
@@ -37,6 +38,10 @@ struct mana_lh_services {
   /* Called WITHOUT switching FS, on the upper half's thread pointer (it uses no TLS): parks
    * the calling thread until the checkpoint machinery releases it. */
   void (*park_self)(int in_signal_handler);
+  /* Called WITHOUT switching FS: rt_sigprocmask for mana's own code in the stub.  The seccomp
+   * filter traps the system call when upper-half code makes it (mana/signals.h); this one is
+   * made from lower-half code and is not trapped.  0 or -errno. */
+  long (*sigprocmask_raw)(int how, const uint64_t *set, uint64_t *old);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

@@ -289,6 +289,14 @@ checkpoint() {
       tail_of "$ckdir/.mana/coordinator.log" 8
       fail "$chain_id $seg_label: checkpoint ($kind) not finished after $ckpt_limit s"
     fi
+    # A job whose ranks have all left is over even if its launcher is still tearing down: the
+    # coordinator of the per-rank form exits then.  Give the launcher time to go too.
+    case "$out" in
+      *"no coordinator is running"*|*"Connection refused"*|*"all ranks have disconnected"*)
+        local gone=0
+        for _ in $(seq 1 200); do alive || { gone=1; break; }; sleep 0.05; done
+        [ "$gone" = 1 ] || fail "$chain_id $seg_label: the coordinator is gone but the job still runs: $out" ;;
+    esac
     if ! alive; then
       say "$chain_id $seg_label: checkpoint ($kind) after ${d} ms: skipped, the program finished first ($out)"
       ck_result=skipped
