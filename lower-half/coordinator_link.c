@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -23,12 +24,58 @@
 #include "mana/boundary.h"
 #include "park.h"
 #include "services.h"
+#include "test_trigger.h"
 
 #define PARK_TIMEOUT_MS 10000
 #define STATUS_POLL_MS 1
 
 static struct coord_client *link_conn;
 static uint32_t my_rank, my_size;
+static pthread_t link_thread;
+static volatile int link_running;
+
+/* The newest generation this rank has begun or turned down (a test trigger waits for it). */
+static uint64_t begun_gen;
+static pthread_mutex_t begun_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t begun_cond = PTHREAD_COND_INITIALIZER;
+
+static void note_begun(uint64_t gen)
+{
+  pthread_mutex_lock(&begun_lock);
+  if (gen > begun_gen)
+    begun_gen = gen;
+  pthread_cond_broadcast(&begun_cond);
+  pthread_mutex_unlock(&begun_lock);
+}
+
+int mana_coordinator_link_up(void)
+{
+  return link_running;
+}
+
+int mana_coordinator_link_is_self(void)
+{
+  return link_running && pthread_equal(pthread_self(), link_thread);
+}
+
+int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  int rc = 0;
+  pthread_mutex_lock(&begun_lock);
+  while (begun_gen < gen && rc == 0)
+    rc = pthread_cond_timedwait(&begun_cond, &begun_lock, &until);
+  int ok = begun_gen >= gen;
+  pthread_mutex_unlock(&begun_lock);
+  return ok ? 0 : -1;
+}
 
 /* Checkpoints may only be taken where nothing the restarted job needs is lost. */
 static int refusal(char *reason, size_t len)
@@ -222,10 +269,13 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   /* The command's strings live in the receive buffer, which the next message reuses. */
   snprintf(dir, sizeof(dir), "%s", dir_in_msg);
   if (!cc) {
+    note_begun(gen);
     coord_send_refuse(link_conn, gen, "the stub MPI library has no collective clock");
     return;
   }
-  if (cc->begin(reason, sizeof(reason)) != 0) {
+  int begun = cc->begin(reason, sizeof(reason));
+  note_begun(gen);
+  if (begun != 0) {
     coord_send_refuse(link_conn, gen, reason);
     return;
   }
@@ -294,7 +344,12 @@ void mana_coordinator_link_start(void)
             my_rank, err);
     return;
   }
-  pthread_t t;
-  if (pthread_create(&t, NULL, run, NULL) != 0)
-    fprintf(stderr, "mana_lh: rank %u: cannot start the checkpoint thread\n", my_rank);
+  int err_create = pthread_create(&link_thread, NULL, run, NULL);
+  if (err_create != 0) {
+    fprintf(stderr, "mana_lh: rank %u: cannot start the checkpoint thread: %s\n", my_rank,
+            strerror(err_create));
+    return;
+  }
+  link_running = 1;
+  mana_test_trigger_init(my_rank);
 }

@@ -1,7 +1,15 @@
 #ifndef MANA_COORDINATOR_LINK_H
 #define MANA_COORDINATOR_LINK_H
+#include <stdint.h>
 /* Connects this rank to the job's coordinator (MANA_COORDINATOR) and starts the checkpoint
  * thread; without a coordinator the job simply runs without checkpoints.  Call once MPI is
  * initialized (it needs the rank and size). */
 void mana_coordinator_link_start(void);
+/* 1 once this rank is connected to a coordinator. */
+int mana_coordinator_link_up(void);
+/* 1 on the checkpoint thread itself. */
+int mana_coordinator_link_is_self(void);
+/* Waits until this rank has begun generation `gen` (or a later one), or it was refused or
+ * ended before; 0, or -1 after timeout_ms. */
+int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms);
 #endif

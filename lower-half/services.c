@@ -3,6 +3,7 @@
 
 #include "coordinator_link.h"
 #include "park.h"
+#include "test_trigger.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -208,6 +209,8 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->world_errors_return = world_errors_return;
   s->park_self = mana_park_self;
   s->sigprocmask_raw = sigprocmask_raw;
+  s->test_checkpoint_now = mana_test_checkpoint_now;
+  s->app_finalizing = mana_test_trigger_finalizing;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "datatype_recipe.h"
+#include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
 #include "u64map.h"
@@ -541,6 +542,21 @@ static int discard(void)
   for (struct predefined_rec *p = predefined; p; p = p->next)
     mana_attr_remove_all(p->attrs, MANA_KIND_DATATYPE, (uint64_t)p->type);
   return MPI_SUCCESS;
+}
+
+/* A --kill checkpoint: the job ends, on the checkpoint thread (lower half's thread pointer: no
+ * upper-half libc), with the application parked. */
+void mana_datatypes_free_for_exit(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_DATATYPE];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct mana_dt_rec *r = s->meta;
+    MPI_Datatype real = (MPI_Datatype)s->real;
+    if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real) &&
+        !(r && mana_dt_recipe_is_f90(&r->recipe)))
+      MANA_LH_ANY(MPI_Type_free, &real);
+  }
 }
 
 /* One new real type from r's recipe, with its components already built. */

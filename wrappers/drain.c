@@ -309,7 +309,8 @@ static int run(struct drain *d)
 }
 
 /* The job ends right after this checkpoint: cancel what the application still has posted
- * (MPI_Finalize would otherwise find those receives, and UCX reports each one on stdout). */
+ * (MPI_Finalize would otherwise find those receives, and UCX reports each one on stdout) and
+ * free its datatypes. */
 void mana_stub_cancel_receives(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
@@ -323,6 +324,9 @@ void mana_stub_cancel_receives(void)
     if (MANA_LH_ANY(MPI_Cancel, &real) == MPI_SUCCESS)
       MANA_LH_ANY(MPI_Wait, &real, MPI_STATUS_IGNORE);
   }
+  /* The datatypes the application still holds: MPICH's datatype engine reports each one left
+   * at MPI_Finalize on stderr, which a native run of the same program never prints. */
+  mana_datatypes_free_for_exit();
 }
 
 int mana_stub_drain(char *reason, size_t len)

@@ -87,6 +87,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
   mana_cc_enter(MPI_COMM_WORLD, 0);
+  MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
   mana_cc_leave(0, MPI_COMM_NULL);
   MANA_PARK_CHECK();

@@ -241,6 +241,8 @@ struct mana_drained *mana_message_take(MPI_Message *message, MPI_Comm *comm, MPI
 
 int mana_stub_drain(char *reason, size_t len);
 void mana_stub_cancel_receives(void);
+/* datatype.c: frees the real datatypes before a --kill checkpoint ends the job. */
+void mana_datatypes_free_for_exit(void);
 /* The drain's private communicator: made at MPI_Init and when objects are rebuilt (collective,
  * on an application thread), freed before a rebuild in place, forgotten at a restart. */
 void mana_drain_comm_make(void);

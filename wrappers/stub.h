@@ -25,7 +25,9 @@
   uint64_t ufs_ = mana_get_fs(fsgs_);                                           \
   uint64_t prev_caller_ = b_->caller_upper_fs;                                  \
   b_->caller_upper_fs = ufs_;                                                   \
-  mana_set_fs(fsgs_, b_->lower_fs)
+  mana_set_fs(fsgs_, b_->lower_fs);                                             \
+  if (__builtin_expect(++b_->mpi_calls == b_->test_checkpoint_at_call, 0))      \
+  b_->lh->svc.test_checkpoint_now()
 #define MANA_LH_LEAVE()                                                         \
   mana_set_fs(fsgs_, ufs_);                                                     \
   b_->caller_upper_fs = prev_caller_;                                           \

@@ -22,7 +22,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 2
+#define MANA_BOUNDARY_VERSION 3
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -105,6 +105,12 @@ struct mana_boundary {
    * process ending right after a checkpoint (--kill) finalizes MPI with nothing pending.  Same
    * rules as stub_drain. */
   void (*stub_cancel_receives)(void);
+
+  /* Crossings into the lower half from the upper half so far (MANA_LH_ENTER), and the one at
+   * which the testing aid MANA_TEST_CHECKPOINT_AT_CALL asks the coordinator for a checkpoint
+   * (0: never).  Kept in the image: a restarted rank goes on counting and never fires twice. */
+  uint64_t mpi_calls;
+  uint64_t test_checkpoint_at_call;
 };
 
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the

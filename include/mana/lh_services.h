@@ -42,6 +42,12 @@ struct mana_lh_services {
    * filter traps the system call when upper-half code makes it (mana/signals.h); this one is
    * made from lower-half code and is not trapped.  0 or -errno. */
   long (*sigprocmask_raw)(int how, const uint64_t *set, uint64_t *old);
+  /* The testing aid MANA_TEST_CHECKPOINT_AT_CALL (lower-half/test_trigger.c): called on the
+   * lower half's thread pointer at the crossing it names; asks the coordinator for a
+   * checkpoint and returns once this rank has begun it. */
+  void (*test_checkpoint_now)(void);
+  /* The application calls MPI_Finalize (testing aids report what they counted). */
+  void (*app_finalizing)(void);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

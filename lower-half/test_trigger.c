@@ -1,0 +1,125 @@
+/* A testing aid: checkpoints at a chosen MPI call, so that tests that live for milliseconds can
+ * be checkpointed inside their MPI lifetime, deterministically.
+ *
+ *   MANA_TEST_CHECKPOINT_AT_CALL=K     on one rank, at its K-th crossing into the lower half,
+ *                                      ask the coordinator for a checkpoint and wait until this
+ *                                      rank has begun it; the call then goes on
+ *   MANA_TEST_CHECKPOINT_RANK=R        the rank that counts (default 0)
+ *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
+ *                                      committed (as mana_status --checkpoint --kill)
+ *   MANA_TEST_COUNT_CALLS=FILE         every rank appends "rank R calls N" to FILE when the
+ *                                      application calls MPI_Finalize (how a test harness
+ *                                      learns the range to draw K from)
+ *
+ * The count is the boundary's mpi_calls, kept in the image: a restarted rank goes on counting
+ * and never fires twice.  The trigger is armed once the coordinator link is up (at the end of
+ * MPI_Init); a K that fell before fires at the next crossing. */
+#define _GNU_SOURCE
+#include "test_trigger.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coord_client.h"
+#include "coordinator_link.h"
+#include "mana/boundary.h"
+
+#define BEGIN_TIMEOUT_MS 60000
+
+static uint32_t trigger_rank;
+static const char *count_file;
+
+void mana_test_trigger_finalizing(void)
+{
+  if (!count_file || !*count_file)
+    return;
+  char line[96];
+  int fd = open(count_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return;
+  int n = snprintf(line, sizeof(line), "rank %u calls %llu\n", trigger_rank,
+                   (unsigned long long)MANA_BOUNDARY->mpi_calls);
+  if (write(fd, line, (size_t)n) != n)
+    fprintf(stderr, "mana_lh: MANA_TEST_COUNT_CALLS: cannot write %s\n", count_file);
+  close(fd);
+}
+
+void mana_test_trigger_init(uint32_t rank)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  trigger_rank = rank;
+  count_file = getenv("MANA_TEST_COUNT_CALLS");
+  const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
+  const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
+  if (!at || (who ? strtoul(who, NULL, 10) : 0) != rank)
+    return;
+  uint64_t k = strtoull(at, NULL, 10);
+  if (k > b->mpi_calls)
+    b->test_checkpoint_at_call = k;
+  else if (!b->restarted) /* K fell inside MPI_Init, before the link was up: fire now */
+    b->test_checkpoint_at_call = b->mpi_calls + 1;
+  /* else: a restarted rank has passed it already */
+}
+
+static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
+{
+  struct coord_endpoint ep;
+  struct coord_msg msg;
+  int rc = coord_endpoint_from_env(&ep, err, errlen);
+  if (rc != 0) {
+    if (rc == 1)
+      snprintf(err, errlen, "the job has no coordinator");
+    return -1;
+  }
+  struct coord_client *c = coord_client_connect(&ep, 10000, err, errlen);
+  if (!c)
+    return -1;
+  struct coord_line *line;
+  rc = -1;
+  if (coord_client_hello_control(c, 10000) != 0) {
+    snprintf(err, errlen, "%s", coord_client_error(c));
+  } else if (!(line = coord_client_line(c, "CHECKPOINT")) ||
+             (getenv("MANA_TEST_CHECKPOINT_KEEP") ? 0 : (coord_line_u64(line, "kill", 1), 0)) ||
+             coord_client_send(c, line) != 0 || coord_client_recv(c, &msg, 10000) != 1) {
+    snprintf(err, errlen, "no answer: %s", coord_client_error(c));
+  } else if (strcmp(msg.verb, "OK") != 0 || !coord_msg_get(&msg, "gen") ||
+             !coord_parse_u64(coord_msg_get(&msg, "gen"), gen)) {
+    snprintf(err, errlen, "the coordinator refused: %s",
+             coord_msg_get(&msg, "reason") ? coord_msg_get(&msg, "reason") : msg.verb);
+  } else {
+    rc = 0;
+  }
+  coord_client_close(c);
+  return rc;
+}
+
+static void trigger(void)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  uint64_t k = b->test_checkpoint_at_call, gen = 0;
+  char err[512];
+  if (mana_coordinator_link_is_self()) {
+    b->test_checkpoint_at_call = b->mpi_calls + 1; /* the drain's own calls: not there */
+    return;
+  }
+  b->test_checkpoint_at_call = 0;
+  if (ask_coordinator(&gen, err, sizeof(err)) != 0) {
+    fprintf(stderr, "mana: test checkpoint at MPI call %llu: %s\n", (unsigned long long)k, err);
+    return;
+  }
+  if (mana_coordinator_link_wait_begun(gen, BEGIN_TIMEOUT_MS) != 0)
+    fprintf(stderr, "mana: test checkpoint at MPI call %llu: generation %llu did not begin on "
+                    "this rank within %d s\n",
+            (unsigned long long)k, (unsigned long long)gen, BEGIN_TIMEOUT_MS / 1000);
+}
+
+void mana_test_checkpoint_now(void)
+{
+  trigger();
+}

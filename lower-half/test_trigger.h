@@ -1,0 +1,11 @@
+/* The testing aid MANA_TEST_CHECKPOINT_AT_CALL (see test_trigger.c). */
+#ifndef MANA_TEST_TRIGGER_H
+#define MANA_TEST_TRIGGER_H
+#include <stdint.h>
+/* Reads the settings; call once the rank is known. */
+void mana_test_trigger_init(uint32_t rank);
+/* The service the stub calls at the chosen crossing (lower half's thread pointer). */
+void mana_test_checkpoint_now(void);
+/* MPI_Finalize: writes the count (MANA_TEST_COUNT_CALLS). */
+void mana_test_trigger_finalizing(void);
+#endif
