@@ -137,6 +137,19 @@ static int set_interval(struct coord_client *c, const char *interval, char *err,
 
 enum reuse_result { REUSE_OK, REUSE_UNREACHABLE, REUSE_TAKEN, REUSE_ERROR };
 
+/* A coordinator bound to another launcher exits with it: give it a moment to go. */
+static bool wait_until_free(const char *ckptdir, int wait_ms)
+{
+	long long deadline = coord_now_ms() + wait_ms;
+
+	while (coordinator_alive(ckptdir)) {
+		if (coord_now_ms() >= deadline)
+			return false;
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
+	}
+	return true;
+}
+
 /* Whether the live coordinator of the directory can serve this job. */
 static enum reuse_result reuse(const struct launch_coord_request *req, struct launch_coord *lc,
 			       char *err, size_t errlen)
@@ -155,29 +168,20 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
 		return REUSE_UNREACHABLE;
 	if (coord_client_hello_control(c, CONTROL_TIMEOUT_MS)) {
 		coord_fail(err, errlen, "%s (coordinator at %s)", coord_client_error(c), lc->address);
-		coord_client_close(c);
-		return REUSE_ERROR;
+		rc = -1;
+	} else {
+		rc = check_free(c, &taken, err, errlen);
+		if (rc == 0 && !taken && req->interval)
+			rc = set_interval(c, req->interval, err, errlen);
 	}
-	rc = check_free(c, &taken, err, errlen);
-	if (rc == 0 && !taken && req->interval)
-		rc = set_interval(c, req->interval, err, errlen);
 	coord_client_close(c);
+	/* The coordinator of the job before this one closes its connections as it exits (its
+	 * launcher ended): that is no error when it is then gone. */
+	if (rc && wait_until_free(req->ckptdir, TAKEN_WAIT_MS))
+		return REUSE_UNREACHABLE;
 	if (rc)
 		return REUSE_ERROR;
 	return taken ? REUSE_TAKEN : REUSE_OK;
-}
-
-/* A coordinator bound to another launcher exits with it: give it a moment to go. */
-static bool wait_until_free(const char *ckptdir, int wait_ms)
-{
-	long long deadline = coord_now_ms() + wait_ms;
-
-	while (coordinator_alive(ckptdir)) {
-		if (coord_now_ms() >= deadline)
-			return false;
-		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
-	}
-	return true;
 }
 
 /* ------------------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/mpi_threads.h"
 #include "mana/park.h"
 #include "window.h"
 
@@ -83,8 +84,9 @@ int mana_reserve_window(void)
             MANA_WINDOW_BASE, MANA_WINDOW_END, strerror(errno), getpid());
     return -1;
   }
-  /* The boundary page and the thread records that follow it. */
-  p = mmap((void *)MANA_WINDOW_BASE, 0x1000 + MANA_PARK_AREA_SIZE, PROT_READ | PROT_WRITE,
+  /* The boundary page, the thread records and the MPI thread slots that follow it. */
+  p = mmap((void *)MANA_WINDOW_BASE, 0x1000 + MANA_PARK_AREA_SIZE + MANA_MPI_THREADS_AREA_SIZE,
+           PROT_READ | PROT_WRITE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) {
     perror("mana_lh: cannot map the boundary page");

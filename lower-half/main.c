@@ -32,6 +32,7 @@
 #include "services.h"
 #include "sigsys.h"
 #include "window.h"
+#include "mpi_threads.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);
 
@@ -199,7 +200,8 @@ int main(int argc, char **argv, char **envp)
   ranges[n++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
   for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges; i++)
     ranges[n++] = MANA_BOUNDARY->extra_ranges[i];
-  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0)
+  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0 ||
+      mana_mpi_threads_start() != 0)
     return 1;
   mana_park_storm_start();
   mana_local_checkpoint_start();

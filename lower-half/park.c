@@ -11,6 +11,7 @@
  * TLS and no libc: raw system calls only. */
 #define _GNU_SOURCE
 #include "park.h"
+#include "mpi_threads.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 
 #include "mana/fs_switch.h"
 #include "mana/raw_syscall.h"
+#include "mana/mpi_threads.h"
 #include "mana/park.h"
 #include "mana/signals.h"
 
@@ -144,11 +146,12 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   if (ip >= (uint64_t)(uintptr_t)__executable_start && ip < (uint64_t)(uintptr_t)etext)
     return; /* in mana_lh's own code on the upper half's thread pointer: on its way into
                mana_park_self, which must not be entered twice */
-  if (fs == b->lower_fs)
+  if (fs == b->lower_fs || mana_mpi_thread_of_lower(fs))
     return; /* inside an MPI call: parks when the call returns to the stub */
-  if (fs == b->callback_fs)
+  const struct mana_mpi_thread *t = mana_mpi_thread_of_upper(fs);
+  if (t && t->in_callback)
     return; /* in a callback inside an MPI call: parks when the call returns to the stub */
-  if (b->cc_window == 2 && b->cc_window_fs == fs)
+  if (t && t->cc_window == 2)
     return; /* counted a collective the other members may be inside: parks on its way out */
   if (!in_window(fs)) {
     __atomic_add_fetch(&not_upper, 1, __ATOMIC_RELEASE);
@@ -201,7 +204,7 @@ static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int m
   struct dirent *e;
   while ((e = readdir(dir)) != NULL) {
     pid_t tid = (pid_t)atoi(e->d_name);
-    if (tid <= 0 || tid == self)
+    if (tid <= 0 || tid == self || mana_mpi_threads_is_quiet(tid))
       continue;
     int known = 0;
     for (int i = 0; i < *n_seen; i++)

@@ -36,6 +36,8 @@
 #include "coordinator_link.h"
 #include "local_checkpoint.h"
 #include "memory.h"
+#include "services.h"
+#include "mpi_threads.h"
 #include "park.h"
 #include "sigsys.h"
 #include "state.h"
@@ -161,6 +163,7 @@ static int init_mpi(const struct mana_rank_facts *facts, char *err, size_t errle
     snprintf(err, errlen, "MPI_Init_thread failed");
     return -1;
   }
+  mana_mpi_thread_level_restored((int)facts->thread_level);
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   if ((uint32_t)size != facts->world_size || (uint32_t)rank != facts->rank) {
@@ -179,7 +182,6 @@ static int refill_boundary(void)
   int fsgs = (getauxval(AT_HWCAP2) & 2) != 0;
   b->have_fsgsbase = (uint32_t)fsgs;
   b->lower_fs = mana_get_fs(fsgs);
-  b->caller_upper_fs = 0;
   b->park_requested = 0;
   b->restarted++;
   b->restart_resume = resume_thread;
@@ -230,6 +232,8 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "cannot re-arm parking and the seccomp filter");
     return -1;
   }
+  if (mana_mpi_threads_restore(err, errlen) != 0)
+    return -1;
   if (init_mpi(&facts, err, errlen) != 0)
     return -1;
   mana_local_checkpoint_start(); /* a restarted job can be checkpointed again */

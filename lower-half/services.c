@@ -2,6 +2,7 @@
 #include "services.h"
 
 #include "coordinator_link.h"
+#include "mpi_threads.h"
 #include "park.h"
 #include "test_trigger.h"
 
@@ -27,6 +28,11 @@ static int mpi_thread_level = -1;
 int mana_mpi_thread_level(void)
 {
   return mpi_thread_level;
+}
+
+void mana_mpi_thread_level_restored(int level)
+{
+  mpi_thread_level = level;
 }
 
 static int init_thread(int required, int *provided)
@@ -210,6 +216,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->park_self = mana_park_self;
   s->sigprocmask_raw = sigprocmask_raw;
   s->test_checkpoint_now = mana_test_checkpoint_now;
+  s->mpi_thread_lower_fs = mana_mpi_thread_lower_fs;
   s->app_finalizing = mana_test_trigger_finalizing;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;

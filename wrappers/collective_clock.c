@@ -9,9 +9,11 @@
  * thread-local state or the upper half's libc: memory comes from mmap (served inside the
  * window by mana's seccomp filter), locking and signal masks from raw system calls.
  *
- * One thread at a time may be inside a collective wrapper (MPI_THREAD_MULTIPLE programs that
- * run collectives on several threads at once are not covered by the window handshake: see
- * the protocol document). */
+ * Several application threads may be inside collective wrappers at once (MPI_THREAD_MULTIPLE,
+ * on different communicators as MPI requires): each has its own window word and waiting place
+ * in its MPI thread slot (mana/mpi_threads.h).  The checkpoint thread's handshake waits for
+ * every slot's window, and a thread that must grow the table of groups makes the same
+ * handshake first, so no other thread counts into a table that is moving. */
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
 #include <signal.h>
@@ -30,17 +32,15 @@ static struct cc_state cc;
 static int cc_ready;
 static int cc_init_failed;
 static volatile uint32_t cc_lock_word;
-static int have_membarrier = -1;
-static volatile int cc_concurrent; /* seen: collectives on two threads at once */ /* -1 unknown, 0 no (the fast path fences), 1 yes */
+static int have_membarrier = -1; /* -1 unknown, 0 no (the fast path fences), 1 yes */
+/* Nonzero while a thread grows the table of groups: the fast path stays off it. */
+static volatile uint32_t cc_fast_off;
 
 /* Bumped (under the lock) whenever a waiting thread must decide again: targets applied, a
  * checkpoint begun or ended.  Never reset: the clock's own epoch restarts at 1 with every
  * checkpoint, so a thread that slept through the end of one checkpoint and the start of the
  * next would see "its" epoch again and wait forever. */
 static volatile uint64_t cc_news;
-
-/* Where the application's MPI thread waits at a collective entry (0: not waiting). */
-static volatile uint64_t waiting_ggid, waiting_seq;
 
 /* RAISEs queued by the application thread, sent by the checkpoint thread before its next
  * STATUS.  A rank raises at most once per group per epoch, so a small ring suffices; if it
@@ -114,11 +114,38 @@ static int ensure_ready(void)
   return 0;
 }
 
-static uint64_t thread_pointer(void)
+static int membarrier_ready(void);
+
+static void barrier_for_windows(void)
 {
-  uint64_t tp;
-  __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-  return tp;
+  if (membarrier_ready())
+    mana_raw_syscall4(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0, 0);
+  else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Waits until no application thread but `self` is between its window and its decision. */
+static void wait_for_windows(const struct mana_mpi_thread *self)
+{
+  struct mana_mpi_threads *a = MANA_MPI_THREADS;
+  uint32_t n = __atomic_load_n(&a->n_used, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < n; i++)
+    while (&a->slot[i] != self && __atomic_load_n(&a->slot[i].cc_window, __ATOMIC_ACQUIRE) == 1)
+      mana_raw_syscall4(SYS_sched_yield, 0, 0, 0, 0);
+}
+
+/* Registering a group may grow the table the fast path reads without the lock.  Called with
+ * the lock held, by an application thread (`self`). */
+static int register_guarded(struct mana_mpi_thread *self, uint64_t id)
+{
+  if (cc_is_member(&cc, id))
+    return 0;
+  __atomic_store_n(&cc_fast_off, 1, __ATOMIC_SEQ_CST);
+  barrier_for_windows();
+  wait_for_windows(self);
+  int rc = cc_register(&cc, id);
+  __atomic_store_n(&cc_fast_off, 0, __ATOMIC_RELEASE);
+  return rc;
 }
 
 /* ---- application side ---- */
@@ -166,36 +193,44 @@ static void wait_for_news(uint64_t news)
   }
 }
 
-static void enter_slow(uint64_t id, int constructor)
+/* The fast path failed: decide under the lock.  The window is 0 while the thread waits for
+ * the lock (a thread growing the table holds it and waits for windows at 1); deciding, it
+ * holds the lock, which is all the checkpoint thread's snapshot needs. */
+static void enter_slow(struct mana_mpi_thread *t, uint64_t id, int constructor)
 {
-  struct mana_boundary *b = MANA_BOUNDARY;
-  enum cc_decision d;
+  enum cc_decision d = CC_PROCEED;
   uint64_t to = 0;
+  t->cc_window = 0;
   app_lock();
+  t->cc_window = 1;
   if (ensure_ready() != 0) {
-    b->cc_window = 2;
+    t->cc_window = 2;
     app_unlock();
     return;
   }
+  /* A group this thread has not counted on yet may grow the table: register it behind the
+   * handshake, so the decision below never has to. */
+  if (!cc_is_member(&cc, id) && register_guarded(t, id) != 0)
+    cc.broken = true;
   for (;;) {
     d = constructor ? cc_on_constructor_entry(&cc, id, &to) : cc_on_collective_entry(&cc, id, &to);
     if (d == CC_PROCEED || d == CC_RAISE)
       break;
     uint64_t news = cc_news;
-    b->cc_window = 0;
+    t->cc_window = 0;
     if (d == CC_PARK) {
-      waiting_seq = cc_seq(&cc, id);
-      waiting_ggid = id;
+      t->waiting_seq = cc_seq(&cc, id);
+      t->waiting_ggid = id;
     }
     app_unlock();
     wait_for_news(news);
     app_lock();
-    waiting_ggid = 0;
-    b->cc_window = 1;
+    t->waiting_ggid = 0;
+    t->cc_window = 1;
   }
   if (d == CC_RAISE)
     queue_raise(id, to);
-  b->cc_window = 2;
+  t->cc_window = 2;
   app_unlock();
 }
 
@@ -203,23 +238,21 @@ static void enter_slow(uint64_t id, int constructor)
  * slot) costs the window stores and a table hit. */
 static void enter_id(uint64_t id, int constructor)
 {
-  struct mana_boundary *b = MANA_BOUNDARY;
   if (!id)
     return; /* no record: stub_can_checkpoint refuses this process anyway */
-  uint64_t tp = thread_pointer();
-  if (__builtin_expect(b->cc_window != 0, 0) && b->cc_window_fs != tp)
-    cc_concurrent = 1; /* two threads in collectives at once: the handshake cannot cover it */
-  b->cc_window_fs = tp;
-  b->cc_window = 1;
+  struct mana_mpi_thread *t = mana_self_thread;
+  if (__builtin_expect(!t, 0))
+    t = mana_thread_attach();
+  t->cc_window = 1;
   if (__builtin_expect(have_membarrier == 1, 1))
-    __asm__ volatile("" ::: "memory"); /* the checkpoint thread's membarrier orders us */
+    __asm__ volatile("" ::: "memory"); /* the other side's membarrier orders us */
   else
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  if (!constructor && __builtin_expect(cc_ready, 1) && cc_tick_fast(&cc, id)) {
-    b->cc_window = 2;
+  if (!constructor && __builtin_expect(cc_ready, 1) && !cc_fast_off && cc_tick_fast(&cc, id)) {
+    t->cc_window = 2;
     return;
   }
-  enter_slow(id, constructor);
+  enter_slow(t, id, constructor);
 }
 
 void mana_cc_enter(MPI_Comm comm, int constructor)
@@ -237,18 +270,20 @@ void mana_cc_enter_file(MPI_File fh)
  * communicator's record exists: `child` is it, or MPI_COMM_NULL). */
 void mana_cc_leave(int kind, MPI_Comm child)
 {
+  struct mana_mpi_thread *t = mana_self_thread;
   if (kind) {
     uint64_t id = child != MPI_COMM_NULL ? comm_id(child) : 0;
     app_lock();
     if (ensure_ready() == 0) {
+      if (id && !cc_is_member(&cc, id) && register_guarded(t, id) != 0)
+        cc.broken = true;
       if (kind == 1)
         cc_constructor_done(&cc, id);
-      else if (id && cc_register(&cc, id) != 0)
-        cc.broken = true;
     }
     app_unlock();
   }
-  MANA_BOUNDARY->cc_window = 0;
+  if (t)
+    t->cc_window = 0;
 }
 
 /* ---- checkpoint thread side (MANA_BOUNDARY->stub_cc) ---- */
@@ -275,31 +310,23 @@ static int membarrier_ready(void)
 
 static int cc_begin_op(char *reason, size_t len)
 {
-  struct mana_boundary *b = MANA_BOUNDARY;
   lock();
-  int concurrent = cc_concurrent;
-  int rc = concurrent ? -1 : ensure_ready();
+  int rc = ensure_ready();
   if (rc == 0)
     rc = cc_begin(&cc);
   cc_news++;
   unlock();
   if (rc != 0) {
     copy_text(reason, len,
-              concurrent ? "the application calls collectives on several threads at once "
-                              "(MPI_THREAD_MULTIPLE): mana cannot find a safe point for that yet"
-              : cc_init_failed || cc.broken
+              cc_init_failed || cc.broken
                   ? "the collective clock ran out of memory: its counts are incomplete"
                   : "a checkpoint is already in progress on this rank");
     return -1;
   }
   /* Every application thread has now either seen the new phase (its fast path fails and it
    * takes the lock) or its window word 1 is visible; wait for those to decide. */
-  if (membarrier_ready())
-    mana_raw_syscall4(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0, 0);
-  else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  while (__atomic_load_n(&b->cc_window, __ATOMIC_ACQUIRE) == 1)
-    mana_raw_syscall4(SYS_sched_yield, 0, 0, 0, 0);
+  barrier_for_windows();
+  wait_for_windows(NULL);
   return 0;
 }
 
@@ -347,18 +374,37 @@ static int cc_pop_raise_op(uint64_t *ggid, uint64_t *target)
   return got;
 }
 
+/* Where the rank stands, from its threads: one waiting at a collective entry (parked there,
+ * when every target is met), one inside MPI or about to enter a counted collective (blocked,
+ * while a target is unmet).  With all targets met, a thread can wait at an entry only because
+ * they are met, so the rank is parked there; with a target unmet, a waiting thread is about to
+ * decide again, and what holds the rank back is a thread inside MPI, if any. */
+static enum cc_where rank_where(uint64_t *ggid, uint64_t *seq)
+{
+  struct mana_mpi_threads *a = MANA_MPI_THREADS;
+  uint32_t n = __atomic_load_n(&a->n_used, __ATOMIC_ACQUIRE);
+  int waiting = 0, inside = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct mana_mpi_thread *t = &a->slot[i];
+    if (!t->upper_fs)
+      continue;
+    if (t->waiting_ggid && !waiting) {
+      waiting = 1;
+      *ggid = t->waiting_ggid;
+      *seq = t->waiting_seq;
+    }
+    if (t->in_lower > 0 || t->cc_window == 2)
+      inside = 1;
+  }
+  if (cc_all_targets_met(&cc))
+    return waiting ? CC_AT_ENTRY : CC_AT_WORK;
+  return inside ? CC_AT_WAIT : waiting ? CC_AT_ENTRY : CC_AT_WORK;
+}
+
 static int cc_status_op(uint64_t *ggid, uint64_t *seq)
 {
-  struct mana_boundary *b = MANA_BOUNDARY;
-  enum cc_where where = CC_AT_WORK;
   lock();
-  if (waiting_ggid) {
-    where = CC_AT_ENTRY;
-    *ggid = waiting_ggid;
-    *seq = waiting_seq;
-  } else if (b->caller_upper_fs != 0 || b->cc_window == 2) {
-    where = CC_AT_WAIT; /* inside MPI, or about to enter a counted collective */
-  }
+  enum cc_where where = rank_where(ggid, seq);
   int st = (int)cc_status(&cc, where);
   if (cc.broken)
     st = CC_ST_RUNNING; /* never done: the checkpoint cannot be safe */

@@ -46,6 +46,7 @@ __attribute__((constructor)) static void check_boundary(void)
     _exit(127);
   }
   mana_handles_init();
+  mana_thread_attach_main();
   record_stub_text();
   /* Record keeping for restart, and the entry points the lower half calls for it. */
   mana_records_init();

@@ -3,17 +3,11 @@
 
 /* Callbacks run inside an MPI call that is still in progress in the lower half: a thread
  * must never park there, only once it is back in the application. */
-static __thread int callback_depth;
-
-int mana_callback_depth(int delta)
-{
-  return callback_depth += delta;
-}
-
 void mana_park_point(void)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
-  if (b->park_requested && callback_depth == 0)
+  const struct mana_mpi_thread *t = mana_self_thread;
+  if (b->park_requested && (!t || t->in_callback == 0))
     b->lh->svc.park_self(0);
 }
 

@@ -11,26 +11,36 @@
 #include "lh_table.h"
 #include "mana/boundary.h"
 #include "mana/fs_switch.h"
+#include "mana/mpi_threads.h"
 
 #define MANA_STACK_HANDLES 32
 
-/* Calls the real MPI function `fn` in the lower half: switch FS to the lower half's thread
- * pointer, call through the lower half's table, switch back.  The upper half's thread pointer is
- * published first so callbacks from MPI into the application can switch back to it.
+/* This thread's MPI slot (mpi_thread.c), claimed at its first MPI call.  Read through the
+ * upper half's thread pointer: code that may run on a lower-half thread (the checkpoint
+ * thread) must not use the crossing macros below (see MANA_LH_ANY in p2p.h). */
+extern __thread struct mana_mpi_thread *mana_self_thread __attribute__((tls_model("initial-exec")));
+struct mana_mpi_thread *mana_thread_attach(void);
+void mana_thread_attach_main(void);
+
+/* Calls the real MPI function `fn` in the lower half: switch FS to this thread's lower-half
+ * thread pointer, call through the lower half's table, switch back.  The slot counts the
+ * crossing, so the checkpoint machinery knows the thread is inside MPI.
  * The arguments are evaluated after the switch: they must not call into the upper half's libc
  * (atoi, strlen, malloc ... use its thread-local state); compute such values first. */
 #define MANA_LH_ENTER()                                                         \
   struct mana_boundary *b_ = MANA_BOUNDARY;                                     \
+  struct mana_mpi_thread *t_ = mana_self_thread;                                \
+  if (__builtin_expect(!t_, 0))                                                 \
+    t_ = mana_thread_attach();                                                  \
   int fsgs_ = b_->have_fsgsbase;                                                \
-  uint64_t ufs_ = mana_get_fs(fsgs_);                                           \
-  uint64_t prev_caller_ = b_->caller_upper_fs;                                  \
-  b_->caller_upper_fs = ufs_;                                                   \
-  mana_set_fs(fsgs_, b_->lower_fs);                                             \
+  uint64_t ufs_ = t_->upper_fs;                                                 \
+  t_->in_lower++;                                                               \
+  mana_set_fs(fsgs_, t_->lower_fs);                                             \
   if (__builtin_expect(++b_->mpi_calls == b_->test_checkpoint_at_call, 0))      \
   b_->lh->svc.test_checkpoint_now()
 #define MANA_LH_LEAVE()                                                         \
   mana_set_fs(fsgs_, ufs_);                                                     \
-  b_->caller_upper_fs = prev_caller_;                                           \
+  t_->in_lower--;                                                               \
   if (__builtin_expect(b_->park_requested, 0))                                  \
   mana_park_point()
 #define MANA_LH_CALL(fn, ...)                                                   \
@@ -56,7 +66,7 @@
  * slot whose real object MPI has already freed.  Same cost as the parking forms. */
 #define MANA_LH_LEAVE_NOPARK()                                                  \
   mana_set_fs(fsgs_, ufs_);                                                     \
-  b_->caller_upper_fs = prev_caller_
+  t_->in_lower--
 #define MANA_LH_CALL_NOPARK(fn, ...)                                            \
   ({                                                                            \
     MANA_LH_ENTER();                                                            \
@@ -135,7 +145,6 @@ int mana_reroute_errors(MPI_Comm comm, int on, int rc);
 /* After a restart: MPI_COMM_WORLD returns errors again for the threads that waited rerouted. */
 void mana_reroute_errors_after_restart(void);
 
-int mana_callback_depth(int delta); /* returns the new depth */
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 void mana_park_point(void);

@@ -42,11 +42,9 @@ struct mana_boundary {
   uint32_t version;
   uint32_t have_fsgsbase; /* 0: switch FS with arch_prctl */
 
-  /* Lower half's thread pointer for MPI calls made from the upper half. */
+  /* The lower half's main thread pointer: the application's main thread crosses with it
+   * (every MPI-calling thread has its own: mana/mpi_threads.h). */
   uint64_t lower_fs;
-  /* The upper half's thread pointer of the thread currently inside MPI; callbacks from MPI into
-   * application code (user ops, error handlers, attribute functions) switch back to it. */
-  volatile uint64_t caller_upper_fs;
 
   const struct mana_lh_table *lh;
 
@@ -72,15 +70,6 @@ struct mana_boundary {
    * stub's records only, makes no MPI call and uses no thread-local state. */
   int (*stub_can_checkpoint)(char *reason, size_t len);
 
-  /* The collective clock's window (docs/checkpoint-protocol.md 1.11): 0 outside a collective
-   * wrapper, 1 while a thread decides whether to count one, 2 once it has counted it and
-   * before it is inside the lower half.  cc_window_fs is that thread's upper-half thread
-   * pointer: the park signal handler does not park it while the word is 2 (it parks when the
-   * collective returns to the stub), because the other members may already be inside. */
-  volatile uint32_t cc_window;
-  uint32_t pad0;
-  volatile uint64_t cc_window_fs;
-
   /* Registered by the stub: its side of the safe-point protocol, driven by the lower half's
    * checkpoint thread. */
   const struct mana_stub_cc *stub_cc;
@@ -95,11 +84,6 @@ struct mana_boundary {
    * its next return from the lower half: a wrapper may already hold real handles in locals,
    * which a restart would make stale. */
   uint64_t stub_text_lo, stub_text_hi;
-
-  /* The upper-half thread pointer of a thread running an application callback from inside an
-   * MPI call (a user op, an error handler, ...); 0 when none.  Such a thread is in the middle of
-   * an MPI operation and parks when that returns to the stub, never in the callback. */
-  volatile uint64_t callback_fs;
 
   /* Registered by the stub: cancels the receives the application still has posted, so that a
    * process ending right after a checkpoint (--kill) finalizes MPI with nothing pending.  Same

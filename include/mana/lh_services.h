@@ -46,6 +46,10 @@ struct mana_lh_services {
    * lower half's thread pointer at the crossing it names; asks the coordinator for a
    * checkpoint and returns once this rank has begun it. */
   void (*test_checkpoint_now)(void);
+  /* Called WITHOUT switching FS (the caller has no lower-half thread pointer yet): a
+   * lower-half thread pointer for MPI thread slot `slot` (mana/mpi_threads.h), 0 if none
+   * could be made. */
+  uint64_t (*mpi_thread_lower_fs)(uint32_t slot);
   /* The application calls MPI_Finalize (testing aids report what they counted). */
   void (*app_finalizing)(void);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */

@@ -49,6 +49,7 @@ set(MANA_TEST_PROGRAMS
   multi_comm:2:0:300,20000
   heat_cart:2:0:400
   signal_masks:2:0:40
+  hybrid_omp:2:0:300,20000
   fortran_f77:2
   fortran_mod:2
 )

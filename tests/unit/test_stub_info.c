@@ -154,6 +154,15 @@ static void boundary_up(void)
 }
 
 void mana_park_point(void) {}
+
+/* The crossing macros run on this thread's MPI slot; here both "halves" are this thread. */
+__thread struct mana_mpi_thread *mana_self_thread;
+static struct mana_mpi_thread self_slot;
+struct mana_mpi_thread *mana_thread_attach(void)
+{
+  self_slot.upper_fs = self_slot.lower_fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
+  return mana_self_thread = &self_slot;
+}
 uint32_t mana_rebuild_epoch;
 int mana_rebuilding;
 
