@@ -39,7 +39,9 @@
 #   --seed S               random seed (default: from the clock); printed, to reproduce a run
 #   --attempts A           requests per checkpoint that may be refused or abandoned before
 #                          the checkpoint counts as skipped (default 40)
-#   --timeout S            limit per segment and for the native run (default 120)
+#   --timeout S            limit per segment and for the native run (default: 600 s for the
+#                          native run, then 120 s or 4 x the native run time + 60 s per
+#                          segment, whichever is longer: a loaded machine is slow for both)
 #   --ckpt-timeout S       limit for one mana_status --wait (default 60)
 #   --keep                 keep the work directory (printed)
 #
@@ -57,7 +59,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 bin=${MANA_BIN:-} launcher=mpiexec launcher_args="" forms=outer,inner
 rforms=outer,inner kills=2 ckpts=1 min_restarts="" rounds=3 delay="" seed="" attempts=40
-limit=120 ckpt_limit=60 keep=0
+limit="" ckpt_limit=60 keep=0
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
@@ -94,7 +96,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -ge 1 ] || die_usage "no program (see --help)"
-for v in ranks kills ckpts rounds attempts limit ckpt_limit; do
+for v in ranks kills ckpts rounds attempts ${limit:+limit} ckpt_limit; do
   case "${!v}" in ''|*[!0-9]*) die_usage "$v must be a whole number, not '${!v}'" ;; esac
 done
 [ "$ranks" -ge 1 ] || die_usage "--ranks must be at least 1"
@@ -183,14 +185,19 @@ say "program: $program ${prog_args[*]}"
 
 # ---- native reference ---------------------------------------------------------------------
 n0=$(now_ms)
+native_limit=${limit:-600}
 set +e
-timeout -k 5 "$limit" "${launch[@]}" "$program" "${prog_args[@]}" </dev/null \
+timeout -k 5 "$native_limit" "${launch[@]}" "$program" "${prog_args[@]}" </dev/null \
   >"$work/native.out" 2>"$work/native.err"
 native_rc=$?
 set -e
 native_ms=$(( $(now_ms) - n0 ))
 [ "$native_rc" -ne 124 ] && [ "$native_rc" -ne 137 ] ||
-  { tail_of "$work/native.err"; fail "the native run timed out after $limit s"; }
+  { tail_of "$work/native.err"; fail "the native run timed out after $native_limit s"; }
+if [ -z "$limit" ]; then
+  limit=$(( native_ms * 4 / 1000 + 60 ))
+  [ "$limit" -ge 120 ] || limit=120
+fi
 say "native run: exit $native_rc, $(wc -l <"$work/native.out") lines, $(( native_ms ))ms"
 if [ -z "$delay" ]; then
   per=$(( native_ms / (kills + ckpts + 1) ))
