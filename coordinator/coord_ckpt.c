@@ -248,9 +248,10 @@ static enum ckpt_action after_status(struct ckpt *c)
 {
 	if (!ckpt_converged(c))
 		return CKPT_ACT_NONE;
-	c->phase = CKPT_PHASE_WRITE;
+	c->phase = CKPT_PHASE_SUSPEND;
+	c->suspended = 0;
 	for (size_t i = 0; i < c->size; i++)
-		c->ranks[i].state = CKPT_RANK_DRAINING;
+		c->ranks[i].state = CKPT_RANK_SUSPENDING;
 	return CKPT_ACT_DRAIN;
 }
 
@@ -278,7 +279,7 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
 	 * so while DRAIN is on its way to it: the status crossed DRAIN on the wire and changes
 	 * nothing (its targets are still met).  RUNNING and RAISE cannot cross: they need an
 	 * unmet target, and targets do not move after termination. */
-	if (c->phase == CKPT_PHASE_WRITE && epoch == c->epoch)
+	if ((c->phase == CKPT_PHASE_SUSPEND || c->phase == CKPT_PHASE_WRITE) && epoch == c->epoch)
 		return CKPT_ACT_NONE;
 	if (check_status(c, rank, "PARKED", epoch) != CKPT_ACT_NONE)
 		return CKPT_ACT_ABORT;
@@ -302,6 +303,23 @@ enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bo
 	r->state = blocked ? CKPT_RANK_BLOCKED : CKPT_RANK_RUNNING;
 	r->epoch = epoch;
 	return after_status(c);
+}
+
+enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank)
+{
+	struct ckpt_rank *r = &c->ranks[rank];
+
+	if (aborted(c))
+		return CKPT_ACT_NONE;
+	if (c->phase != CKPT_PHASE_SUSPEND || r->state != CKPT_RANK_SUSPENDING)
+		return ckpt_abort(c, "rank %zu sent SUSPENDED while not suspending", rank);
+	r->state = CKPT_RANK_SUSPENDED;
+	if (++c->suspended < c->size)
+		return CKPT_ACT_NONE;
+	c->phase = CKPT_PHASE_WRITE;
+	for (size_t i = 0; i < c->size; i++)
+		c->ranks[i].state = CKPT_RANK_DRAINING;
+	return CKPT_ACT_GO;
 }
 
 static bool writing(const struct ckpt_rank *r)
@@ -350,6 +368,8 @@ enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes,
 
 enum ckpt_action ckpt_on_failed(struct ckpt *c, size_t rank, const char *reason)
 {
+	if (c->phase == CKPT_PHASE_SUSPEND)
+		return ckpt_abort(c, "rank %zu could not suspend its threads: %s", rank, reason);
 	return ckpt_abort(c, "rank %zu could not write its image: %s", rank, reason);
 }
 
@@ -421,6 +441,8 @@ const char *ckpt_phase_name(enum ckpt_phase phase)
 		return "collecting";
 	case CKPT_PHASE_CONVERGE:
 		return "converging";
+	case CKPT_PHASE_SUSPEND:
+		return "suspending";
 	case CKPT_PHASE_WRITE:
 		return "writing";
 	case CKPT_PHASE_COMMIT:
@@ -446,6 +468,10 @@ const char *ckpt_rank_state_name(enum ckpt_rank_state state)
 		return "parked";
 	case CKPT_RANK_DONE:
 		return "ready";
+	case CKPT_RANK_SUSPENDING:
+		return "suspending";
+	case CKPT_RANK_SUSPENDED:
+		return "suspended";
 	case CKPT_RANK_DRAINING:
 		return "draining";
 	case CKPT_RANK_WRITING:

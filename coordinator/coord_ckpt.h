@@ -18,6 +18,10 @@
  *             blocked, some parked at a collective) for a grace period: the coordinator
  *             releases the parked ranks (target = their seq + 1), a new epoch. Terminated
  *             (every rank PARKED at the current epoch): DRAIN to every rank.
+ *   SUSPEND   ranks park every application thread and answer SUSPENDED; when every rank
+ *             has: GO to every rank.  A rank that cannot park refuses or fails instead, and
+ *             the generation aborts before any rank touched the network: the drain is
+ *             collective, so it starts everywhere or nowhere.
  *   WRITE     ranks drain and write; when every rank is WRITTEN: commit.
  *   COMMIT    the coordinator writes MANIFEST and LATEST, then sends COMMITTED.
  *   ABORT     a rank refused, failed, broke the protocol or went away: ABORT to all.
@@ -38,6 +42,7 @@
 enum ckpt_phase {
 	CKPT_PHASE_SEQ,
 	CKPT_PHASE_CONVERGE,
+	CKPT_PHASE_SUSPEND,
 	CKPT_PHASE_WRITE,
 	CKPT_PHASE_COMMIT,
 	CKPT_PHASE_ABORT
@@ -51,7 +56,9 @@ enum ckpt_rank_state {
 	CKPT_RANK_BLOCKED,  /* a target unmet, waiting inside MPI */
 	CKPT_RANK_PARKED,   /* all targets met, at the entry of a collective (park_*) */
 	CKPT_RANK_DONE,     /* all targets met, not at a collective */
-	CKPT_RANK_DRAINING, /* DRAIN sent */
+	CKPT_RANK_SUSPENDING, /* DRAIN sent */
+	CKPT_RANK_SUSPENDED,  /* SUSPENDED received */
+	CKPT_RANK_DRAINING, /* GO sent */
 	CKPT_RANK_WRITING,  /* PROGRESS received */
 	CKPT_RANK_WRITTEN   /* image written and synced */
 };
@@ -61,6 +68,7 @@ enum ckpt_action {
 	CKPT_ACT_TARGETS_ALL,     /* send every target (epoch 1) to every rank */
 	CKPT_ACT_TARGETS_CHANGED, /* send the targets changed at ckpt.epoch to every rank */
 	CKPT_ACT_DRAIN,           /* send DRAIN to every rank */
+	CKPT_ACT_GO,              /* every rank SUSPENDED: send GO to every rank */
 	CKPT_ACT_COMMIT,          /* every rank WRITTEN: commit */
 	CKPT_ACT_ABORT            /* abort with ckpt.reason */
 };
@@ -88,6 +96,7 @@ struct ckpt {
 	uint64_t epoch;               /* 0 until the first TARGETS */
 	struct ckpt_rank *ranks;      /* size entries */
 	size_t seq_done;              /* ranks whose SEQ table is complete */
+	size_t suspended;             /* ranks SUSPENDED */
 	size_t written;               /* ranks WRITTEN */
 	struct ckpt_target *targets;  /* sorted by ggid */
 	size_t ntargets, cap;
@@ -114,6 +123,8 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
 				const struct ckpt_park *at);
 /* A target unmet; epoch 0 when the rank did not say which epoch it answers. */
 enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked);
+/* Every application thread of the rank is parked: it waits for GO to drain. */
+enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank);
 enum ckpt_action ckpt_on_progress(struct ckpt *c, size_t rank, uint64_t bytes);
 enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes,
 				 const char *file, const char *xxh);

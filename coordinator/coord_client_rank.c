@@ -79,6 +79,11 @@ int coord_send_running(struct coord_client *c, uint64_t gen, uint64_t epoch, boo
 	return coord_client_send(c, line);
 }
 
+int coord_send_suspended(struct coord_client *c, uint64_t gen)
+{
+	return coord_client_send(c, with_gen(c, "SUSPENDED", gen));
+}
+
 int coord_send_progress(struct coord_client *c, uint64_t gen, uint64_t bytes)
 {
 	struct coord_line *line = with_gen(c, "PROGRESS", gen);
@@ -154,6 +159,10 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
 	}
 	if (strcmp(verb, "DRAIN") == 0) {
 		cmd->kind = COORD_CMD_DRAIN;
+		return 0;
+	}
+	if (strcmp(verb, "GO") == 0) {
+		cmd->kind = COORD_CMD_GO;
 		return 0;
 	}
 	if (strcmp(verb, "COMMITTED") == 0) {

@@ -29,6 +29,8 @@ int coord_send_parked_at(struct coord_client *c, uint64_t gen, uint64_t epoch, u
 			 uint64_t seq);
 int coord_send_parked(struct coord_client *c, uint64_t gen, uint64_t epoch);
 int coord_send_running(struct coord_client *c, uint64_t gen, uint64_t epoch, bool blocked);
+/* After DRAIN: every application thread is parked; the rank waits for GO to drain. */
+int coord_send_suspended(struct coord_client *c, uint64_t gen);
 int coord_send_progress(struct coord_client *c, uint64_t gen, uint64_t bytes);
 int coord_send_written(struct coord_client *c, uint64_t gen, uint64_t bytes, const char *file,
 		       const char *xxh);
@@ -38,7 +40,8 @@ int coord_send_failed(struct coord_client *c, uint64_t gen, const char *reason);
 enum coord_cmd_kind {
 	COORD_CMD_CKPT,      /* start generation gen, images go to dir */
 	COORD_CMD_TARGETS,   /* targets of epoch (all of them for epoch 1, else the change) */
-	COORD_CMD_DRAIN,     /* every rank is parked: drain and write */
+	COORD_CMD_DRAIN,     /* every rank is at a safe point: park every thread, SUSPENDED */
+	COORD_CMD_GO,        /* every rank is suspended: drain and write */
 	COORD_CMD_COMMITTED, /* the generation is committed: resume, or exit if then_exit */
 	COORD_CMD_ABORT,     /* the generation is abandoned: resume */
 	COORD_CMD_QUIT       /* the job is being killed without a checkpoint */

@@ -206,9 +206,12 @@ static void act(struct coordinator *co, enum ckpt_action action)
 		return;
 	case CKPT_ACT_DRAIN:
 		coord_log("generation %" PRIu64 ": all ranks parked at epoch %" PRIu64
-			  ", draining", co->ckpt->gen, co->ckpt->epoch);
+			  ", suspending", co->ckpt->gen, co->ckpt->epoch);
 		co->ckpt_drain_us = coord_now_us();
 		job_broadcast(co, start_line(co, &line, "DRAIN"));
+		return;
+	case CKPT_ACT_GO:
+		job_broadcast(co, start_line(co, &line, "GO"));
 		return;
 	case CKPT_ACT_COMMIT:
 		commit(co);
@@ -328,6 +331,14 @@ static enum ckpt_action on_progress(struct coordinator *co, size_t rank,
 	return ckpt_on_progress(co->ckpt, rank, bytes);
 }
 
+static enum ckpt_action on_suspended(struct coordinator *co, size_t rank,
+				     const struct coord_msg *msg, char *why, size_t whylen,
+				     bool *bad)
+{
+	(void)msg, (void)why, (void)whylen, (void)bad;
+	return ckpt_on_suspended(co->ckpt, rank);
+}
+
 static enum ckpt_action on_written(struct coordinator *co, size_t rank,
 				   const struct coord_msg *msg, char *why, size_t whylen,
 				   bool *bad)
@@ -373,7 +384,7 @@ static const struct {
 } rank_verbs[] = {
 	{ "SEQ", on_seq },         { "RAISE", on_raise },     { "PARKED", on_parked },
 	{ "RUNNING", on_running }, { "PROGRESS", on_progress }, { "WRITTEN", on_written },
-	{ "FAILED", on_failed },   { "REFUSE", on_refuse },
+	{ "FAILED", on_failed },   { "REFUSE", on_refuse },   { "SUSPENDED", on_suspended },
 };
 
 static rank_handler find_handler(const char *verb)

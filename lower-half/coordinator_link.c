@@ -4,8 +4,8 @@
  * the protocol's phases: CKPT (the stub's collective clock starts holding collectives at their
  * entry; this rank's SEQ table goes out), TARGETS and statuses until the coordinator sees
  * every rank at a safe point (docs/checkpoint-protocol.md section 1), DRAIN (park every
- * application thread, complete the network state, write the image), then COMMITTED or ABORT
- * (resume, or end the job).  The application runs on while the ranks converge; it is parked
+ * application thread: SUSPENDED), GO (every rank is suspended: complete the network state,
+ * write the image), then COMMITTED or ABORT (resume, or end the job).  The application runs on while the ranks converge; it is parked
  * only from DRAIN on. */
 #define _GNU_SOURCE
 #include "coordinator_link.h"
@@ -218,7 +218,24 @@ static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cm
   }
 }
 
-/* DRAIN: park, complete the network state, write the image, then wait for the verdict. */
+/* After SUSPENDED: GO (1), or the generation ended without it (0: ABORT, QUIT), or the link
+ * is gone (-1). */
+static int wait_for_go(uint64_t gen, struct coord_cmd *cmd)
+{
+  for (;;) {
+    if (next_command(gen, cmd) != 0)
+      return -1;
+    if (cmd->kind == COORD_CMD_GO)
+      return 1;
+    if (cmd->kind == COORD_CMD_ABORT || cmd->kind == COORD_CMD_QUIT)
+      return 0;
+  }
+}
+
+/* DRAIN: park; once every rank has (GO), complete the network state, write the image, then
+ * wait for the verdict.  The drain is collective over the ranks: a rank starting it alone
+ * would leave exchanges posted that the others never answer, so a rank that cannot park
+ * refuses before any rank drains. */
 static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 {
   char reason[512], name[64], xxh[32];
@@ -228,10 +245,17 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
   /* Only now: a thread inside MPI_Finalize parks when it returns from it.  MPI_Finalize is
    * counted on the clock, so then every rank has entered it and every rank refuses here. */
   PMPI_Finalized(&finalized);
+  int go = 0;
   if (!parked) {
     coord_send_failed(link_conn, gen, reason);
   } else if (finalized) {
     coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");
+  } else if (coord_send_suspended(link_conn, gen) != 0 ||
+             (go = wait_for_go(gen, cmd)) < 0) {
+    return -1;
+  }
+  if (!go) {
+    /* refused or failed here, or aborted elsewhere: nothing was drained anywhere */
   } else if (drain && drain(reason, sizeof(reason)) != 0) {
     coord_send_failed(link_conn, gen, reason);
   } else if (coord_send_progress(link_conn, gen, 0) != 0) {
@@ -254,6 +278,8 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
       coord_send_written(link_conn, gen, bytes, name, xxh);
     }
   }
+  if (go == 0 && parked && !finalized)
+    return 0; /* the ABORT or QUIT that ended it is in cmd already */
   int rc;
   while ((rc = next_command(gen, cmd)) == 0 && cmd->kind != COORD_CMD_COMMITTED &&
          cmd->kind != COORD_CMD_ABORT && cmd->kind != COORD_CMD_QUIT)

@@ -6,7 +6,7 @@
 #   environment: MANA_BIN (mana_coordinator, mana_status, mana_launch), FAKE_RANK (the
 #   fake_rank program), MPI_APP (an MPICH-linked program, for the launch scenario)
 #
-# Scenarios: commit refuse fail disconnect raise stall timeout auth garbage kill interval
+# Scenarios: commit refuse fail unparked disconnect raise stall timeout auth garbage kill interval
 #            status-errors lock job-over sigterm launch
 #
 # Exit status 0 when every check of the scenario held; otherwise the failed check, the
@@ -246,6 +246,15 @@ scenario_refuse() {
 
 scenario_fail() {
   aborted_generation --fail "rank 1 could not write its image: disk full (simulated)"
+  checkpoint_ok 3
+  no_violations
+}
+
+# A rank whose threads would not park: the others are suspended and must be told ABORT,
+# never GO (the drain is collective: a rank draining alone leaves exchanges posted).
+scenario_unparked() {
+  aborted_generation --unparked "rank 1 could not suspend its threads: 1 of 2 threads parked (simulated)"
+  ! grep -q "go gen 2" "$work/ranks.out" || fail "a rank was told GO while another could not park"
   checkpoint_ok 3
   no_violations
 }
@@ -638,7 +647,7 @@ EOF
 }
 
 case "$scenario" in
-  commit|refuse|fail|disconnect|raise|stall|timeout|auth|garbage|kill|interval|lock|sigterm|launch)
+  commit|refuse|fail|unparked|disconnect|raise|stall|timeout|auth|garbage|kill|interval|lock|sigterm|launch)
     "scenario_$scenario" ;;
   status-errors) scenario_status_errors ;;
   job-over) scenario_job_over ;;

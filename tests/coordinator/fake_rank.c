@@ -6,7 +6,7 @@
  * starts N processes, one per rank (or only rank R with --only R). Each connects with
  * MANA_COORDINATOR / MANA_SECRET_FILE and then follows the checkpoint protocol the way the
  * real engine does: SEQ of its collective-clock table, running to the TARGETS, PARKED at
- * every epoch, writing an image on DRAIN and WRITTEN with its XXH64. Each rank prints one
+ * every epoch, SUSPENDED on DRAIN, writing an image on GO and WRITTEN with its XXH64. Each rank prints one
  * line per event ("rank 1: committed gen 3") for the test script to check, and "VIOLATION"
  * when the coordinator breaks a promise (a DRAIN before every rank met its targets).
  *
@@ -22,6 +22,8 @@
  *   --refuse R:G      REFUSE instead of SEQ
  *   --fail R:G        FAILED instead of WRITTEN
  *   --disconnect R:G  exit on DRAIN, mid-checkpoint
+ *   --unparked R:G    FAILED instead of SUSPENDED (a thread that would not park): no rank
+ *                     may then be told GO
  *   --raise R:G       after the first TARGETS, pass one more collective on group 0x1000
  *                     and RAISE its target
  *   --stall R:G       answer the first TARGETS with RUNNING blocked=1, as if waiting for a
@@ -62,7 +64,7 @@ struct spec {
 struct options {
 	unsigned size, groups, exit_after, lifetime_s;
 	int only, delay_rank;
-	struct spec refuse, fail, disconnect, raise, stall;
+	struct spec refuse, fail, disconnect, raise, stall, unparked;
 	unsigned delay_ms;
 	unsigned long long image_bytes;
 };
@@ -269,8 +271,6 @@ static int write_image(struct rank *r, char *name, size_t namelen, char *xxh, si
 
 static int on_drain(struct rank *r)
 {
-	char name[64], xxh[32];
-
 	for (size_t k = 0; k < r->nseq; k++)
 		if (r->seq[k].value != r->target[k].value)
 			say(r, "VIOLATION: drained with ggid %" PRIx64 " at %" PRIu64
@@ -282,6 +282,19 @@ static int on_drain(struct rank *r)
 		say(r, "disconnecting mid-checkpoint");
 		exit(3);
 	}
+	if (me(r->o->unparked, r)) {
+		if (coord_send_failed(r->c, r->gen, "1 of 2 threads parked (simulated)"))
+			return lost(r);
+		return 0;
+	}
+	return coord_send_suspended(r->c, r->gen) ? lost(r) : 0;
+}
+
+static int on_go(struct rank *r)
+{
+	char name[64], xxh[32];
+
+	say(r, "go gen %" PRIu64, r->gen);
 	if (me(r->o->fail, r))
 		return coord_send_failed(r->c, r->gen, "disk full (simulated)") ? lost(r) : 0;
 	if (coord_send_progress(r->c, r->gen, r->o->image_bytes / 2))
@@ -302,6 +315,8 @@ static int on_command(struct rank *r, const struct coord_cmd *cmd)
 		return on_targets(r, cmd);
 	case COORD_CMD_DRAIN:
 		return on_drain(r);
+	case COORD_CMD_GO:
+		return on_go(r);
 	case COORD_CMD_COMMITTED:
 		r->in_ckpt = false;
 		r->commits++;
@@ -398,6 +413,7 @@ static int apply_option(struct options *o, int opt, const char *arg)
 	case 'd': return parse_spec(arg, &o->disconnect);
 	case 'R': return parse_spec(arg, &o->raise);
 	case 'S': return parse_spec(arg, &o->stall);
+	case 'u': return parse_spec(arg, &o->unparked);
 	case 'D': return parse_rank_ms(arg, &o->delay_rank, &o->delay_ms);
 	case 'x': o->exit_after = (unsigned)atoi(arg); return 0;
 	case 'l': o->lifetime_s = (unsigned)atoi(arg); return 0;
@@ -417,6 +433,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "disconnect", required_argument, NULL, 'd' },
 		{ "raise", required_argument, NULL, 'R' },
 		{ "stall", required_argument, NULL, 'S' },
+		{ "unparked", required_argument, NULL, 'u' },
 		{ "delay-park", required_argument, NULL, 'D' },
 		{ "exit-after", required_argument, NULL, 'x' },
 		{ "lifetime", required_argument, NULL, 'l' },
@@ -427,7 +444,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .groups = 3, .only = -1, .delay_rank = -1, .refuse = nobody,
 			       .fail = nobody, .disconnect = nobody, .raise = nobody,
-			       .stall = nobody, .image_bytes = 4096 };
+			       .stall = nobody, .unparked = nobody, .image_bytes = 4096 };
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
 		if (apply_option(o, opt, optarg))
 			return -1;
@@ -445,7 +462,8 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &o)) {
 		fprintf(stderr, "usage: fake_rank --size N [--only R] [--groups K] "
 			"[--image-bytes B] [--refuse R:G] [--fail R:G] [--disconnect R:G] "
-			"[--raise R:G] [--stall R:G] [--delay-park R:MS] [--exit-after N] "
+			"[--raise R:G] [--stall R:G] [--unparked R:G] [--delay-park R:MS] "
+			"[--exit-after N] "
 			"[--lifetime S]\n");
 		return 2;
 	}

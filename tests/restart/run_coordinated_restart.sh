@@ -15,12 +15,28 @@ ckpt=$work/ckpt
 timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>"$work/native.err" ||
   fail "native run failed: $(tail -3 "$work/native.err")"
 
-# Starts a job in the background, checkpoints and kills it after $delay s.
+# Waits until every rank of the job is connected to its coordinator (a loaded machine may take
+# seconds to start it), or fails when the job ends first.
+wait_connected() {
+  local label=$1 job=$2 j
+  while kill -0 "$job" 2>/dev/null; do
+    if j=$("$bin/mana_status" --ckptdir "$ckpt" --json --timeout 5 2>/dev/null) &&
+       printf '%s\n' "$j" | grep -q '"state": "running"' &&
+       printf '%s\n' "$j" | grep -q "\"connected\": $ranks,"; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  fail "$label: the job ended before all its ranks connected: $(tail -3 "$work/$label.err")"
+}
+
+# Starts a job in the background, checkpoints and kills it $delay s after every rank is in.
 checkpoint_and_kill() {
   local label=$1
   shift
   "$@" >>"$work/mana" 2>"$work/$label.err" &
   local job=$!
+  wait_connected "$label" "$job"
   sleep "$delay"
   local st
   st=$("$bin/mana_status" --ckptdir "$ckpt" --checkpoint --kill --wait 2>&1) ||

@@ -122,9 +122,53 @@ Test(coord_ckpt, drain_when_all_parked_at_current_epoch)
 	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
 	cr_assert(!ckpt_converged(c), "rank 1 is running");
 	cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
+	cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
+	for (size_t r = 0; r < 3; r++)
+		cr_assert_eq(c->ranks[r].state, CKPT_RANK_SUSPENDING);
+}
+
+/* --- suspending: the drain starts on every rank or on none -------------------------------- */
+
+static void to_suspend_phase(void)
+{
+	three_ranks_converging();
+	park_all(1);
+	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_DRAIN);
+}
+
+Test(coord_ckpt, go_when_all_suspended)
+{
+	to_suspend_phase();
+	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+	cr_assert_eq(c->ranks[0].state, CKPT_RANK_SUSPENDED);
+	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_GO);
 	cr_assert_eq(c->phase, CKPT_PHASE_WRITE);
 	for (size_t r = 0; r < 3; r++)
 		cr_assert_eq(c->ranks[r].state, CKPT_RANK_DRAINING);
+}
+
+Test(coord_ckpt, a_rank_that_cannot_suspend_aborts_before_go)
+{
+	to_suspend_phase();
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_failed(c, 1, "1 of 2 threads parked within 10000 ms"), CKPT_ACT_ABORT);
+	cr_assert(strstr(c->reason, "rank 1 could not suspend its threads: 1 of 2"), "%s",
+		  c->reason);
+	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE, "no GO after an abort");
+}
+
+Test(coord_ckpt, suspended_out_of_turn_aborts)
+{
+	three_ranks_converging();
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT);
+	ckpt_free(c);
+	to_suspend_phase();
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT, "twice");
+	ckpt_free(c);
+	to_suspend_phase();
+	cr_assert_eq(ckpt_on_progress(c, 0, 0), CKPT_ACT_ABORT, "drained before GO");
 }
 
 Test(coord_ckpt, raise_starts_a_new_epoch)
@@ -261,9 +305,10 @@ Test(coord_ckpt, stale_blocked_does_not_stall)
 
 static void to_write_phase(void)
 {
-	three_ranks_converging();
-	park_all(1);
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_DRAIN);
+	to_suspend_phase();
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
 }
 
 Test(coord_ckpt, commit_when_all_written)
@@ -357,10 +402,13 @@ Test(coord_ckpt, parked_crossing_drain_is_ignored)
 {
 	const struct ckpt_park at = { G1, 7 };
 
-	to_write_phase();
+	to_suspend_phase();
 	cr_assert_eq(ckpt_on_parked(c, 1, 1, &at), CKPT_ACT_NONE);
-	cr_assert_eq(c->phase, CKPT_PHASE_WRITE);
-	cr_assert_eq(c->ranks[1].state, CKPT_RANK_DRAINING);
+	cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
+	cr_assert_eq(c->ranks[1].state, CKPT_RANK_SUSPENDING);
+	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
+	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
 	cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef"),
 		     CKPT_ACT_NONE);
 }
