@@ -84,10 +84,21 @@ int mana_reroute_errors(MPI_Comm comm, int on, int rc)
   return rc;
 }
 
+static int rerouted_at_restart = -1;
+
 void mana_reroute_errors_after_restart(void)
 {
+  rerouted_at_restart = rerouting;
   for (int i = 0; i < rerouting; i++)
     MANA_LH_SVC_NOPARK(world_errors_return, 1);
+}
+
+/* Test entry point (dlsym): threads that were waiting with errors rerouted when the image this
+ * process restarted from was taken; -1 in a process that was not restarted. */
+int mana_test_rerouted_at_restart(void);
+int mana_test_rerouted_at_restart(void)
+{
+  return rerouted_at_restart;
 }
 
 int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status)

@@ -115,6 +115,16 @@ int mana_test_rebuild_now(void)
   return rebuild_all(1);
 }
 
+/* Test entry point (dlsym): this rank asks the coordinator for a checkpoint, as the testing aid
+ * MANA_TEST_CHECKPOINT_AT_CALL does at a chosen call (a --kill one unless
+ * MANA_TEST_CHECKPOINT_KEEP is set), and returns once this rank has begun it; the other ranks
+ * reach the safe point as they go.  For tests that need the checkpoint at one exact point. */
+void mana_test_checkpoint_now(void);
+void mana_test_checkpoint_now(void)
+{
+  MANA_LH_SVC_VOID_NOPARK(test_checkpoint_now);
+}
+
 int mana_rebuild_error(const char *what, uint32_t handle, const char *call, int rc)
 {
   char text[MPI_MAX_ERROR_STRING] = "";

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A rank restarted inside a blocking wait on a communicator that returns errors (see
+# reroute_wait.c): checkpointed at a chosen point, killed, restarted in both restart forms;
+# stdout and exit status must equal the native run's.
+#   usage: run_reroute_wait.sh MANA_BIN PROGRAM
+set -u
+bin=$1 prog=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+timeout 300 mpiexec.mpich -n 2 "$prog" >"$work/native" 2>"$work/native.err" ||
+  fail "native run failed: $(tail -3 "$work/native.err")"
+for form in outer inner; do
+  ck=$work/ck-$form
+  timeout 300 "$bin/mana_launch" --ckptdir "$ck" mpiexec.mpich -n 2 "$prog" >"$work/$form.out" \
+    2>"$work/$form.err1" || fail "$form: the checkpointed run exited $?: $(tail -3 "$work/$form.err1")"
+  [ -f "$ck/LATEST" ] || fail "$form: no checkpoint was committed: $(tail -3 "$work/$form.err1")"
+  if [ "$form" = outer ]; then
+    timeout 300 "$bin/mana_restart" --ckptdir "$ck" mpiexec.mpich -n 2 >>"$work/$form.out" \
+      2>"$work/$form.err2"
+  else
+    timeout 300 mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$ck" >>"$work/$form.out" \
+      2>"$work/$form.err2"
+  fi
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "$form: the restart exited $rc: $(tail -5 "$work/$form.err2")"
+  cmp -s "$work/native" "$work/$form.out" ||
+    { diff "$work/native" "$work/$form.out"; fail "$form: output differs from native"; }
+  echo "$form: restarted inside the rerouted wait; identical to native: $(cat "$work/native")"
+done
