@@ -195,8 +195,9 @@ def request_kind(fn):
     persistent collectives and partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
     if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):
         return "MANA_SLOT_REQ_PART"
-    # Independent file operations only: the non-blocking collective ones (_all) need every
-    # member's progress, which the drain cannot promise, and stay refused.
+    # Independent file operations complete locally, as sends do; the non-blocking collective
+    # ones (_all, `fcoll`) are counted on the clock like any non-blocking collective, so every
+    # member has started them at a safe point and the drain completes them (fn.coll below).
     if re.match(r"^MPI_File_i(read|write)(_at|_shared)?(_c)?$", fn.name):
         return "MANA_SLOT_REQ_FILE"
     if fn.coll:

@@ -50,6 +50,7 @@ set(MANA_TEST_PROGRAMS
   heat_cart:2:0:400
   signal_masks:2:0:40
   hybrid_omp:2:0:300,20000
+  file_iall:2:0:60
   fortran_f77:2
   fortran_mod:2
 )
