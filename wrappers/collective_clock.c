@@ -24,6 +24,7 @@
 #include "cc_algorithm.h"
 #include "mana/raw_syscall.h"
 #include "stub.h"
+#include "stub_lock.h"
 
 uint64_t mana_comm_cc_id(MPI_Comm comm);
 uint64_t mana_file_cc_id(MPI_File fh);
@@ -444,6 +445,7 @@ void mana_cc_register(void)
 void mana_cc_after_restart(void)
 {
   cc_lock_word = 0;
+  mana_stub_lock = (struct mana_stub_lock){0, 0, 0};
   have_membarrier = -1; /* a new process must register again */
   membarrier_ready();
   cc_end_op();

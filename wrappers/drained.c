@@ -16,6 +16,7 @@
 
 #include "mana/raw_syscall.h"
 #include "p2p.h"
+#include "stub_lock.h"
 
 struct mana_drained *mana_drained_head;
 static struct mana_drained *tail;
@@ -44,12 +45,14 @@ void mana_drained_free(struct mana_drained *m)
 
 void mana_drained_append(struct mana_drained *m)
 {
+  mana_stub_lock_take();
   m->next = NULL;
   if (tail)
     tail->next = m;
   else
     mana_drained_head = m;
   tail = m;
+  mana_stub_lock_give();
 }
 
 static int matches(const struct mana_drained *m, MPI_Comm comm, int source, int tag)
@@ -84,6 +87,7 @@ void mana_drained_unlink(struct mana_drained *m, struct mana_drained *prev)
 
 void mana_drained_forget_comm(const void *comm_id)
 {
+  mana_stub_lock_take();
   struct mana_drained *prev = NULL, *m = mana_drained_head;
   while (m) {
     struct mana_drained *next = m->next;
@@ -95,6 +99,7 @@ void mana_drained_forget_comm(const void *comm_id)
     }
     m = next;
   }
+  mana_stub_lock_give();
 }
 
 size_t mana_drained_count(void)
@@ -105,10 +110,13 @@ size_t mana_drained_count(void)
   return n;
 }
 
+/* Found and taken out in one step: two threads receiving at once must not get one message. */
 struct mana_drained *mana_drained_take(MPI_Comm comm, int source, int tag)
 {
+  mana_stub_lock_take();
   struct mana_drained *prev = NULL, *m = mana_drained_match(comm, source, tag, &prev);
   if (m)
     mana_drained_unlink(m, prev);
+  mana_stub_lock_give();
   return m;
 }

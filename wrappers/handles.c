@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "stub_lock.h"
+
 struct mana_table mana_tables[MANA_KIND_COUNT];
 mana_release_fn *mana_slot_release[MANA_KIND_COUNT];
 
@@ -38,6 +40,7 @@ static int grow(struct mana_table *t)
 uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
 {
   struct mana_table *t = &mana_tables[kind];
+  mana_stub_lock_take();
   if (t->capacity == 0)
     t->free_head = UINT32_MAX;
   if (t->free_head == UINT32_MAX && grow(t) != 0) {
@@ -52,6 +55,7 @@ uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
   s->meta = NULL;
   s->flags = MANA_SLOT_USED;
   t->in_use++;
+  mana_stub_lock_give();
   return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | index;
 }
 
@@ -61,6 +65,7 @@ void mana_handle_retire(enum mana_kind kind, uint32_t virt)
   if (!s)
     return;
   struct mana_table *t = &mana_tables[kind];
+  mana_stub_lock_take();
   if (s->meta) { /* most slots (requests) have none: no call on that path */
     if (mana_slot_release[kind])
       mana_slot_release[kind](s);
@@ -72,6 +77,7 @@ void mana_handle_retire(enum mana_kind kind, uint32_t virt)
   s->next_free = t->free_head;
   t->free_head = virt & MANA_HANDLE_INDEX_MASK;
   t->in_use--;
+  mana_stub_lock_give();
 }
 
 uint32_t mana_handle_virtual_of(enum mana_kind kind, uint64_t real)

@@ -9,6 +9,7 @@
 
 #include "p2p.h"
 #include "records.h"
+#include "stub_lock.h"
 
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
@@ -61,6 +62,8 @@ static int init(int required, int *provided)
   if (rc == MPI_SUCCESS) {
     mana_p2p_init(); /* the drain's counters and communicator (p2p.h) */
     app_thread_level = got;
+    if (got == MPI_THREAD_MULTIPLE)
+      mana_threads_concurrent = 1;
     app_main_thread = pthread_self();
   }
   if (provided)

@@ -17,6 +17,7 @@
 #define MANA_P2P_H
 
 #include "records.h"
+#include "stub_lock.h"
 
 /* Calls the real MPI from code that runs on an application thread (upper half's thread
  * pointer: switch) or on the lower half's checkpoint thread (its own thread pointer: call as
@@ -58,7 +59,7 @@ static inline void mana_count_send(MPI_Comm comm, int dest)
     return;
   int w = mana_p2p_world_rank(comm, dest);
   if ((unsigned)w < (unsigned)mana_p2p_world_size)
-    mana_p2p_sent[w]++;
+    mana_counter_add(&mana_p2p_sent[w], 1);
 }
 
 static inline void mana_uncount_send(MPI_Comm comm, int dest)
@@ -67,7 +68,7 @@ static inline void mana_uncount_send(MPI_Comm comm, int dest)
     return;
   int w = mana_p2p_world_rank(comm, dest);
   if ((unsigned)w < (unsigned)mana_p2p_world_size)
-    mana_p2p_sent[w]--;
+    mana_counter_add(&mana_p2p_sent[w], -1);
 }
 
 /* MPICH keeps the cancelled flag in bit 0 of count_hi_and_cancelled. */
@@ -84,7 +85,7 @@ static inline void mana_count_recv(MPI_Comm comm, const MPI_Status *st)
     return;
   int w = mana_p2p_world_rank(comm, st->MPI_SOURCE);
   if ((unsigned)w < (unsigned)mana_p2p_world_size)
-    mana_p2p_recvd[w]++;
+    mana_counter_add(&mana_p2p_recvd[w], 1);
 }
 
 /* ---- request extras (p2p_requests.c) ---- */

@@ -17,12 +17,18 @@ struct mana_req_extra *mana_req_extra_map(uint32_t index)
   uint32_t c = index >> MANA_CHUNK_SHIFT;
   if (c >= MANA_MAX_CHUNKS)
     return NULL;
-  if (!mana_req_extra_chunks[c]) {
-    long p = mana_raw_syscall6(SYS_mmap, 0, MANA_CHUNK_SLOTS * sizeof(struct mana_req_extra),
-                               PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (!__atomic_load_n(&mana_req_extra_chunks[c], __ATOMIC_ACQUIRE)) {
+    size_t size = MANA_CHUNK_SLOTS * sizeof(struct mana_req_extra);
+    long p = mana_raw_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p < 0 && p > -4096)
       return NULL;
-    mana_req_extra_chunks[c] = (struct mana_req_extra *)p;
+    /* Two threads may map the chunk at once: the first one in keeps it. */
+    struct mana_req_extra *none = NULL;
+    if (!__atomic_compare_exchange_n(&mana_req_extra_chunks[c], &none,
+                                     (struct mana_req_extra *)p, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      mana_raw_syscall6(SYS_munmap, p, (long)size, 0, 0, 0, 0);
   }
   return &mana_req_extra_chunks[c][index & (MANA_CHUNK_SLOTS - 1)];
 }

@@ -51,6 +51,7 @@ set(MANA_TEST_PROGRAMS
   signal_masks:2:0:40
   hybrid_omp:2:0:300,20000
   file_iall:2:0:60
+  mt_p2p:2:0:200,3
   fortran_f77:2
   fortran_mod:2
 )

@@ -20,7 +20,7 @@ add_test(NAME unit.stub_order COMMAND test_stub_order)
 
 # info.c as the stub builds it, with the generated table layout and hook prototypes.
 add_executable(test_stub_info ${CMAKE_CURRENT_LIST_DIR}/test_stub_info.c ${stub_dir}/info.c
-                              ${stub_dir}/handles.c)
+                              ${stub_dir}/handles.c ${stub_dir}/stub_lock.c)
 add_dependencies(test_stub_info mana_generated)
 target_include_directories(test_stub_info PRIVATE ${stub_dir} ${stub_gen} ${MANA_MPI_INCLUDE_DIR})
 target_compile_options(test_stub_info PRIVATE -fno-stack-protector)
@@ -31,7 +31,7 @@ set_tests_properties(unit.stub_recipe unit.stub_order unit.stub_info PROPERTIES 
 
 # The drain's buffered messages and counters (wrappers/drained.c, p2p.h), without MPI.
 add_executable(test_stub_drained ${CMAKE_CURRENT_LIST_DIR}/test_stub_drained.c
-                                 ${stub_dir}/drained.c)
+                                 ${stub_dir}/drained.c ${stub_dir}/stub_lock.c)
 add_dependencies(test_stub_drained mana_generated)
 target_include_directories(test_stub_drained PRIVATE ${stub_dir} ${stub_gen}
                            ${CMAKE_SOURCE_DIR}/include ${MANA_MPI_INCLUDE_DIR})

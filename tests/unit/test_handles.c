@@ -68,3 +68,61 @@ Test(handles, out_of_range_indices_pass_through)
   uint32_t bogus = 0x80000000u | (MANA_KIND_WIN << 26) | 0x3fffff0u;
   cr_assert_eq(mana_handle_real(MANA_KIND_WIN, bogus), bogus);
 }
+
+/* ---- MPI_THREAD_MULTIPLE: several threads make and retire handles at once ---- */
+
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "../../wrappers/stub_lock.h"
+
+#define MT_THREADS 4
+#define MT_LIVE 512
+#define MT_ROUNDS 5000
+
+/* Which virtual handle each thread holds: two threads must never be given the same one. */
+static volatile uint32_t mt_owner[1u << 16];
+static volatile int mt_errors;
+
+static void *mt_churn(void *arg)
+{
+  uint32_t me = (uint32_t)(uintptr_t)arg + 1, held[MT_LIVE];
+  for (int r = 0; r < MT_ROUNDS; r++) {
+    for (int i = 0; i < MT_LIVE; i++) {
+      held[i] = mana_handle_new(MANA_KIND_REQUEST, 0xac000000u + me);
+      uint32_t index = held[i] & MANA_HANDLE_INDEX_MASK, none = 0;
+      if (index >= (1u << 16) ||
+          !__atomic_compare_exchange_n(&mt_owner[index], &none, me, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE))
+        __atomic_add_fetch(&mt_errors, 1, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; i < MT_LIVE; i++) {
+      uint32_t index = held[i] & MANA_HANDLE_INDEX_MASK;
+      if (mana_handle_real(MANA_KIND_REQUEST, held[i]) != 0xac000000u + me)
+        __atomic_add_fetch(&mt_errors, 1, __ATOMIC_RELAXED);
+      if (index < (1u << 16))
+        __atomic_store_n(&mt_owner[index], 0, __ATOMIC_RELEASE);
+      mana_handle_retire(MANA_KIND_REQUEST, held[i]);
+    }
+  }
+  return NULL;
+}
+
+Test(handles, threads_never_share_a_handle_under_thread_multiple, .timeout = 120)
+{
+  /* The lock tells its owners apart by thread pointer; it reads the boundary page for how. */
+  void *page = mmap((void *)MANA_WINDOW_BASE, 4096, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  cr_assert_eq(page, (void *)MANA_WINDOW_BASE, "the window's first page must be free");
+  MANA_BOUNDARY->have_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;
+  mana_threads_concurrent = 1;
+  pthread_t t[MT_THREADS];
+  for (int i = 0; i < MT_THREADS; i++)
+    pthread_create(&t[i], NULL, mt_churn, (void *)(uintptr_t)i);
+  for (int i = 0; i < MT_THREADS; i++)
+    pthread_join(t[i], NULL);
+  cr_assert_eq(mt_errors, 0, "%d handles given to two threads or lost their mapping",
+               mt_errors);
+  cr_assert_eq(mana_tables[MANA_KIND_REQUEST].in_use, 0);
+}
