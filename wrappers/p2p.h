@@ -173,6 +173,11 @@ void mana_req_note_status(MPI_Request virt, int dest, MPI_Comm comm, const MPI_S
  * malloc: callable from the checkpoint thread.  Returns an MPI error code. */
 int mana_req_make_done(uint32_t index, const MPI_Status *st);
 
+/* 1 if every request in progress can be rebuilt without a drain (receives are re-posted);
+ * else 0 with the first other one named in reason.  The in-place rebuild test mode asks it
+ * before discarding anything. */
+int mana_requests_rebuildable_undrained(char *reason, size_t len);
+
 /* The stub saw a request complete (Wait/Test family): counts a receive, puts a persistent
  * request back behind its stand-in, releases what the extras hold.  *real is the real handle
  * MPI left (MPI_REQUEST_NULL or a persistent request); st its status. */

@@ -562,6 +562,28 @@ static int repost(struct pending *p, size_t n)
   return MPI_SUCCESS;
 }
 
+/* Whether slot s holds a request only a drain can settle: in progress and not a receive the
+ * rebuild re-posts (rebuild's own test, ahead of any discarding). */
+static int needs_drain(const struct mana_slot *s)
+{
+  uint32_t f = s->flags;
+  if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) || (s->meta && !(f & MANA_SLOT_ACTIVE)))
+    return 0;
+  return !((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
+}
+
+int mana_requests_rebuildable_undrained(char *reason, size_t len)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  for (uint32_t i = 0; i < t->capacity; i++)
+    if (needs_drain(mana_slot_at(t, i))) {
+      mana_reason(reason, len, "only a checkpoint's drain can complete it",
+                  "request", mana_handle_make(MANA_KIND_REQUEST, i));
+      return 0;
+    }
+  return 1;
+}
+
 static int rebuild(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
@@ -589,7 +611,7 @@ static int rebuild(void)
     } else if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND) &&
                (!s->meta || (f & MANA_SLOT_ACTIVE))) {
       pending[n++] = (struct pending){e->seq, i};
-    } else if (!s->meta || (f & MANA_SLOT_ACTIVE)) {
+    } else if (needs_drain(s)) {
       fprintf(stderr, "mana: rebuilding MPI objects: request %#x is in progress and was not "
                       "drained\n", v);
       rc = MPI_ERR_REQUEST;

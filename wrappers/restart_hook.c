@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "p2p.h"
 #include "records.h"
 
 uint32_t mana_rebuild_epoch;
@@ -108,7 +109,8 @@ int mana_test_rebuild_now(void);
 int mana_test_rebuild_now(void)
 {
   char reason[256];
-  if (!mana_stub_can_checkpoint(reason, sizeof(reason))) {
+  if (!mana_stub_can_checkpoint(reason, sizeof(reason)) ||
+      !mana_requests_rebuildable_undrained(reason, sizeof(reason))) {
     fprintf(stderr, "mana: mana_test_rebuild_now: cannot rebuild: %s\n", reason);
     return MPI_ERR_OTHER;
   }
