@@ -179,7 +179,9 @@ run_mode() {
     return 0
   fi
   say "[$name] $n tests"
-  (cd "$snap" && ./runtests -srcdir=. -tests="testlist.mana-$name" -testdirs="$dirs" \
+  # runtests through perl -e only to flush its stdout line by line (progress as it goes)
+  (cd "$snap" && perl -e 'STDOUT->autoflush(1); do "./runtests"; die $@ if $@' -- \
+     -srcdir=. -tests="testlist.mana-$name" -testdirs="$dirs" \
      -mpiexec="$mpiexec" -maxnp="$maxnp" -junitfile="$work/$name.junit.xml" \
      -tapfile="$work/$name.tap" </dev/null 2>&1) |
     tee "$work/$name.log" |

@@ -232,6 +232,7 @@ def parse_junit(path):
     return results
 
 
+TIMED_OUT = re.compile(r'APPLICATION TIMED OUT')  # mpiexec.mpich at MPIEXEC_TIMEOUT
 OK_LINE = re.compile(r'^\s*(No [Ee]rrors|Test Passed)\s*$')
 
 
@@ -273,8 +274,12 @@ def cmd_record_native(a):
     results = parse_junit(a.junit)
     for key, (status, output) in results.items():
         if key in tests and status in ('pass', 'fail'):
-            write_state(a.state, 'native', key,
-                        [status, '' if status == 'pass' else first_error(output)])
+            why = '' if status == 'pass' else first_error(output)
+            # a native run killed by its time limit says more about the machine's load than
+            # about the test: kept as 'timeout', and run again natively next time
+            if status == 'fail' and any(TIMED_OUT.search(line) for line in output):
+                status = 'timeout'
+            write_state(a.state, 'native', key, [status, why])
 
 
 def cmd_forget(a):
@@ -294,7 +299,7 @@ def cmd_keys(a):
             continue
         if a.native_pass and native.get(key, [''])[0] == 'pass':
             print(key)
-        if a.native_missing and key not in native:
+        if a.native_missing and native.get(key, ['timeout'])[0] == 'timeout':
             print(key)
 
 
@@ -389,7 +394,7 @@ def cmd_report(a):
         restart_ok = restart_total == 0 or 100.0 * restart_pass / restart_total >= a.min_restart_pass - 1e-9
     summary = 'mpich-suite: ' + ', '.join(parts)
 
-    nfail = [k for k in runnable if native.get(k, [''])[0] == 'fail']
+    nfail = [k for k in runnable if native.get(k, [''])[0] in ('fail', 'timeout')]
     if nfail:
         out.append('')
         out.append('failing natively, so not run under mana (%d):' % len(nfail))
