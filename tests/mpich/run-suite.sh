@@ -15,7 +15,8 @@
 # Options:
 #   --modes LIST             modes to run, comma separated (default native,launch,restart).
 #                            Without native, the cached baseline is used; tests that have
-#                            none are run natively first.  Without launch, the restart mode
+#                            none are run natively first (a native timeout is cached too:
+#                            --refresh or the native mode runs it again).  Without launch, the restart mode
 #                            uses the cached call counts and counts the tests that have none.
 #   --dirs LIST              test directories (default: group,comm,attr,errhan,info,init,topo,
 #                            datatype,pt2pt,coll,rma,io,threads)
@@ -185,7 +186,9 @@ run_mode() {
      -mpiexec="$mpiexec" -maxnp="$maxnp" -junitfile="$work/$name.junit.xml" \
      -tapfile="$work/$name.tap" </dev/null 2>&1) |
     tee "$work/$name.log" |
-    awk -v m="$name" '/^Looking in / { sub(/\/testlist\.mana-.*/, "", $3); printf "  [%s] %s\n", m, $3; fflush() }'
+    while IFS= read -r line; do # (mawk reads a pipe in blocks: no progress from awk)
+      case "$line" in "Looking in "*) line=${line#Looking in }; echo "  [$name] ${line%%/testlist.mana-*}" ;; esac
+    done
   say "[$name] done in $((SECONDS - t0)) s: $(tail -n 3 "$work/$name.log" | grep -E 'tests (failed|passed)' | sed 's/^ *//' || true)"
 }
 

@@ -275,8 +275,8 @@ def cmd_record_native(a):
     for key, (status, output) in results.items():
         if key in tests and status in ('pass', 'fail'):
             why = '' if status == 'pass' else first_error(output)
-            # a native run killed by its time limit says more about the machine's load than
-            # about the test: kept as 'timeout', and run again natively next time
+            # a native run killed by its time limit may say more about the machine's load
+            # than about the test: kept apart as 'timeout' (the report says so)
             if status == 'fail' and any(TIMED_OUT.search(line) for line in output):
                 status = 'timeout'
             write_state(a.state, 'native', key, [status, why])
@@ -299,7 +299,7 @@ def cmd_keys(a):
             continue
         if a.native_pass and native.get(key, [''])[0] == 'pass':
             print(key)
-        if a.native_missing and native.get(key, ['timeout'])[0] == 'timeout':
+        if a.native_missing and key not in native:
             print(key)
 
 
@@ -399,7 +399,11 @@ def cmd_report(a):
         out.append('')
         out.append('failing natively, so not run under mana (%d):' % len(nfail))
         for k in nfail:
-            out.append('  %s: %s' % (k, native[k][1] if len(native[k]) > 1 else ''))
+            out.append('  %s: %s%s' % (k, '(timed out) ' if native[k][0] == 'timeout' else '',
+                                        native[k][1] if len(native[k]) > 1 else ''))
+        if any(native[k][0] == 'timeout' for k in nfail):
+            out.append('  (a test that timed out natively may pass on a less loaded machine: '
+                       '--modes native or --refresh runs it again)')
     for name, _, _ in modes:
         if not failures[name]:
             continue
