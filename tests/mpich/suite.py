@@ -234,15 +234,26 @@ def parse_junit(path):
 
 TIMED_OUT = re.compile(r'APPLICATION TIMED OUT')  # mpiexec.mpich at MPIEXEC_TIMEOUT
 OK_LINE = re.compile(r'^\s*(No [Ee]rrors|Test Passed)\s*$')
+# mpiexec.mpich's banner around a rank that died says nothing its next line does not
+HYDRA_NOISE = re.compile(r'^=|^This typically refers to a problem with your application|'
+                         r'^Please see the FAQ page')
+WRAPPER_FAIL = re.compile(r'^mana-(launch|restart)-mpiexec: FAIL: ')
 
 
 def first_error(output, account=None):
-    for line in output:
-        if line.strip() and not OK_LINE.match(line):
-            return line.strip()
-    if account:
-        return '(no error output) ' + account
-    return '(no error output: nonzero exit status or killed)'
+    """The test's first line of output that is not a success line (nor mpiexec's banner),
+    followed by the wrapper's FAIL line when it said more."""
+    first = next((line.strip() for line in output
+                  if line.strip() and not OK_LINE.match(line) and not HYDRA_NOISE.match(line)),
+                 None)
+    wrapper = next((line.strip() for line in output if WRAPPER_FAIL.match(line)), None)
+    if first is None:
+        if account:
+            return '(no error output) ' + account
+        return '(no error output: nonzero exit status or killed)'
+    if wrapper and wrapper != first:
+        return '%s | %s' % (first, wrapper)
+    return first
 
 
 def read_state(state, kind):
@@ -315,11 +326,15 @@ def account(logdir, key):
 
 
 def normalise(line):
-    """The shape of an error line, to group failures by apparent cause."""
+    """The shape of an error line, to group failures by apparent cause: the wrapper's
+    particulars (which call, which exit status), addresses and numbers left out."""
+    line = re.sub(r' \((rank 0 was to ask|checkpoint) at MPI call [^)]*\)', '', line)
+    line = re.sub(r'; the run ended with exit \d+', '', line)
+    line = re.sub(r', error stack:', '', line)
     line = re.sub(r'0x[0-9a-fA-F]+', 'X', line)
     line = re.sub(r'\[[^\]]*\]', '[]', line)
     line = re.sub(r'\d+', 'N', line)
-    return line[:110]
+    return line[:200]
 
 
 def cmd_report(a):
