@@ -79,6 +79,25 @@ struct mana_slot {
   uint32_t next_free;
 };
 
+/* Slots a kind's table never hands out, because their virtual handles would carry the bits of
+ * predefined handles compiled into applications: MPICH's pair types MPI_FLOAT_INT ..
+ * MPI_LONG_DOUBLE_INT are direct datatype handles, 0x8c000000 to 0x8c000004, not builtin ones
+ * (datatype.c checks this against mpi.h).  Taking them would make an application's
+ * MPI_FLOAT_INT mean one of its own types. */
+#define MANA_DATATYPE_RESERVED_SLOTS 5u
+
+static inline uint32_t mana_reserved_slots(uint32_t kind)
+{
+  return kind == MANA_KIND_DATATYPE ? MANA_DATATYPE_RESERVED_SLOTS : 0;
+}
+
+/* Whether v is one of those predefined direct handles (a pair type). */
+static inline int mana_handle_is_pair_type(uint32_t v)
+{
+  return v - (MANA_HANDLE_TAG | ((uint32_t)MANA_KIND_DATATYPE << MANA_HANDLE_KIND_SHIFT)) <
+         MANA_DATATYPE_RESERVED_SLOTS;
+}
+
 struct mana_table {
   struct mana_slot *chunks[MANA_MAX_CHUNKS];
   uint32_t capacity; /* slots in allocated chunks */

@@ -79,10 +79,11 @@
   } while (0)
 
 /* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
- * a predefined or null handle, valid unchanged in every process. */
+ * a predefined or null handle, valid unchanged in every process.  The pair types
+ * (MPI_FLOAT_INT ...) are the exception: predefined, with the bits of created ones. */
 static inline int mana_real_is_created(uint32_t real)
 {
-  return (real & 0x80000000u) != 0;
+  return (real & 0x80000000u) != 0 && !mana_handle_is_pair_type(real);
 }
 
 static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)
