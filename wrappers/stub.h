@@ -109,6 +109,20 @@ static inline void *mana_new_ptr(enum mana_kind kind, void *real)
 #define MANA_UPDATE_PTR(K, T, v, r) \
   mana_handle_update(MANA_KIND_##K, (uint32_t)(uintptr_t)(v), (uint64_t)(uintptr_t)(r))
 
+/* After a failed call that was to make an object: the application sees what MPI left in the
+ * handle, its null handle for instance (MPI_Comm_dup must give MPI_COMM_NULL when a copy
+ * callback fails), unless that is a real object.  `r` started as the application's value. */
+#define MANA_FAILED_OUT(app, r)                                                 \
+  do {                                                                          \
+    if ((app) && !mana_real_is_created((uint32_t)(r)))                          \
+      *(app) = (r);                                                             \
+  } while (0)
+#define MANA_FAILED_OUT_PTR(app, r)                                             \
+  do {                                                                          \
+    if ((app) && (r) == NULL)                                                   \
+      *(app) = (r);                                                             \
+  } while (0)
+
 #define MANA_DECLARE_REAL_ARRAY(kind_lc, T)                                              \
   T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf);
 MANA_DECLARE_REAL_ARRAY(datatype, MPI_Datatype)

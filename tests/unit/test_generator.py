@@ -63,7 +63,7 @@ class Generator(unittest.TestCase):
     def test_clock_kinds(self):
         self.assertIn("mana_cc_enter(comm, 0);", self.wrapper("MPI_Comm_idup"))
         self.assertIn("mana_cc_leave(2, (rc == MPI_SUCCESS ? *newcomm", self.wrapper("MPI_Comm_idup"))
-        self.assertIn("mana_cc_enter(*comm, 0);", self.wrapper("MPI_Comm_free"))
+        self.assertIn("mana_cc_enter((comm ? *comm : MPI_COMM_NULL), 0);", self.wrapper("MPI_Comm_free"))
         self.assertNotIn("mana_cc_enter", self.wrapper("MPI_Comm_create_group"))
         self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
         w = self.wrapper("MPI_File_write_all")
@@ -74,6 +74,23 @@ class Generator(unittest.TestCase):
         w = self.wrapper("MPI_Type_free")
         self.assertIn("MANA_RETIRE(DATATYPE, MPI_Datatype, *datatype);", w)
         self.assertIn("*datatype = r_datatype;", w)
+
+    def test_null_handle_pointers_reach_mpi(self):
+        # MPI reports a null pointer as natively; the wrapper never dereferences it.
+        w = self.wrapper("MPI_Comm_split")
+        self.assertIn("newcomm ? &r_newcomm : NULL", w)
+        self.assertIn("r_newcomm = newcomm ? *newcomm : (MPI_Comm)0;", w)
+        w = self.wrapper("MPI_Type_free")
+        self.assertIn("datatype ? MANA_REAL(DATATYPE, MPI_Datatype, *datatype) : (MPI_Datatype)0", w)
+        self.assertIn("datatype ? &r_datatype : NULL", w)
+
+    def test_failed_constructor_passes_on_the_null_handle(self):
+        # MPI_Comm_dup whose copy callback fails gives MPI_COMM_NULL: what MPI leaves in an
+        # out handle after a failure reaches the application, unless it is a real object.
+        w = self.wrapper("MPI_Comm_split")
+        self.assertLess(w.index("} else {"), w.index("MANA_FAILED_OUT(newcomm, r_newcomm);"))
+        self.assertIn("MANA_FAILED_OUT_PTR(fh, r_fh);", self.wrapper("MPI_File_open"))
+        self.assertNotIn("MANA_FAILED_OUT", self.wrapper("MPI_Type_free"))
 
     def test_inout_keeps_the_virtual_handle(self):
         w = self.wrapper("MPI_Type_commit")
