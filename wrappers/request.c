@@ -199,13 +199,17 @@ int MPI_Start(MPI_Request *request)
 }
 
 /* Runs `body` on a real copy of the request array, then settles every entry with `settle`
- * (a call naming `real`). */
+ * (a call naming `real`).  A null array goes to MPI as it is: it is fine with no requests,
+ * and MPI reports it otherwise. */
 #define WITH_REAL_REQUESTS(n, virt, real, body, settle)                                 \
   do {                                                                                  \
     MPI_Request stack_[MANA_STACK_HANDLES];                                             \
-    MPI_Request *real = mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_); \
+    MPI_Request *real =                                                                 \
+        (virt) ? mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_)   \
+               : NULL;                                                                  \
     body;                                                                               \
-    settle;                                                                             \
+    if (real)                                                                           \
+      settle;                                                                           \
     if (real != stack_)                                                                 \
       free(real);                                                                       \
   } while (0)
@@ -221,8 +225,8 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
   return rc;
 }
 
-/* The statuses array a completion call fills: the application's, or ours when it ignores
- * them (receives are counted from them). */
+/* The statuses array a completion call fills: the application's (which may be NULL when
+ * there are no requests), or ours when it ignores them (receives are counted from them). */
 #define WITH_STATUSES(n, app, st, body)                                                   \
   do {                                                                                    \
     MPI_Status stack_st_[MANA_STACK_HANDLES];                                             \
@@ -230,7 +234,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     MPI_Status *st = (app) != MPI_STATUSES_IGNORE ? (app)                                 \
                      : n_st_ <= MANA_STACK_HANDLES ? stack_st_                            \
                                                    : malloc(n_st_ * sizeof(MPI_Status));  \
-    if (!st)                                                                              \
+    if (!st && (app) == MPI_STATUSES_IGNORE)                                              \
       return MPI_ERR_NO_MEM;                                                              \
     body;                                                                                 \
     if (st != (app) && st != stack_st_)                                                   \
