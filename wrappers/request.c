@@ -118,7 +118,7 @@ int mana_request_wait(MPI_Request *request, MPI_Status *st)
   } else {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(test_until, &real, &flag, st);
+      rc = MANA_UNTIL_NOPARK(test_until, &real, &flag, st);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
@@ -270,7 +270,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     WITH_REAL_REQUESTS(count, array_of_requests, real, {
       for (;;) {
         int flag = 0;
-        rc = MANA_LH_SVC_NOPARK(waitall_until, count, real, done, &flag, st);
+        rc = MANA_UNTIL_NOPARK(waitall_until, count, real, done, &flag, st);
         if (rc != MPI_SUCCESS || flag)
           break;
         if (MANA_BOUNDARY->park_requested) {
@@ -294,7 +294,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
   WITH_REAL_REQUESTS(count, array_of_requests, real, {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(testany_until, count, real, index, &flag, st);
+      rc = MANA_UNTIL_NOPARK(testany_until, count, real, index, &flag, st);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
@@ -313,7 +313,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
     WITH_REAL_REQUESTS(incount, array_of_requests, real, {
       for (;;) {
         *outcount = 0;
-        rc = MANA_LH_SVC_NOPARK(testsome_until, incount, real, outcount, array_of_indices, st);
+        rc = MANA_UNTIL_NOPARK(testsome_until, incount, real, outcount, array_of_indices, st);
         if (rc != MPI_SUCCESS || *outcount != 0)
           break;
         mana_park_point();

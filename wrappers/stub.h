@@ -72,6 +72,33 @@
   } while (0)
 #define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
+/* Between MPI_Init and MPI_Finalize (init.c).  Only then is MPI_COMM_WORLD usable and can a
+ * checkpoint ask threads to park: a program may use MPI through sessions alone. */
+extern int mana_world_model;
+
+/* The wait of a blocking call: the lower half's polling loop (svc.<fn>), or while nothing can
+ * park MPI's own blocking call (wait_direct.c, mana_direct_<fn>). */
+#define MANA_UNTIL(fn, ...)                                                     \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC(fn, __VA_ARGS__)          \
+                                         : mana_direct_##fn(__VA_ARGS__))
+#define MANA_UNTIL_NOPARK(fn, ...)                                              \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC_NOPARK(fn, __VA_ARGS__)   \
+                                         : mana_direct_##fn(__VA_ARGS__))
+int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status);
+int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *req, int *flag);
+int mana_direct_recv_until(void *buf, int count, MPI_Datatype type, int source, int tag,
+                           MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status);
+int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
+                              MPI_Status statuses[]);
+int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag,
+                              MPI_Status *status);
+int mana_direct_testsome_until(int n, MPI_Request reqs[], int *outcount, int indices[],
+                               MPI_Status statuses[]);
+int mana_direct_iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag,
+                              MPI_Message *message, MPI_Status *status);
+
 #define MANA_PARK_CHECK()                                                       \
   do {                                                                          \
     if (__builtin_expect(MANA_BOUNDARY->park_requested, 0))                     \
@@ -142,6 +169,7 @@ MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle);
 /* Error handlers of communicators, as far as the blocking wrappers need them. */
 int mana_comm_errors_fatal(MPI_Comm comm);
 void mana_comm_inherit(MPI_Comm child, MPI_Comm parent);
+void mana_comm_errors_from(MPI_Comm comm, MPI_Errhandler real_errhandler);
 int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
 /* For a communicator whose errors must reach its own handler: around completion calls, make
  * MPI_COMM_WORLD return errors (on=1), then restore it and hand `rc` to the handler (on=0). */

@@ -35,6 +35,7 @@ set(MANA_TEST_PROGRAMS
   user_ops:3
   attributes:2
   keyvals:2
+  sessions:2
   errhandler:2
   info:2
   mpiio:2
