@@ -3,7 +3,7 @@
  * reason, and only while it exists: a persistent collective request (started or not), a
  * partitioned request, a generalized request, an intercommunicator, a window, a split
  * collective or a non-blocking collective operation in progress on an MPI file, a matched
- * message.  Pending receives and active persistent ones are allowed: the drain completes or
+ * message, an MPI session (a group made from it outlives it and is rebuilt like any other).  Pending receives and active persistent ones are allowed: the drain completes or
  * re-posts them; so are open files (they are reopened).
  * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
  * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
@@ -146,8 +146,23 @@ int main(int argc, char **argv) {
   }
   allowed("message received");
 
+  /* a session */
+  MPI_Session session;
+  MPI_Group from_session, world_group;
+  MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
+  refused("session", "session");
+  MPI_Group_from_session_pset(session, "mpi://WORLD", &from_session);
+  MPI_Session_finalize(&session);
+  allowed("session finalized");
+
   rebuild_checked("once nothing stands in the way");
   MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   mt_check_int("allreduce after the rebuild", w, 1);
+  int cmp = MPI_UNEQUAL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Group_compare(from_session, world_group, &cmp);
+  mt_check(cmp == MPI_IDENT, "the group made from the session's mpi://WORLD is the world's");
+  MPI_Group_free(&world_group);
+  MPI_Group_free(&from_session);
   return mt_end();
 }
