@@ -59,6 +59,7 @@ class Function:
         self.coll = False
         self.file_coll = False
         self.after = False
+        self.mpiwait = False
         for a in ann.split():
             self.annotate(a)
         for p in self.params:
@@ -78,6 +79,9 @@ class Function:
             return
         if a == "after":
             self.after = True
+            return
+        if a == "mpiwait":
+            self.mpiwait = True
             return
         m = re.match(r"^(\w+)(?::(\w+))?(?:=(\w+)(?:\[(.+)\])?)?$", a)
         if not m:
@@ -269,8 +273,8 @@ def gen_wrapper(fn):
     for p in fn.params:
         if parent and p.ctype == "MPI_Comm" and p.direction in ("out", "pending"):
             after.append(f"    mana_comm_inherit(*{p.name}, {parent.name});")
-    # What a new request is, for the drain (handles.h, MANA_SLOT_REQ_*).
-    req_kind = request_kind(fn)
+    # What a new request is, for the drain and the waits (handles.h, MANA_SLOT_REQ_*).
+    req_kind = " | ".join(k for k in (request_kind(fn), "MANA_SLOT_REQ_MPIWAIT" if fn.mpiwait else None) if k)
     for p in fn.params:
         if req_kind and p.ctype == "MPI_Request" and p.direction == "out":
             after.append(f"    mana_request_mark((uint32_t)*{p.name}, {req_kind});")

@@ -66,6 +66,9 @@ enum mana_slot_flags {
   /* An independent non-blocking file operation (MPI_File_iread, _iwrite, _at, _shared): it
    * completes without the other ranks, so the drain waits for it like a send. */
   MANA_SLOT_REQ_FILE = 1u << 12,
+  /* Completed by MPI's own wait, never by polling with MPI_Test: ROMIO's non-blocking
+   * collective file operations (mpi_api.txt, `mpiwait`). */
+  MANA_SLOT_REQ_MPIWAIT = 1u << 13,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

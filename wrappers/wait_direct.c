@@ -1,10 +1,13 @@
-/* The waits of blocking calls while nothing can park: a program that uses MPI through
- * sessions only and has not called MPI_Init (session.c).  No checkpoint can be taken then (the
- * lower half joins the coordinator in MPI_Init), so the polling loops of the lower half
- * (svc.*_until) give way to MPI's own blocking calls, with the same results: *flag says the
- * operation completed, or -1 that starting it failed.  MPICH 4.0.2 also needs it: before its
- * world is set up, MPI_Test drives the network's progress through a worker that does not exist
- * yet and crashes, where the blocking calls a native program makes do not. */
+/* Waits of blocking calls made with MPI's own blocking functions instead of the lower half's
+ * polling loops (svc.*_until), with the same results: *flag says the operation completed, or
+ * -1 that starting it failed.  Two cases need them, and lose nothing by not parking:
+ *  - before MPI_Init, in a program that uses MPI through sessions only (session.c): no
+ *    checkpoint can be taken then (the lower half joins the coordinator in MPI_Init), and
+ *    MPICH 4.0.2's MPI_Test crashes before a communicator over the world's processes exists
+ *    (its network worker is made then), where the blocking calls a native program makes do not;
+ *  - requests MPI must complete with its own wait (MANA_SLOT_REQ_MPIWAIT, request.c): ROMIO's
+ *    non-blocking collective file operations corrupt data or crash when polled with MPI_Test,
+ *    and a checkpoint is refused while one is pending. */
 #include "stub.h"
 
 int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status)

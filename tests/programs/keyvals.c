@@ -138,7 +138,8 @@ static void freed_comm_keyval(int on_world, const char *what) {
   MPI_Comm_free(&d);
   mt_check_int("freeing the dup runs its delete callback: counter", counter, 1);
   rc = MPI_Comm_free_keyval(&copy);
-  mt_check(rc == MPI_SUCCESS && copy == MPI_KEYVAL_INVALID, "freeing the keyval again does nothing");
+  mt_check(rc == MPI_SUCCESS && copy == MPI_KEYVAL_INVALID,
+           "freeing the keyval again does nothing");
 
   if (on_world) {
     MPI_Comm_delete_attr(c, saved_keyval);

@@ -28,6 +28,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) :: coll
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) :: fcoll
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) :: mpiwait
 """
 
 
@@ -43,7 +44,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 16)
+        self.assertEqual(len(self.funcs), 17)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -91,6 +92,12 @@ class Generator(unittest.TestCase):
         self.assertLess(w.index("} else {"), w.index("MANA_FAILED_OUT(newcomm, r_newcomm);"))
         self.assertIn("MANA_FAILED_OUT_PTR(fh, r_fh);", self.wrapper("MPI_File_open"))
         self.assertNotIn("MANA_FAILED_OUT", self.wrapper("MPI_Type_free"))
+
+    def test_mpiwait_marks_the_new_request(self):
+        # Completed by MPI's own wait, not a polling loop (request.c, wait_direct.c).
+        self.assertIn("mana_request_mark((uint32_t)*request, MANA_SLOT_REQ_MPIWAIT);",
+                      self.wrapper("MPI_File_iwrite_all"))
+        self.assertNotIn("MANA_SLOT_REQ_MPIWAIT", self.wrapper("MPI_Ibarrier"))
 
     def test_inout_keeps_the_virtual_handle(self):
         w = self.wrapper("MPI_Type_commit")
