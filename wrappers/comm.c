@@ -177,11 +177,12 @@ static int record_topology(struct comm_topo *t, MPI_Comm real)
 }
 
 /* The handler MPI gave the new communicator (inherited, or named by the constructor). */
-static int record_errhandler(struct comm_rec *r, MPI_Comm real)
+static int record_errhandler(struct comm_rec *r, MPI_Comm v, MPI_Comm real)
 {
   MPI_Errhandler eh;
   if (MANA_LH_CALL_NOPARK(MPI_Comm_get_errhandler, real, &eh) != MPI_SUCCESS)
     return -1;
+  mana_comm_errors_from(v, eh);
   mana_eh_ref_of_real(eh, &r->errhandler);
   if (mana_real_is_created((uint32_t)eh))
     MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &eh);
@@ -197,7 +198,7 @@ void mana_comm_created(MPI_Comm v, MPI_Comm parent)
   MPI_Comm real = (MPI_Comm)s->real;
   r->topo.kind = MPI_UNDEFINED;
   if (record_members(r, real) != 0 || (!r->inter && record_topology(&r->topo, real) != 0) ||
-      record_errhandler(r, real) != 0)
+      record_errhandler(r, v, real) != 0)
     r->incomplete = 1;
   const struct comm_rec *p = rec_of(parent);
   if (p && p->attrs)

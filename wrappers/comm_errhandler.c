@@ -33,6 +33,13 @@ int mana_comm_errors_fatal(MPI_Comm comm)
   return !s || !(s->flags & MANA_SLOT_ERRORS_RETURN);
 }
 
+/* A new communicator's handler as MPI gave it (a constructor may name one:
+ * MPI_Comm_create_from_group). */
+void mana_comm_errors_from(MPI_Comm comm, MPI_Errhandler real_errhandler)
+{
+  set_returns(comm, real_errhandler != MPI_ERRORS_ARE_FATAL && real_errhandler != MPI_ERRORS_ABORT);
+}
+
 void mana_comm_inherit(MPI_Comm child, MPI_Comm parent)
 {
   if (child != MPI_COMM_NULL)
@@ -62,9 +69,11 @@ int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
   return set_errhandler(comm, errhandler, 1);
 }
 
+/* Without MPI_Init the waits are MPI's blocking calls (wait_direct.c), which raise errors on
+ * the communicator's own handler; MPI_COMM_WORLD could not be asked anyway. */
 int mana_comm_errors_need_rerouting(MPI_Comm comm)
 {
-  return !mana_comm_errors_fatal(comm) || world_returns;
+  return mana_world_model && (!mana_comm_errors_fatal(comm) || world_returns);
 }
 
 /* Threads between their "on" and their "off": a wait in between may park, and a restarted

@@ -22,6 +22,13 @@
 #include "stub_hooks.h"
 #include "u64map.h"
 
+_Static_assert((uint32_t)MPI_FLOAT_INT == 0x8c000000u && (uint32_t)MPI_DOUBLE_INT == 0x8c000001u &&
+                   (uint32_t)MPI_LONG_INT == 0x8c000002u &&
+                   (uint32_t)MPI_SHORT_INT == 0x8c000003u &&
+                   (uint32_t)MPI_LONG_DOUBLE_INT == 0x8c000004u &&
+                   MANA_DATATYPE_RESERVED_SLOTS == 5,
+               "handles.h: the pair types are the direct datatype handles mana reserves");
+
 struct mana_dt_rec {
   struct mana_dt_rec *prev, *next; /* every record, in creation order */
   uint64_t seq;

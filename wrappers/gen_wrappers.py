@@ -59,6 +59,7 @@ class Function:
         self.coll = False
         self.file_coll = False
         self.after = False
+        self.mpiwait = False
         for a in ann.split():
             self.annotate(a)
         for p in self.params:
@@ -78,6 +79,9 @@ class Function:
             return
         if a == "after":
             self.after = True
+            return
+        if a == "mpiwait":
+            self.mpiwait = True
             return
         m = re.match(r"^(\w+)(?::(\w+))?(?:=(\w+)(?:\[(.+)\])?)?$", a)
         if not m:
@@ -206,7 +210,7 @@ def request_kind(fn):
 
 
 def gen_wrapper(fn):
-    body, call, after, cleanup = [], [], [], []
+    body, call, after, cleanup, failed = [], [], [], [], []
     for p in fn.params:
         if p.direction in ("weights", "pvar_handle"):
             call.append(f"mana_{p.direction}({p.name})")
@@ -225,17 +229,21 @@ def gen_wrapper(fn):
             body.append(f"  {t} *r_{p.name} = {p.name} ? mana_real_array_{k.lower()}({p.name}, n_{p.name}, s_{p.name}) : NULL;")
             call.append(f"r_{p.name}")
             cleanup.append(f"  if (r_{p.name} != s_{p.name}) free(r_{p.name});")
+        # Handle pointers: a null pointer goes to MPI as it is, so that MPI reports it.
         elif p.direction in ("out", "pending"):
-            body.append(f"  {t} r_{p.name};")
-            call.append(f"&r_{p.name}")
+            # Starts as the application's value, so that a failed call leaves it unchanged
+            # unless MPI wrote its null handle there (MANA_FAILED_OUT).
+            body.append(f"  {t} r_{p.name} = {p.name} ? *{p.name} : ({t})0;")
+            call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    *{p.name} = MANA_NEW{sfx}({k}, {t}, r_{p.name});")
+            failed.append(f"    MANA_FAILED_OUT{sfx}({p.name}, r_{p.name});")
         elif p.direction == "inout":
-            body.append(f"  {t} r_{p.name} = MANA_REAL{sfx}({k}, {t}, *{p.name});")
-            call.append(f"&r_{p.name}")
+            body.append(f"  {t} r_{p.name} = {p.name} ? MANA_REAL{sfx}({k}, {t}, *{p.name}) : ({t})0;")
+            call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    MANA_UPDATE{sfx}({k}, {t}, *{p.name}, r_{p.name});")
         elif p.direction == "free":
-            body.append(f"  {t} r_{p.name} = MANA_REAL{sfx}({k}, {t}, *{p.name});")
-            call.append(f"&r_{p.name}")
+            body.append(f"  {t} r_{p.name} = {p.name} ? MANA_REAL{sfx}({k}, {t}, *{p.name}) : ({t})0;")
+            call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    MANA_RETIRE{sfx}({k}, {t}, *{p.name});")
             after.append(f"    *{p.name} = r_{p.name};")
         else:
@@ -247,7 +255,7 @@ def gen_wrapper(fn):
     if fn.file_coll:
         fh = next(p for p in fn.params
                   if p.ctype == "MPI_File" and p.direction in ("in", "free"))
-        arg = f"*{fh.name}" if fh.direction == "free" else fh.name
+        arg = f"({fh.name} ? *{fh.name} : MPI_FILE_NULL)" if fh.direction == "free" else fh.name
         body.insert(0, f"  mana_cc_enter_file({arg});")
     elif fn.coll:
         comm = next(p for p in fn.params
@@ -257,7 +265,7 @@ def gen_wrapper(fn):
         if child:
             cc_kind = 2 if child.direction == "pending" else 1
             cc_child = f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
-        arg = f"*{comm.name}" if comm.direction == "free" else comm.name
+        arg = f"({comm.name} ? *{comm.name} : MPI_COMM_NULL)" if comm.direction == "free" else comm.name
         # First: a thread held at the entry across a restart must translate its handles
         # after it, not before.
         body.insert(0, f"  mana_cc_enter({arg}, {int(cc_kind == 1)});")
@@ -266,8 +274,8 @@ def gen_wrapper(fn):
     for p in fn.params:
         if parent and p.ctype == "MPI_Comm" and p.direction in ("out", "pending"):
             after.append(f"    mana_comm_inherit(*{p.name}, {parent.name});")
-    # What a new request is, for the drain (handles.h, MANA_SLOT_REQ_*).
-    req_kind = request_kind(fn)
+    # What a new request is, for the drain and the waits (handles.h, MANA_SLOT_REQ_*).
+    req_kind = " | ".join(k for k in (request_kind(fn), "MANA_SLOT_REQ_MPIWAIT" if fn.mpiwait else None) if k)
     for p in fn.params:
         if req_kind and p.ctype == "MPI_Request" and p.direction == "out":
             after.append(f"    mana_request_mark((uint32_t)*{p.name}, {req_kind});")
@@ -294,6 +302,9 @@ def gen_wrapper(fn):
         lines.append("    mana_stub_lock_take();")
         lines += after
         lines.append("    mana_stub_lock_give();")
+        if failed and fn.ret == "int":
+            lines.append("  } else {")
+            lines += failed
         lines.append("  }")
     if fn.coll:
         lines.append(f"  mana_cc_leave({cc_kind}, {cc_child});")

@@ -26,18 +26,22 @@ void mana_world_group_forget(void)
   world_group = MPI_GROUP_NULL;
 }
 
+/* Without MPI_Init, MPI_COMM_WORLD cannot be asked: a session's "mpi://WORLD" stands in. */
 int mana_group_world_ranks(MPI_Group g, int n, int *ranks)
 {
-  MPI_Group world = mana_world_group();
+  int from_session = !mana_world_model;
+  MPI_Group world = from_session ? mana_session_world_group() : mana_world_group();
   int stack[256];
   int *in = n <= 256 ? stack : malloc((size_t)n * sizeof(int));
-  if (world == MPI_GROUP_NULL || !in)
-    return -1;
-  for (int i = 0; i < n; i++)
+  int rc = world != MPI_GROUP_NULL && in ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+  for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
     in[i] = i;
-  int rc = MANA_LH_CALL_NOPARK(MPI_Group_translate_ranks, g, n, in, world, ranks);
+  if (rc == MPI_SUCCESS)
+    rc = MANA_LH_CALL_NOPARK(MPI_Group_translate_ranks, g, n, in, world, ranks);
   if (in != stack)
     free(in);
+  if (from_session && world != MPI_GROUP_NULL)
+    MANA_LH_CALL_NOPARK(MPI_Group_free, &world);
   if (rc != MPI_SUCCESS)
     return -1;
   int foreign = 0;

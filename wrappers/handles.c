@@ -30,9 +30,10 @@ static int grow(struct mana_table *t)
   /* Thread the new slots onto the free list in ascending order so that handles are handed out
    * in the order an application would see from a fresh MPICH. */
   uint32_t base = t->capacity;
-  for (uint32_t i = 0; i < MANA_CHUNK_SLOTS; i++)
+  uint32_t first = base == 0 ? mana_reserved_slots((uint32_t)(t - mana_tables)) : 0;
+  for (uint32_t i = first; i < MANA_CHUNK_SLOTS; i++)
     slots[i].next_free = (i + 1 < MANA_CHUNK_SLOTS) ? base + i + 1 : t->free_head;
-  t->free_head = base;
+  t->free_head = base + first;
   t->capacity += MANA_CHUNK_SLOTS;
   return 0;
 }

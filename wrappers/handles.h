@@ -66,6 +66,9 @@ enum mana_slot_flags {
   /* An independent non-blocking file operation (MPI_File_iread, _iwrite, _at, _shared): it
    * completes without the other ranks, so the drain waits for it like a send. */
   MANA_SLOT_REQ_FILE = 1u << 12,
+  /* Completed by MPI's own wait, never by polling with MPI_Test: ROMIO's non-blocking
+   * collective file operations (mpi_api.txt, `mpiwait`). */
+  MANA_SLOT_REQ_MPIWAIT = 1u << 13,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
@@ -78,6 +81,25 @@ struct mana_slot {
   uint32_t flags;
   uint32_t next_free;
 };
+
+/* Slots a kind's table never hands out, because their virtual handles would carry the bits of
+ * predefined handles compiled into applications: MPICH's pair types MPI_FLOAT_INT ..
+ * MPI_LONG_DOUBLE_INT are direct datatype handles, 0x8c000000 to 0x8c000004, not builtin ones
+ * (datatype.c checks this against mpi.h).  Taking them would make an application's
+ * MPI_FLOAT_INT mean one of its own types. */
+#define MANA_DATATYPE_RESERVED_SLOTS 5u
+
+static inline uint32_t mana_reserved_slots(uint32_t kind)
+{
+  return kind == MANA_KIND_DATATYPE ? MANA_DATATYPE_RESERVED_SLOTS : 0;
+}
+
+/* Whether v is one of those predefined direct handles (a pair type). */
+static inline int mana_handle_is_pair_type(uint32_t v)
+{
+  return v - (MANA_HANDLE_TAG | ((uint32_t)MANA_KIND_DATATYPE << MANA_HANDLE_KIND_SHIFT)) <
+         MANA_DATATYPE_RESERVED_SLOTS;
+}
 
 struct mana_table {
   struct mana_slot *chunks[MANA_MAX_CHUNKS];

@@ -13,6 +13,7 @@
 
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
+int mana_world_model; /* stub.h */
 
 /* The executable segment of this library, for the park signal handler (boundary.h). */
 static int find_text(struct dl_phdr_info *info, size_t size, void *data)
@@ -60,6 +61,7 @@ static int init(int required, int *provided)
   int got = MPI_THREAD_SINGLE;
   int rc = MANA_LH_SVC_NOPARK(init_thread, required, &got);
   if (rc == MPI_SUCCESS) {
+    mana_world_model = 1;
     mana_p2p_init(); /* the drain's counters and communicator (p2p.h) */
     app_thread_level = got;
     if (got == MPI_THREAD_MULTIPLE)
@@ -93,6 +95,8 @@ int MPI_Finalize(void)
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
+  if (rc == MPI_SUCCESS)
+    mana_world_model = 0;
   mana_cc_leave(0, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;

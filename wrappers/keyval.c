@@ -7,7 +7,14 @@
  *
  * For restart a keyval is its record (the slot's meta): making it again is registering the
  * same trampolines with the same record.  Records live as long as the process, so attributes
- * can name their keyval even after the application frees it. */
+ * can name their keyval even after the application frees it.
+ *
+ * A freed keyval stays valid in MPI for as long as attributes use it: its delete callback
+ * still runs, the callbacks receive it and may use it (free it again, even), and MPICH
+ * ignores every free after the first.  Its virtual handle therefore stays mapped after
+ * MPI_*_free_keyval; the slot is given up only when MPICH hands the real keyval out again for
+ * a new one (it no longer exists then, and a stale handle would name the new keyval in a
+ * native run too). */
 #include <stdio.h>
 
 #include "records.h"
@@ -128,6 +135,27 @@ static int create_real(struct keyval_record *r, int *real)
   return rc;
 }
 
+/* MPICH puts the kind of object a keyval is for into bits 22-25 of its handle; the rest names
+ * the keyval object itself. */
+#define KEYVAL_OBJECT_KIND_BITS 0x03c00000u
+
+static int same_keyval_object(int a, int b)
+{
+  return (((uint32_t)a ^ (uint32_t)b) & ~KEYVAL_OBJECT_KIND_BITS) == 0;
+}
+
+/* MPICH made a new keyval as `real`: a freed keyval that had it is gone, and its slot too. */
+static void forget_reused(int real)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_KEYVAL];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    struct keyval_record *r = s->meta;
+    if ((s->flags & MANA_SLOT_USED) && r && !r->live && same_keyval_object(r->real, real))
+      mana_handle_retire(MANA_KIND_KEYVAL, mana_handle_make(MANA_KIND_KEYVAL, i));
+  }
+}
+
 static int create(enum mana_kind object_kind, void *copy, void *del, int *keyval, void *extra,
                   int legacy)
 {
@@ -147,6 +175,7 @@ static int create(enum mana_kind object_kind, void *copy, void *del, int *keyval
   }
   /* The record lives as long as the process: MPI may call the delete function after
    * MPI_*_free_keyval, for attributes still attached. */
+  forget_reused(real);
   r->real = real;
   r->live = 1;
   r->next = all_records;
@@ -192,6 +221,60 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
   return create_then_park(MANA_KIND_WIN, (void *)copy_fn, (void *)delete_fn, keyval, extra, 0);
 }
 
+static int free_real(enum mana_kind object_kind, int legacy, int *real)
+{
+  if (legacy)
+    return MANA_LH_CALL_NOPARK(MPI_Keyval_free, real);
+  if (object_kind == MANA_KIND_COMM)
+    return MANA_LH_CALL_NOPARK(MPI_Comm_free_keyval, real);
+  if (object_kind == MANA_KIND_DATATYPE)
+    return MANA_LH_CALL_NOPARK(MPI_Type_free_keyval, real);
+  return MANA_LH_CALL_NOPARK(MPI_Win_free_keyval, real);
+}
+
+/* The first free goes to MPI, which keeps the keyval while attributes use it; the handle stays
+ * mapped (see the top of this file).  A later free of the same keyval does nothing in MPICH:
+ * the stub does not ask MPI, whose keyval may be gone after a restart.  A handle that is not
+ * a keyval of this kind goes to MPI as it is, for MPI's error. */
+static int free_keyval(enum mana_kind object_kind, int legacy, int *keyval)
+{
+  struct mana_slot *s = keyval ? mana_handle_slot(MANA_KIND_KEYVAL, (uint32_t)*keyval) : NULL;
+  struct keyval_record *r = s ? s->meta : NULL;
+  if (r && !r->live && r->object_kind == object_kind) {
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+  }
+  int real = keyval ? (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)*keyval) : 0;
+  int rc = free_real(object_kind, legacy, keyval ? &real : NULL);
+  if (rc == MPI_SUCCESS) {
+    if (r)
+      r->live = 0;
+    *keyval = real;
+  }
+  MANA_PARK_CHECK();
+  return rc;
+}
+
+int MPI_Comm_free_keyval(int *keyval)
+{
+  return free_keyval(MANA_KIND_COMM, 0, keyval);
+}
+
+int MPI_Keyval_free(int *keyval)
+{
+  return free_keyval(MANA_KIND_COMM, 1, keyval);
+}
+
+int MPI_Type_free_keyval(int *keyval)
+{
+  return free_keyval(MANA_KIND_DATATYPE, 0, keyval);
+}
+
+int MPI_Win_free_keyval(int *keyval)
+{
+  return free_keyval(MANA_KIND_WIN, 0, keyval);
+}
+
 /* Called by the real libmpichfort (loaded in the upper half) right after it creates a keyval. */
 void MPII_Keyval_set_proxy(int keyval, copy_proxy_fn *copy_proxy, delete_proxy_fn *delete_proxy)
 {
@@ -225,13 +308,24 @@ struct keyval_record *mana_keyval_record(int virt_keyval)
   return s ? s->meta : NULL;
 }
 
+/* The slot of record r, if it still has one. */
+static struct mana_slot *slot_of(struct keyval_record *r)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_KEYVAL, (uint32_t)r->virt_keyval);
+  return s && s->meta == r ? s : NULL;
+}
+
 int mana_keyval_real(struct keyval_record *r)
 {
   if (mana_rebuilding == MANA_REBUILD_MAKING && r->rebuilt_epoch != mana_rebuild_epoch) {
-    /* Freed by the application, still named by attributes: made again for them alone. */
+    /* Freed by the application, still named by attributes: made again for them alone (and
+     * for the callbacks, which receive its handle). */
     if (create_real(r, &r->real) != MPI_SUCCESS)
       return -1;
     r->rebuilt_epoch = mana_rebuild_epoch;
+    struct mana_slot *s = slot_of(r);
+    if (s)
+      s->real = (uint32_t)r->real;
   }
   return r->real;
 }
@@ -242,13 +336,10 @@ static void release(struct mana_slot *s)
   ((struct keyval_record *)s->meta)->live = 0;
 }
 
-static int free_real(struct keyval_record *r, int real)
+static int free_record_real(struct keyval_record *r)
 {
-  if (r->object_kind == MANA_KIND_COMM)
-    return MANA_LH_CALL_NOPARK(MPI_Comm_free_keyval, &real);
-  if (r->object_kind == MANA_KIND_DATATYPE)
-    return MANA_LH_CALL_NOPARK(MPI_Type_free_keyval, &real);
-  return MANA_LH_CALL_NOPARK(MPI_Win_free_keyval, &real);
+  int real = r->real;
+  return free_real(r->object_kind, r->legacy, &real);
 }
 
 static int check(char *reason, size_t len)
@@ -268,7 +359,7 @@ static int discard(void)
 {
   for (struct keyval_record *r = all_records; r; r = r->next)
     if (r->live)
-      free_real(r, r->real);
+      free_record_real(r);
   return MPI_SUCCESS;
 }
 
@@ -278,8 +369,8 @@ static int rebuild(void)
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     struct keyval_record *r = s->meta;
-    if (!(s->flags & MANA_SLOT_USED) || !r)
-      continue;
+    if (!(s->flags & MANA_SLOT_USED) || !r || !r->live)
+      continue; /* a freed one is made again only if attributes use it (mana_keyval_real) */
     int rc = create_real(r, &r->real);
     if (rc != MPI_SUCCESS)
       return mana_rebuild_error("keyval", mana_handle_make(MANA_KIND_KEYVAL, i),
@@ -291,12 +382,22 @@ static int rebuild(void)
 }
 
 /* Keyvals made again only for attributes are freed as the application had freed them: MPI
- * keeps them for as long as the attributes exist. */
+ * keeps them for as long as the attributes exist.  Freed keyvals no attribute uses any more
+ * do not exist in the new MPI: their handles stay, so freeing them again still does nothing,
+ * but name no keyval. */
 static void finish(void)
 {
-  for (struct keyval_record *r = all_records; r; r = r->next)
-    if (!r->live && r->rebuilt_epoch == mana_rebuild_epoch)
-      free_real(r, r->real);
+  for (struct keyval_record *r = all_records; r; r = r->next) {
+    if (r->live)
+      continue;
+    struct mana_slot *s = slot_of(r);
+    if (r->rebuilt_epoch == mana_rebuild_epoch) {
+      free_record_real(r);
+    } else if (s) {
+      r->real = MPI_KEYVAL_INVALID;
+      s->real = (uint32_t)MPI_KEYVAL_INVALID;
+    }
+  }
 }
 
 const struct mana_kind_ops mana_keyval_ops = {

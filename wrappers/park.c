@@ -16,7 +16,7 @@ int mana_wait_real(MPI_Request *real, MPI_Status *status)
 {
   for (;;) {
     int flag = 0;
-    int rc = MANA_LH_SVC(test_until, real, &flag, status);
+    int rc = MANA_UNTIL(test_until, real, &flag, status);
     if (rc != MPI_SUCCESS || flag)
       return rc;
     mana_park_point();

@@ -25,7 +25,7 @@ static int send(int mode, const void *buf, int count, MPI_Datatype datatype, int
   if (reroute)
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
   mana_count_send(comm, dest);
-  int rc = MANA_LH_SVC_NOPARK(send_until, mode, buf, count, DT(datatype), dest, tag, COMM(comm),
+  int rc = MANA_UNTIL_NOPARK(send_until, mode, buf, count, DT(datatype), dest, tag, COMM(comm),
                               &req, &flag);
   if (rc != MPI_SUCCESS && flag == -1)
     mana_uncount_send(comm, dest); /* never started */
@@ -114,7 +114,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
   int reroute = mana_comm_errors_need_rerouting(comm);
   if (reroute)
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
-  rc = MANA_LH_SVC_NOPARK(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req,
+  rc = MANA_UNTIL_NOPARK(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req,
                           &flag, st);
   if (rc == MPI_SUCCESS && flag == 1)
     mana_count_recv(comm, st);
@@ -176,7 +176,7 @@ static int wait_pair(MPI_Comm comm, MPI_Request reqs[2], const struct recv_args 
   int flag = 0, rc;
   if (reroute)
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
-  rc = MANA_LH_SVC_NOPARK(waitall_until, 2, reqs, done, &flag, statuses);
+  rc = MANA_UNTIL_NOPARK(waitall_until, 2, reqs, done, &flag, statuses);
   if (done[0] == 1)
     mana_count_recv(comm, &statuses[0]);
   if (rc == MPI_SUCCESS && !flag) {
@@ -314,7 +314,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         return MPI_SUCCESS;
       }
     }
-    int rc = MANA_LH_SVC(iprobe_until, source, tag, COMM(comm), &flag, status);
+    int rc = MANA_UNTIL(iprobe_until, source, tag, COMM(comm), &flag, status);
     if (rc != MPI_SUCCESS || flag)
       return rc;
     mana_park_point();
@@ -334,7 +334,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
         return MPI_SUCCESS;
       }
     }
-    int rc = MANA_LH_SVC_NOPARK(improbe_until, source, tag, COMM(comm), &flag, &msg, status);
+    int rc = MANA_UNTIL_NOPARK(improbe_until, source, tag, COMM(comm), &flag, &msg, status);
     if (rc != MPI_SUCCESS)
       return rc;
     if (flag) { /* a matched message parks only once its handle exists (stub.h) */

@@ -70,6 +70,11 @@ void mana_records_init(void);
 
 /* ---- cross-kind pieces ---- */
 
+/* Sessions (session.c): a new real group of the processes of MPI_COMM_WORLD, from a live
+ * session, for programs that use sessions without MPI_Init; the caller frees it.
+ * MPI_GROUP_NULL without a session. */
+MPI_Group mana_session_world_group(void);
+
 /* Groups (group.c).  MPI_COMM_WORLD's group, real, made once per MPI (reset by the rebuild). */
 MPI_Group mana_world_group(void);
 void mana_world_group_forget(void);

@@ -100,6 +100,21 @@ static void settle_named(int n, MPI_Request virt[], MPI_Request real[], int nnam
   settle_all(n, virt, real, 0, NULL, NULL); /* the others: not completed, nothing to count */
 }
 
+/* Requests MPI must complete with its own blocking wait (handles.h, MANA_SLOT_REQ_MPIWAIT): a
+ * wait that names one is MPI's wait, not a polling loop (wait_direct.c).  No checkpoint can be
+ * taken while one is pending, so nothing is lost by not parking there. */
+static int mpi_waits(const MPI_Request virt[], int n)
+{
+  for (int i = 0; virt && i < n; i++) {
+    const struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]);
+    if (s && (s->flags & MANA_SLOT_REQ_MPIWAIT))
+      return 1;
+  }
+  return 0;
+}
+#define WAIT_NOPARK(virt, n, fn, ...)                                                      \
+  (mpi_waits((virt), (n)) ? mana_direct_##fn(__VA_ARGS__) : MANA_UNTIL_NOPARK(fn, __VA_ARGS__))
+
 /* The status a completion call fills: the application's, or ours when it ignores it (a
  * receive is counted by the source its status names). */
 #define STATUS_OR_LOCAL(status, local) ((status) == MPI_STATUS_IGNORE ? &(local) : (status))
@@ -118,7 +133,7 @@ int mana_request_wait(MPI_Request *request, MPI_Status *st)
   } else {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(test_until, &real, &flag, st);
+      rc = WAIT_NOPARK(request, 1, test_until, &real, &flag, st);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
@@ -199,13 +214,17 @@ int MPI_Start(MPI_Request *request)
 }
 
 /* Runs `body` on a real copy of the request array, then settles every entry with `settle`
- * (a call naming `real`). */
+ * (a call naming `real`).  A null array goes to MPI as it is: it is fine with no requests,
+ * and MPI reports it otherwise. */
 #define WITH_REAL_REQUESTS(n, virt, real, body, settle)                                 \
   do {                                                                                  \
     MPI_Request stack_[MANA_STACK_HANDLES];                                             \
-    MPI_Request *real = mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_); \
+    MPI_Request *real =                                                                 \
+        (virt) ? mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_)   \
+               : NULL;                                                                  \
     body;                                                                               \
-    settle;                                                                             \
+    if (real)                                                                           \
+      settle;                                                                           \
     if (real != stack_)                                                                 \
       free(real);                                                                       \
   } while (0)
@@ -221,8 +240,8 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
   return rc;
 }
 
-/* The statuses array a completion call fills: the application's, or ours when it ignores
- * them (receives are counted from them). */
+/* The statuses array a completion call fills: the application's (which may be NULL when
+ * there are no requests), or ours when it ignores them (receives are counted from them). */
 #define WITH_STATUSES(n, app, st, body)                                                   \
   do {                                                                                    \
     MPI_Status stack_st_[MANA_STACK_HANDLES];                                             \
@@ -230,7 +249,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     MPI_Status *st = (app) != MPI_STATUSES_IGNORE ? (app)                                 \
                      : n_st_ <= MANA_STACK_HANDLES ? stack_st_                            \
                                                    : malloc(n_st_ * sizeof(MPI_Status));  \
-    if (!st)                                                                              \
+    if (!st && (app) == MPI_STATUSES_IGNORE)                                              \
       return MPI_ERR_NO_MEM;                                                              \
     body;                                                                                 \
     if (st != (app) && st != stack_st_)                                                   \
@@ -266,7 +285,8 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     WITH_REAL_REQUESTS(count, array_of_requests, real, {
       for (;;) {
         int flag = 0;
-        rc = MANA_LH_SVC_NOPARK(waitall_until, count, real, done, &flag, st);
+        rc = WAIT_NOPARK(array_of_requests, count, waitall_until, count, real, done, &flag,
+                         st);
         if (rc != MPI_SUCCESS || flag)
           break;
         if (MANA_BOUNDARY->park_requested) {
@@ -290,7 +310,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
   WITH_REAL_REQUESTS(count, array_of_requests, real, {
     for (;;) {
       int flag = 0;
-      rc = MANA_LH_SVC_NOPARK(testany_until, count, real, index, &flag, st);
+      rc = WAIT_NOPARK(array_of_requests, count, testany_until, count, real, index, &flag, st);
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
@@ -309,7 +329,8 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
     WITH_REAL_REQUESTS(incount, array_of_requests, real, {
       for (;;) {
         *outcount = 0;
-        rc = MANA_LH_SVC_NOPARK(testsome_until, incount, real, outcount, array_of_indices, st);
+        rc = WAIT_NOPARK(array_of_requests, incount, testsome_until, incount, real, outcount,
+                         array_of_indices, st);
         if (rc != MPI_SUCCESS || *outcount != 0)
           break;
         mana_park_point();

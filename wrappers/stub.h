@@ -82,6 +82,33 @@ void mana_thread_attach_main(void);
   } while (0)
 #define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
+/* Between MPI_Init and MPI_Finalize (init.c).  Only then is MPI_COMM_WORLD usable and can a
+ * checkpoint ask threads to park: a program may use MPI through sessions alone. */
+extern int mana_world_model;
+
+/* The wait of a blocking call: the lower half's polling loop (svc.<fn>), or while nothing can
+ * park MPI's own blocking call (wait_direct.c, mana_direct_<fn>). */
+#define MANA_UNTIL(fn, ...)                                                     \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC(fn, __VA_ARGS__)          \
+                                         : mana_direct_##fn(__VA_ARGS__))
+#define MANA_UNTIL_NOPARK(fn, ...)                                              \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC_NOPARK(fn, __VA_ARGS__)   \
+                                         : mana_direct_##fn(__VA_ARGS__))
+int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status);
+int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *req, int *flag);
+int mana_direct_recv_until(void *buf, int count, MPI_Datatype type, int source, int tag,
+                           MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status);
+int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
+                              MPI_Status statuses[]);
+int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag,
+                              MPI_Status *status);
+int mana_direct_testsome_until(int n, MPI_Request reqs[], int *outcount, int indices[],
+                               MPI_Status statuses[]);
+int mana_direct_iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag,
+                              MPI_Message *message, MPI_Status *status);
+
 #define MANA_PARK_CHECK()                                                       \
   do {                                                                          \
     if (__builtin_expect(MANA_BOUNDARY->park_requested, 0))                     \
@@ -89,10 +116,11 @@ void mana_thread_attach_main(void);
   } while (0)
 
 /* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
- * a predefined or null handle, valid unchanged in every process. */
+ * a predefined or null handle, valid unchanged in every process.  The pair types
+ * (MPI_FLOAT_INT ...) are the exception: predefined, with the bits of created ones. */
 static inline int mana_real_is_created(uint32_t real)
 {
-  return (real & 0x80000000u) != 0;
+  return (real & 0x80000000u) != 0 && !mana_handle_is_pair_type(real);
 }
 
 static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)
@@ -118,6 +146,20 @@ static inline void *mana_new_ptr(enum mana_kind kind, void *real)
 #define MANA_UPDATE_PTR(K, T, v, r) \
   mana_handle_update(MANA_KIND_##K, (uint32_t)(uintptr_t)(v), (uint64_t)(uintptr_t)(r))
 
+/* After a failed call that was to make an object: the application sees what MPI left in the
+ * handle, its null handle for instance (MPI_Comm_dup must give MPI_COMM_NULL when a copy
+ * callback fails), unless that is a real object.  `r` started as the application's value. */
+#define MANA_FAILED_OUT(app, r)                                                 \
+  do {                                                                          \
+    if ((app) && !mana_real_is_created((uint32_t)(r)))                          \
+      *(app) = (r);                                                             \
+  } while (0)
+#define MANA_FAILED_OUT_PTR(app, r)                                             \
+  do {                                                                          \
+    if ((app) && (r) == NULL)                                                   \
+      *(app) = (r);                                                             \
+  } while (0)
+
 #define MANA_DECLARE_REAL_ARRAY(kind_lc, T)                                              \
   T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf);
 MANA_DECLARE_REAL_ARRAY(datatype, MPI_Datatype)
@@ -137,6 +179,7 @@ MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle);
 /* Error handlers of communicators, as far as the blocking wrappers need them. */
 int mana_comm_errors_fatal(MPI_Comm comm);
 void mana_comm_inherit(MPI_Comm child, MPI_Comm parent);
+void mana_comm_errors_from(MPI_Comm comm, MPI_Errhandler real_errhandler);
 int mana_wait_real_on(MPI_Comm comm, MPI_Request *real, MPI_Status *status);
 /* For a communicator whose errors must reach its own handler: around completion calls, make
  * MPI_COMM_WORLD return errors (on=1), then restore it and hand `rc` to the handler (on=0). */

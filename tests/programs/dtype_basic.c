@@ -3,7 +3,8 @@
  * between two ranks: contiguous, vector, hvector, indexed, indexed_block, hindexed,
  * hindexed_block, struct (with padding), resized (matrix columns), dup, nested types,
  * commit/free, Type_size, Type_get_extent, Type_get_true_extent, Type_get_envelope,
- * Type_get_contents, Type_set_name/get_name, Get_elements/Get_count on partial receives.
+ * Type_get_contents, Type_set_name/get_name, Get_elements/Get_count on partial receives; the
+ * pair types (MPI_FLOAT_INT ...) in structs and reductions while derived types are held.
  * For each layout rank 0 sends from a typed layout and rank 1 receives contiguous ints (and
  * the reverse), so both the gather and the scatter side of the type engine are checked.
  * Ranks: 2.
@@ -338,6 +339,43 @@ int main(int argc, char **argv) {
     MPI_Type_size(MPI_INT64_T, &s[7]);
     mt_check_ints("sizes of char short int long double long-double double-int int64", s,
                   (int[]){1, 2, 4, 8, 8, 16, 12, 8}, 8);
+  }
+
+  /* the pair types while derived types are held: MPICH's MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT
+   * have the bits of the first created types, so none may be mistaken for one; a struct of
+   * them is made, committed and freed; freeing a pair type itself fails */
+  {
+    MPI_Datatype held[6], pairs[5] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT,
+                                      MPI_LONG_DOUBLE_INT};
+    for (int i = 0; i < 6; i++) MPI_Type_contiguous(100 + i, MPI_CHAR, &held[i]);
+    int sizes[5], combiners[5], ok = 1;
+    for (int i = 0; i < 5; i++) {
+      int ni, na, nd;
+      MPI_Type_size(pairs[i], &sizes[i]);
+      MPI_Type_get_envelope(pairs[i], &ni, &na, &nd, &combiners[i]);
+      ok &= combiners[i] == MPI_COMBINER_NAMED;
+    }
+    mt_check_ints("pair type sizes", sizes, (int[]){8, 12, 12, 6, 20}, 5);
+    mt_check(ok, "pair types are named types");
+    for (int i = 0; i < 5; i++) {
+      int blocks[2] = {4, 4};
+      MPI_Aint displs[2] = {0, 256};
+      MPI_Datatype types[2] = {pairs[i], MPI_BYTE}, t;
+      MPI_Type_create_struct(2, blocks, displs, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Type_size(t, &sizes[i]);
+      MPI_Type_free(&t);
+    }
+    mt_check_ints("sizes of structs of 4 pairs and 4 bytes", sizes, (int[]){36, 52, 52, 28, 84}, 5);
+    struct { double d; int i; } in = {1.5 + mt_.rank, mt_.rank}, out = {0, -1};
+    MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    mt_check(out.d == 2.5 && out.i == 1, "MAXLOC on MPI_DOUBLE_INT: %g at %d", out.d, out.i);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype pair = MPI_FLOAT_INT;
+    int rc = MPI_Type_free(&pair);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    mt_check(rc != MPI_SUCCESS && pair == MPI_FLOAT_INT, "freeing MPI_FLOAT_INT fails");
+    for (int i = 0; i < 6; i++) MPI_Type_free(&held[i]);
   }
 
   /* many types created and freed: handle recycling */

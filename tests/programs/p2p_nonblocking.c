@@ -1,7 +1,7 @@
 /*
  * p2p_nonblocking.c - Isend/Irecv with every completion call: Wait, Waitall, Waitany,
  * Waitsome, Test, Testall, Testany, Testsome, Request_get_status, and the MPI_REQUEST_NULL
- * corner cases. Completion order is not deterministic, so the programs only report the set
+ * corner cases, and calls with no requests and null arrays. Completion order is not deterministic, so the programs only report the set
  * of completed requests and the data, never the order.
  * Ranks: 2.
  */
@@ -206,6 +206,22 @@ int main(int argc, char **argv) {
     for (int i = 0; i < M; i++) exp[i] = i * i + (1 - me);
     mt_check_int("blocking exchange amid pending requests", blk, 1 - me);
     mt_check_ints("32 outstanding irecvs", in, exp, M);
+  }
+
+  /* 9. no requests at all, with null arrays: every completion call succeeds at once */
+  {
+    int flag = 0, index = 0, outcount = 0, rcs[6];
+    rcs[0] = MPI_Waitall(0, NULL, NULL);
+    rcs[1] = MPI_Testall(0, NULL, &flag, NULL);
+    rcs[2] = MPI_Waitany(0, NULL, &index, MPI_STATUS_IGNORE);
+    rcs[3] = MPI_Testany(0, NULL, &index, &flag, MPI_STATUS_IGNORE);
+    rcs[4] = MPI_Waitsome(0, NULL, &outcount, NULL, NULL);
+    rcs[5] = MPI_Testsome(0, NULL, &outcount, NULL, NULL);
+    mt_check_ints("Waitall Testall Waitany Testany Waitsome Testsome of no requests", rcs,
+                  (int[]){MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS,
+                          MPI_SUCCESS}, 6);
+    mt_check(flag && index == MPI_UNDEFINED && outcount == MPI_UNDEFINED,
+             "flag %d, index MPI_UNDEFINED, outcount MPI_UNDEFINED", flag);
   }
 
   return mt_end();

@@ -34,6 +34,8 @@ set(MANA_TEST_PROGRAMS
   dtype_pack:2
   user_ops:3
   attributes:2
+  keyvals:2
+  sessions:2
   errhandler:2
   info:2
   mpiio:2

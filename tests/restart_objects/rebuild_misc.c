@@ -2,7 +2,9 @@
  * rebuild_misc.c - the other kinds of MPI objects survive a rebuild in place: groups (incl,
  * excl, range, set operations), user reduction operations (commutative or not, used by
  * Allreduce, Reduce and Reduce_local), an error handler and a keyval the program freed while
- * objects still use them, info objects (key order, deleted and replaced keys, dups),
+ * objects still use them (the keyval's handle stays usable by the callbacks, which may free it
+ * again, and by a copy the program kept; a freed keyval nothing uses can be freed again too),
+ * info objects (key order, deleted and replaced keys, dups),
  * persistent requests of every send mode and receives (one with a datatype freed after
  * MPI_Send_init), the buffer of buffered sends, and error classes, codes and strings the
  * program added.  The objects are used before the first rebuild, between the two rebuilds and
@@ -30,12 +32,13 @@ static void error_fn(MPI_Comm *comm, int *code, ...) {
   handled += *code == MPI_ERR_OTHER;
 }
 
-static int deletes;
+static int deletes, kv_saved, kv_wrong, kv_refree_failed;
 static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
   (void)comm;
-  (void)keyval;
   (void)extra;
   deletes += (int)(intptr_t)value;
+  kv_wrong += keyval != kv_saved;
+  kv_refree_failed += MPI_Comm_free_keyval(&keyval) != MPI_SUCCESS;
   return MPI_SUCCESS;
 }
 
@@ -137,9 +140,14 @@ int main(int argc, char **argv) {
   MPI_Comm_create_errhandler(error_fn, &eh);
   MPI_Comm_set_errhandler(comm, eh);
   MPI_Errhandler_free(&eh);
+  int kv_unused, kv_unused_saved;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &kv, NULL);
+  kv_saved = kv;
   MPI_Comm_set_attr(comm, kv, (void *)(intptr_t)5);
   MPI_Comm_free_keyval(&kv);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kv_unused, NULL);
+  kv_unused_saved = kv_unused;
+  MPI_Comm_free_keyval(&kv_unused);
 
   /* info objects */
   MPI_Info info, info_dup, empty;
@@ -202,6 +210,13 @@ int main(int argc, char **argv) {
 
     MPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
     mt_check(handled == round, "freed error handler still runs (%d)", handled);
+    void *attr;
+    int flag, copy = kv_saved;
+    MPI_Comm_get_attr(comm, kv_saved, &attr, &flag);
+    mt_check(flag && attr == (void *)(intptr_t)5, "attribute of the freed keyval, by a kept copy");
+    mt_check(MPI_Comm_free_keyval(&copy) == MPI_SUCCESS, "the freed keyval freed again");
+    copy = kv_unused_saved;
+    mt_check(MPI_Comm_free_keyval(&copy) == MPI_SUCCESS, "an unused freed keyval freed again");
     int sum = 0;
     MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, comm);
     mt_check_int("allreduce on comm", sum, 1);
@@ -230,7 +245,8 @@ int main(int argc, char **argv) {
   }
 
   MPI_Comm_free(&comm);
-  mt_log("delete callback after the keyval was freed: %d", deletes);
+  mt_log("delete callback after the keyval was freed: %d (other keyval %d, failed frees %d)",
+         deletes, kv_wrong, kv_refree_failed);
   for (int i = 0; i < 4; i++)
     MPI_Request_free(&p.req[i]);
   int size;

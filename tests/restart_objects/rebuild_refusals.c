@@ -2,10 +2,11 @@
  * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
  * reason, and only while it exists: a persistent collective request (started or not), a
  * partitioned request, a generalized request, an intercommunicator, a window, a split
- * collective in progress on an MPI file, a matched message.  Pending receives, active
- * persistent ones and non-blocking collective file operations are allowed: the drain
- * completes or re-posts them; so are open files (they are reopened).  The in-place rebuild,
- * which has no drain, refuses a request only a drain can complete before discarding anything.
+ * collective in progress on an MPI file, a matched message, an MPI session (a group made from
+ * it outlives it and is rebuilt like any other).  Pending receives, active persistent ones
+ * and non-blocking collective file operations are allowed: the drain completes or re-posts
+ * them; so are open files (they are reopened).  The in-place rebuild, which has no drain,
+ * refuses a request only a drain can complete before discarding anything.
  * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
  * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
  * succeed once everything is gone.
@@ -150,8 +151,23 @@ int main(int argc, char **argv) {
   }
   allowed("message received");
 
+  /* a session */
+  MPI_Session session;
+  MPI_Group from_session, world_group;
+  MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
+  refused("session", "session");
+  MPI_Group_from_session_pset(session, "mpi://WORLD", &from_session);
+  MPI_Session_finalize(&session);
+  allowed("session finalized");
+
   rebuild_checked("once nothing stands in the way");
   MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   mt_check_int("allreduce after the rebuild", w, 1);
+  int cmp = MPI_UNEQUAL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Group_compare(from_session, world_group, &cmp);
+  mt_check(cmp == MPI_IDENT, "the group made from the session's mpi://WORLD is the world's");
+  MPI_Group_free(&world_group);
+  MPI_Group_free(&from_session);
   return mt_end();
 }

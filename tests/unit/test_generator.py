@@ -28,6 +28,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) :: coll
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) :: fcoll
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) :: mpiwait
 """
 
 
@@ -43,7 +44,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 16)
+        self.assertEqual(len(self.funcs), 17)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -63,7 +64,7 @@ class Generator(unittest.TestCase):
     def test_clock_kinds(self):
         self.assertIn("mana_cc_enter(comm, 0);", self.wrapper("MPI_Comm_idup"))
         self.assertIn("mana_cc_leave(2, (rc == MPI_SUCCESS ? *newcomm", self.wrapper("MPI_Comm_idup"))
-        self.assertIn("mana_cc_enter(*comm, 0);", self.wrapper("MPI_Comm_free"))
+        self.assertIn("mana_cc_enter((comm ? *comm : MPI_COMM_NULL), 0);", self.wrapper("MPI_Comm_free"))
         self.assertNotIn("mana_cc_enter", self.wrapper("MPI_Comm_create_group"))
         self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
         w = self.wrapper("MPI_File_write_all")
@@ -74,6 +75,29 @@ class Generator(unittest.TestCase):
         w = self.wrapper("MPI_Type_free")
         self.assertIn("MANA_RETIRE(DATATYPE, MPI_Datatype, *datatype);", w)
         self.assertIn("*datatype = r_datatype;", w)
+
+    def test_null_handle_pointers_reach_mpi(self):
+        # MPI reports a null pointer as natively; the wrapper never dereferences it.
+        w = self.wrapper("MPI_Comm_split")
+        self.assertIn("newcomm ? &r_newcomm : NULL", w)
+        self.assertIn("r_newcomm = newcomm ? *newcomm : (MPI_Comm)0;", w)
+        w = self.wrapper("MPI_Type_free")
+        self.assertIn("datatype ? MANA_REAL(DATATYPE, MPI_Datatype, *datatype) : (MPI_Datatype)0", w)
+        self.assertIn("datatype ? &r_datatype : NULL", w)
+
+    def test_failed_constructor_passes_on_the_null_handle(self):
+        # MPI_Comm_dup whose copy callback fails gives MPI_COMM_NULL: what MPI leaves in an
+        # out handle after a failure reaches the application, unless it is a real object.
+        w = self.wrapper("MPI_Comm_split")
+        self.assertLess(w.index("} else {"), w.index("MANA_FAILED_OUT(newcomm, r_newcomm);"))
+        self.assertIn("MANA_FAILED_OUT_PTR(fh, r_fh);", self.wrapper("MPI_File_open"))
+        self.assertNotIn("MANA_FAILED_OUT", self.wrapper("MPI_Type_free"))
+
+    def test_mpiwait_marks_the_new_request(self):
+        # Completed by MPI's own wait, not a polling loop (request.c, wait_direct.c).
+        self.assertIn("mana_request_mark((uint32_t)*request, MANA_SLOT_REQ_MPIWAIT);",
+                      self.wrapper("MPI_File_iwrite_all"))
+        self.assertNotIn("MANA_SLOT_REQ_MPIWAIT", self.wrapper("MPI_Ibarrier"))
 
     def test_inout_keeps_the_virtual_handle(self):
         w = self.wrapper("MPI_Type_commit")

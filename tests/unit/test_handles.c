@@ -126,3 +126,29 @@ Test(handles, threads_never_share_a_handle_under_thread_multiple, .timeout = 120
                mt_errors);
   cr_assert_eq(mana_tables[MANA_KIND_REQUEST].in_use, 0);
 }
+
+/* MPICH's pair types (MPI_FLOAT_INT 0x8c000000 .. MPI_LONG_DOUBLE_INT 0x8c000004) are direct
+ * datatype handles compiled into applications: no virtual datatype may take their values, or
+ * the application's MPI_FLOAT_INT would name one of its own types. */
+Test(handles, datatype_handles_never_take_the_pair_types)
+{
+  enum { N = 2 * MANA_CHUNK_SLOTS };
+  static uint32_t v[N];
+  for (uint32_t i = 0; i < N; i++) {
+    v[i] = mana_handle_new(MANA_KIND_DATATYPE, 0x8c001000u | i);
+    cr_assert(!mana_handle_is_pair_type(v[i]), "datatype %#x is a pair type's value", v[i]);
+  }
+  for (uint32_t pair = 0x8c000000u; pair <= 0x8c000004u; pair++) {
+    cr_assert(mana_handle_is_pair_type(pair));
+    cr_assert_null(mana_handle_slot(MANA_KIND_DATATYPE, pair));
+    cr_assert_eq(mana_handle_real(MANA_KIND_DATATYPE, pair), pair, "passes through");
+  }
+  cr_assert(!mana_handle_is_pair_type(0x8c000005u));
+  cr_assert(!mana_handle_is_pair_type(0x4c000405u)); /* MPI_INT */
+  for (uint32_t i = 0; i < N; i++)
+    mana_handle_retire(MANA_KIND_DATATYPE, v[i]);
+  /* Other kinds start at slot 0: their handles collide with nothing predefined. */
+  uint32_t c = mana_handle_new(MANA_KIND_GROUP, 0x88000001u);
+  cr_assert_eq(c & MANA_HANDLE_INDEX_MASK, 0);
+  mana_handle_retire(MANA_KIND_GROUP, c);
+}
