@@ -39,6 +39,7 @@ extern char __executable_start[], etext[];
 static volatile uint32_t release_word; /* futex: changes when parked threads may go on */
 static volatile uint32_t parked;       /* threads parked in this round */
 static volatile uint32_t not_upper;    /* signalled threads that are the lower half's own */
+static volatile uint32_t not_upper_tids[64]; /* the first of them, for the timeout's message */
 
 static void futex_wait(volatile uint32_t *word, uint32_t expected)
 {
@@ -81,6 +82,15 @@ static struct mana_thread_record *record_for(uint32_t tid)
     __atomic_add_fetch(&area->n_records, 1, __ATOMIC_RELAXED);
   }
   return free_slot;
+}
+
+static int record_parked(uint32_t tid)
+{
+  const struct mana_park_area *area = MANA_PARK;
+  for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
+    if (area->threads[i].state == MANA_THREAD_PARKED && area->threads[i].tid == tid)
+      return 1;
+  return 0;
 }
 
 void mana_park_self(int in_signal_handler_arg)
@@ -154,7 +164,9 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   if (t && t->cc_window == 2)
     return; /* counted a collective the other members may be inside: parks on its way out */
   if (!in_window(fs)) {
-    __atomic_add_fetch(&not_upper, 1, __ATOMIC_RELEASE);
+    uint32_t n = __atomic_fetch_add(&not_upper, 1, __ATOMIC_RELEASE);
+    if (n < 64)
+      not_upper_tids[n] = raw_gettid();
     futex_wake_all(&parked);
     return;
   }
@@ -219,6 +231,54 @@ static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int m
   return signalled;
 }
 
+static int lower_half_thread(uint32_t tid)
+{
+  for (uint32_t k = 0; k < not_upper && k < 64; k++)
+    if (not_upper_tids[k] == tid)
+      return 1;
+  return 0;
+}
+
+/* Signalled threads that exited before their handler ran (an application's worker returning,
+ * a lower-half helper finishing): the signal died with them, and nothing of theirs is left to
+ * park.  A thread that parked or reported itself as the lower half's is not counted again. */
+static uint32_t exited_unparked(const pid_t *seen, int n_seen)
+{
+  uint32_t gone = 0;
+  for (int i = 0; i < n_seen; i++)
+    if (syscall(SYS_tgkill, getpid(), seen[i], 0) != 0 && errno == ESRCH &&
+        !record_parked((uint32_t)seen[i]) && !lower_half_thread((uint32_t)seen[i]))
+      gone++;
+  return gone;
+}
+
+/* For the timeout's message: the signalled threads that have not parked and still exist, with
+ * their state and whether they block the park signal (from /proc, as a user would look). */
+static void describe_unparked(const pid_t *seen, int n_seen, char *err, size_t errlen, int at)
+{
+  int listed = 0;
+  for (int i = 0; i < n_seen && listed < 3 && at > 0 && (size_t)at < errlen; i++) {
+    if (lower_half_thread((uint32_t)seen[i]) || record_parked((uint32_t)seen[i]))
+      continue;
+    char path[64], line[256], state[32] = "?", name[32] = "?";
+    unsigned long long blocked = 0;
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)seen[i]);
+    FILE *f = fopen(path, "re");
+    if (!f)
+      continue; /* gone: exited after it was signalled */
+    while (fgets(line, sizeof(line), f)) {
+      if (sscanf(line, "State: %31[^\n]", state) == 1 || sscanf(line, "Name: %31s", name) == 1)
+        continue;
+      sscanf(line, "SigBlk: %llx", &blocked);
+    }
+    fclose(f);
+    at += snprintf(err + at, errlen - (size_t)at, "%s thread %d (%s): %s%s",
+                   listed ? ";" : ":", (int)seen[i], name, state,
+                   blocked & (1ull << (MANA_PARK_SIGNAL - 1)) ? ", blocks the park signal" : "");
+    listed++;
+  }
+}
+
 static int64_t now_ms(void)
 {
   struct timespec ts;
@@ -249,13 +309,23 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
     }
     signalled += more;
     uint32_t done = parked + not_upper;
+    if (more == 0 && done < (uint32_t)signalled)
+      done += exited_unparked(seen, n_seen);
     if (more == 0 && done >= (uint32_t)signalled)
       return 0;
     if (now_ms() > deadline) {
-      snprintf(err, errlen,
-               "%u of %d threads parked within %d ms (a thread may be blocked inside MPI or a "
-               "system call mana cannot interrupt)",
-               done, signalled, timeout_ms);
+      int at = snprintf(err, errlen,
+                        "%u of %d threads parked within %d ms (a thread may be blocked inside "
+                        "MPI or a system call mana cannot interrupt)",
+                        done, signalled, timeout_ms);
+      uint32_t own = __atomic_load_n(&MANA_BOUNDARY->in_mpi_own_wait, __ATOMIC_SEQ_CST);
+      if (own && at > 0 && (size_t)at < errlen)
+        at += snprintf(err + at, errlen - (size_t)at,
+                       "; %u thread(s) wait inside MPI for a non-blocking collective file "
+                       "operation (MPI_File_i*_all), which only MPI's own wait completes and "
+                       "mana cannot interrupt",
+                       own);
+      describe_unparked(seen, n_seen, err, errlen, at);
       return -1;
     }
     struct timespec ts = {0, 1000000};

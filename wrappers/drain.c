@@ -128,6 +128,69 @@ static int wait_own(struct drain *d, MPI_Request *req, const char *what)
 
 /* ---- the application's pending requests ---- */
 
+/* A pending request of the application's that completed in the drain: counted if a receive,
+ * and replaced by a stand-in that reports its status. */
+static int settle(struct drain *d, uint32_t i, struct mana_slot *s, MPI_Request real,
+                  MPI_Status st)
+{
+  uint32_t f = s->flags;
+  struct mana_req_extra *e = mana_req_extra(i);
+  s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
+  if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_STATUS))
+    mana_count_recv(e->comm, &st);
+  if (f & MANA_SLOT_REQ_STATUS) { /* reports the receive served before (pt2pt_nonblocking.c) */
+    s->flags &= ~MANA_SLOT_REQ_STATUS;
+    st = e->status;
+  }
+  int rc = mana_req_make_done(i, &st);
+  return rc == MPI_SUCCESS ? 0 : fail(d, "cannot make a completed request's stand-in", rc);
+}
+
+static int pending(const struct mana_slot *s)
+{
+  uint32_t f = s->flags;
+  return (f & MANA_SLOT_USED) && !(f & MANA_SLOT_REQ_DONE) &&
+         (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
+               MANA_SLOT_REQ_FILE)) &&
+         !(s->meta && !(f & MANA_SLOT_ACTIVE));
+}
+
+/* Requests only MPI's own wait may complete (MANA_SLOT_REQ_MPIWAIT: ROMIO's non-blocking
+ * collective file operations), one at a time in the order this rank started them.  Every
+ * member started the same ones (they are counted on the file's clock) in the same order, and
+ * every rank comes here first in its drain, so each wait finds its partners waiting for the
+ * same operation; MPI progresses only the operation a rank waits for.  MPI_Wait cannot time
+ * out: a member that never started one would hang here, which the clock rules out. */
+static int wait_mpi_own(struct drain *d)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  for (;;) {
+    uint32_t first = UINT32_MAX;
+    uint64_t first_seq = UINT64_MAX;
+    for (uint32_t i = 0; i < t->capacity; i++) {
+      struct mana_slot *s = mana_slot_at(t, i);
+      const struct mana_req_extra *e = mana_req_extra(i);
+      if (!e)
+        return fail(d, "out of memory for request extras", MPI_ERR_NO_MEM);
+      if (pending(s) && (s->flags & MANA_SLOT_REQ_MPIWAIT) && e->seq < first_seq) {
+        first = i;
+        first_seq = e->seq;
+      }
+    }
+    if (first == UINT32_MAX)
+      return 0;
+    struct mana_slot *s = mana_slot_at(t, first);
+    MPI_Request real = (MPI_Request)(uint32_t)s->real;
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    int rc = MANA_LH_ANY(MPI_Wait, &real, &st);
+    if (rc != MPI_SUCCESS) /* completed with an error: the application will see it */
+      st.MPI_ERROR = rc;
+    if (settle(d, first, s, real, st) != 0)
+      return -1;
+  }
+}
+
 /* Tests every pending request the drain can finish; counts what is still pending. */
 static int test_requests(struct drain *d, int *colls, int *sends)
 {
@@ -136,16 +199,12 @@ static int test_requests(struct drain *d, int *colls, int *sends)
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     uint32_t f = s->flags;
-    if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) ||
-        !(f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_FILE)) ||
-        (s->meta && !(f & MANA_SLOT_ACTIVE)))
+    if (!pending(s))
       continue;
-    struct mana_req_extra *e = mana_req_extra(i);
     MPI_Request real = (MPI_Request)(uint32_t)s->real;
     MPI_Status st;
     int flag = 0;
-    if (!e)
+    if (!mana_req_extra(i))
       return fail(d, "out of memory for request extras", MPI_ERR_NO_MEM);
     st.MPI_ERROR = MPI_SUCCESS;
     int rc = MANA_LH_ANY(MPI_Test, &real, &flag, &st);
@@ -159,15 +218,8 @@ static int test_requests(struct drain *d, int *colls, int *sends)
       *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE)) != 0;
       continue;
     }
-    s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
-    if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_STATUS))
-      mana_count_recv(e->comm, &st);
-    if (f & MANA_SLOT_REQ_STATUS) { /* reports the receive served before (pt2pt_nonblocking.c) */
-      s->flags &= ~MANA_SLOT_REQ_STATUS;
-      st = e->status;
-    }
-    if ((rc = mana_req_make_done(i, &st)) != MPI_SUCCESS)
-      return fail(d, "cannot make a completed request's stand-in", rc);
+    if (settle(d, i, s, real, st) != 0)
+      return -1;
   }
   return 0;
 }
@@ -271,7 +323,7 @@ static int run(struct drain *d)
                                   : "no private communicator",
                 MPI_SUCCESS);
   d->deadline = now() + timeout_s;
-  if (exchange_counts(d) != 0)
+  if (exchange_counts(d) != 0 || wait_mpi_own(d) != 0)
     return -1;
   for (;;) {
     if (test_requests(d, &colls, &sends) != 0)

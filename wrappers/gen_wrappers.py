@@ -279,6 +279,8 @@ def gen_wrapper(fn):
     for p in fn.params:
         if req_kind and p.ctype == "MPI_Request" and p.direction == "out":
             after.append(f"    mana_request_mark((uint32_t)*{p.name}, {req_kind});")
+            if fn.mpiwait:
+                after.append(f"    mana_req_note_order((uint32_t)*{p.name});")
     # Records for restart: new objects of recorded kinds, then the function's own hook.  An
     # object MPI finishes later must not be queried yet: it is recorded from its parent.
     for p in fn.params:

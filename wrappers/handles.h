@@ -159,6 +159,11 @@ static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 }
 
 /* Marks a new request with its kind (generated wrappers, MANA_SLOT_REQ_*). */
+/* A request MPI's own wait must complete (MANA_SLOT_REQ_MPIWAIT): its place in the order of
+ * initiation, in which the drain waits for such requests (every member started them in the
+ * same order; MPI progresses only the one waited for). */
+void mana_req_note_order(uint32_t virt);
+
 static inline void mana_request_mark(uint32_t virt, uint32_t kind_flags)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, virt);

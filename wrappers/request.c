@@ -112,8 +112,41 @@ static int mpi_waits(const MPI_Request virt[], int n)
   }
   return 0;
 }
+
+/* A thread enters MPI's own wait only while no park is requested (boundary.h,
+ * in_mpi_own_wait); otherwise the caller's loop finds nothing completed and parks. */
+static int own_wait_enter(void)
+{
+  __atomic_add_fetch(&MANA_BOUNDARY->in_mpi_own_wait, 1, __ATOMIC_SEQ_CST);
+  if (!__atomic_load_n(&MANA_BOUNDARY->park_requested, __ATOMIC_SEQ_CST))
+    return 1;
+  __atomic_sub_fetch(&MANA_BOUNDARY->in_mpi_own_wait, 1, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+static void own_wait_leave(void)
+{
+  __atomic_sub_fetch(&MANA_BOUNDARY->in_mpi_own_wait, 1, __ATOMIC_SEQ_CST);
+}
+
 #define WAIT_NOPARK(virt, n, fn, ...)                                                      \
-  (mpi_waits((virt), (n)) ? mana_direct_##fn(__VA_ARGS__) : MANA_UNTIL_NOPARK(fn, __VA_ARGS__))
+  ({                                                                                       \
+    int rc_ = MPI_SUCCESS;                                                                 \
+    if (!mpi_waits((virt), (n))) {                                                         \
+      rc_ = MANA_UNTIL_NOPARK(fn, __VA_ARGS__);                                            \
+    } else if (own_wait_enter()) {                                                         \
+      rc_ = mana_direct_##fn(__VA_ARGS__);                                                 \
+      own_wait_leave();                                                                    \
+    }                                                                                      \
+    rc_;                                                                                   \
+  })
+
+void mana_req_note_order(uint32_t virt)
+{
+  struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)virt));
+  if (e)
+    e->seq = ++mana_recv_seq;
+}
 
 /* The status a completion call fills: the application's, or ours when it ignores it (a
  * receive is counted by the source its status names). */

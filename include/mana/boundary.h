@@ -22,7 +22,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 3
+#define MANA_BOUNDARY_VERSION 4
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -95,6 +95,13 @@ struct mana_boundary {
    * (0: never).  Kept in the image: a restarted rank goes on counting and never fires twice. */
   uint64_t mpi_calls;
   uint64_t test_checkpoint_at_call;
+
+  /* Application threads inside MPI's own blocking wait for a request no polling may complete
+   * (ROMIO's non-blocking collective file operations, mpi_api.txt `mpiwait`): such a thread
+   * cannot park until MPI returns.  A thread counts itself in, then enters only if no park
+   * is requested (both sequentially consistent, so either it sees the request and parks
+   * instead, or parking sees it here and says why it waits). */
+  volatile uint32_t in_mpi_own_wait;
 };
 
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the
