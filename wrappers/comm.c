@@ -15,8 +15,16 @@
  * of the pair (comm_order.h says why that order agrees across processes and cannot
  * deadlock).
  *
- * Intercommunicators and communicators with members outside MPI_COMM_WORLD are recorded but
- * not rebuilt: a checkpoint is refused while one exists. */
+ * An intercommunicator is recorded with both groups; its group id covers their union (every
+ * member of both sides names it alike).  It is rebuilt from a local communicator made as
+ * above over its local group and MPI_Intercomm_create with MPI_COMM_WORLD as the bridge, local
+ * rank 0 as leader and the world rank of the remote group's rank 0 as remote leader: both
+ * sides keep their ranks, and MPICH decides which side is the low group from those same two
+ * processes (the first member of each group), so MPI_Intercomm_merge orders the sides as
+ * before.
+ *
+ * Communicators with members outside MPI_COMM_WORLD are recorded but not rebuilt: a
+ * checkpoint is refused while one exists. */
 #include <stdio.h>
 #include <string.h>
 
@@ -471,10 +479,6 @@ static int check(char *reason, size_t len)
       mana_reason(reason, len, "no complete record of", "communicator", v);
       return 0;
     }
-    if (r->inter) {
-      mana_reason(reason, len, "mana cannot rebuild intercommunicators yet:", "communicator", v);
-      return 0;
-    }
     if (r->foreign) {
       mana_reason(reason, len, "processes outside MPI_COMM_WORLD are members of",
                   "communicator", v);
@@ -507,6 +511,11 @@ static int discard(void)
   discard_predefined(MPI_COMM_WORLD, &world_rec, "MPI_COMM_WORLD");
   discard_predefined(MPI_COMM_SELF, &self_rec, "MPI_COMM_SELF");
   return MPI_SUCCESS;
+}
+
+static int rebuild_tag(const struct comm_rec *r)
+{
+  return (int)(r->index & 0x7fff);
 }
 
 /* The topology, made again from the plain communicator without reordering, replaces it. */
@@ -557,19 +566,39 @@ static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
   return mana_attr_replay(r->attrs, MANA_KIND_COMM, (uint64_t)c, "communicator", v);
 }
 
-static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+/* The members' communicator, in the recorded rank order.  Every member rebuilds it as its
+ * (ggid, index)-th: the tag only has to be the same on all of them. */
+static int make_local(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
 {
   MPI_Group g, world = mana_world_group();
   int rc = MANA_LH_CALL_NOPARK(MPI_Group_incl, world, r->size, r->ranks, &g);
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Group_incl", rc);
-  /* Every member rebuilds this communicator as its (ggid, index)-th: the tag only has to
-   * be the same on all of them. */
-  int tag = (int)(r->index & 0x7fff);
-  rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, tag, out);
+  rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, rebuild_tag(r), out);
   MANA_LH_CALL_NOPARK(MPI_Group_free, &g);
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+}
+
+/* An intercommunicator: the local side as above, bridged through MPI_COMM_WORLD.  The leaders
+ * exchange on MPICH's collective context of MPI_COMM_WORLD, so the tag meets no message of
+ * the application (and none is in flight at a rebuild: pending receives are posted later). */
+static int make_inter(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+{
+  MPI_Comm local = MPI_COMM_NULL;
+  int rc = make_local(r, v, &local);
   if (rc != MPI_SUCCESS)
-    return mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+    return rc;
+  rc = MANA_LH_CALL_NOPARK(MPI_Intercomm_create, local, 0, MPI_COMM_WORLD, r->remote_ranks[0],
+                           rebuild_tag(r), out);
+  MANA_LH_CALL_NOPARK(MPI_Comm_free, &local);
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Intercomm_create", rc);
+}
+
+static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+{
+  int rc = r->inter ? make_inter(r, v, out) : make_local(r, v, out);
+  if (rc != MPI_SUCCESS)
+    return rc;
   if ((rc = rebuild_topology(&r->topo, out)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "the topology constructor", rc);
   return rebuild_properties(r, *out, v);
@@ -579,7 +608,8 @@ static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
  * that disagree (a communicator freed by some members before the checkpoint and not yet by
  * the others) are found with one reduction over MPI_COMM_WORLD, and the rebuild stops with a
  * message instead of hanging: each member adds a hash of (ggid, index, its rank in the
- * communicator), and the member of rank 0 also adds what all the members should add. */
+ * communicator), and the member of rank 0 also adds what all the members should add (of an
+ * intercommunicator: each side's rank 0 for its side). */
 static int members_agree(const struct mana_comm_key *keys, size_t n)
 {
   int me = 0;
@@ -587,13 +617,16 @@ static int members_agree(const struct mana_comm_key *keys, size_t n)
   MANA_LH_CALL_NOPARK(MPI_Comm_rank, MPI_COMM_WORLD, &me);
   for (size_t k = 0; k < n; k++) {
     const struct comm_rec *r = mana_slot_at(&mana_tables[MANA_KIND_COMM], keys[k].slot)->meta;
+    /* An intercommunicator's sides number their members alike: the side whose first member
+     * has the higher world rank counts its positions apart. */
     uint64_t id = cc_id_mix(r->ggid, r->index);
+    uint64_t side = r->inter && r->remote_size > 0 && r->ranks[0] > r->remote_ranks[0];
     for (int p = 0; p < r->size; p++)
       if (r->ranks[p] == me)
-        sums[0] += cc_id_mix(id, (uint64_t)p);
+        sums[0] += cc_id_mix(id, side << 32 | (uint64_t)p);
     if (r->size > 0 && r->ranks[0] == me)
       for (int p = 0; p < r->size; p++)
-        sums[1] += cc_id_mix(id, (uint64_t)p);
+        sums[1] += cc_id_mix(id, side << 32 | (uint64_t)p);
   }
   int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
                                MPI_COMM_WORLD);
