@@ -5,7 +5,9 @@
  *  1. Non-blocking collectives every member has started (the safe point guarantees it) are
  *     tested to completion.
  *  2. The per-peer counts of messages sent (p2p.h) are exchanged with an all-to-all on a
- *     private communicator: each rank learns how many messages each peer sent it.
+ *     private communicator: each rank learns how many messages each peer sent it.  Messages
+ *     the application matched with MPI_Mprobe/MPI_Improbe and has not received are received
+ *     into buffers; their handles name the buffered messages from then on (message.c).
  *  3. Until every peer's count is matched by this rank's count of messages received: pending
  *     receives are tested (a message may be on its way to them), and every communicator is
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
@@ -208,6 +210,28 @@ static int take_message(struct drain *d, MPI_Comm v, MPI_Comm real, int *took)
   return 0;
 }
 
+/* Messages the application matched (MPI_Mprobe, MPI_Improbe) and has not received: no probe
+ * sees them, yet their senders counted them.  Each is received as bytes, and its handle names
+ * the buffered message from then on (message.c). */
+static int receive_matched(struct drain *d)
+{
+  MPI_Message real;
+  MPI_Count bytes;
+  for (uint32_t i = 0; mana_message_next_matched(&i, &real, &bytes); i++) {
+    struct mana_drained *m = mana_drained_new(bytes);
+    if (!m)
+      return fail(d, "out of memory for a matched message", MPI_ERR_NO_MEM);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MANA_LH_ANY(MPI_Imrecv_c, m->data, bytes, MPI_BYTE, &real, &req);
+    if (rc != MPI_SUCCESS || wait_own(d, &req, "receiving a matched message") != 0) {
+      mana_drained_free(m);
+      return fail(d, "receiving a matched message failed", rc);
+    }
+    mana_message_drained(i, m);
+  }
+  return 0;
+}
+
 /* Every communicator the application holds, in a stable order. */
 static int probe_all(struct drain *d)
 {
@@ -271,7 +295,7 @@ static int run(struct drain *d)
                                   : "no private communicator",
                 MPI_SUCCESS);
   d->deadline = now() + timeout_s;
-  if (exchange_counts(d) != 0)
+  if (exchange_counts(d) != 0 || receive_matched(d) != 0)
     return -1;
   for (;;) {
     if (test_requests(d, &colls, &sends) != 0)

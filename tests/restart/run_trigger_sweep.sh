@@ -4,24 +4,26 @@
 # usage: run_trigger_sweep.sh [options] PROGRAM [ARGS...]
 #
 # Runs PROGRAM natively once (the reference stdout and exit status) and once under mana to
-# learn how many times rank 0 crosses into the lower half (MANA_TEST_COUNT_CALLS), then, for
+# learn how many times rank R (0) crosses into the lower half (MANA_TEST_COUNT_CALLS), then, for
 # each of POINTS values of K spread evenly over that range, runs
 #
-#   MANA_TEST_CHECKPOINT_AT_CALL=K mana_launch --ckptdir D mpiexec.mpich -n N PROGRAM ARGS
+#   MANA_TEST_CHECKPOINT_AT_CALL=K MANA_TEST_CHECKPOINT_RANK=R \
+#     mana_launch --ckptdir D mpiexec.mpich -n N PROGRAM ARGS
 #   mana_restart --ckptdir D mpiexec.mpich -n N          (when the checkpoint was committed)
 #
 # and compares the two segments' stdout, concatenated, with the native stdout byte for byte
 # (and the restart's exit status with the native one).  A checkpoint the coordinator refused
 # or that came after the program's last MPI call leaves one segment, which must equal the
 # native run alone.  Each K is one line: "K restarted", "K refused: REASON", "K no checkpoint"
-# (the program had finalized MPI, or ended, first) or "K FAIL: why".
+# (the program had finalized MPI, or a rank had ended, first) or "K FAIL: why".
 #
 # Options:
 #   -n, --ranks N        ranks (default 2)
 #   --bin DIR            mana_launch and mana_restart (default $MANA_BIN, else <build>/bin when
 #                        PROGRAM is in <build>/tests/...)
+#   --rank R             the rank whose calls are counted (default 0)
 #   --points P           how many values of K (default 20)
-#   --from K0, --to K1   the range of K (default 1 .. rank 0's count under mana)
+#   --from K0, --to K1   the range of K (default 1 .. rank R's count under mana)
 #   --min-restarts M     fail unless at least M points restarted (default 1)
 #   --refusals-fail      a refused checkpoint is a failure (state that must be restartable)
 #   --timeout S          limit per run (default 120)
@@ -36,11 +38,12 @@ usage() {
 }
 die_usage() { echo "$me: $*" >&2; exit 2; }
 
-ranks=2 bin=${MANA_BIN:-} points=20 from="" to="" min_restarts=1 refusals_fail=0 limit=120 keep=0
+ranks=2 rank=0 bin=${MANA_BIN:-} points=20 from="" to="" min_restarts=1 refusals_fail=0 limit=120 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n|--ranks) ranks=${2:?}; shift 2 ;;
     --bin) bin=${2:?}; shift 2 ;;
+    --rank) rank=${2:?}; shift 2 ;;
     --points) points=${2:?}; shift 2 ;;
     --from) from=${2:?}; shift 2 ;;
     --to) to=${2:?}; shift 2 ;;
@@ -77,7 +80,7 @@ timeout "$limit" "${launch[@]}" "$prog" "$@" >"$work/native.out" 2>"$work/native
 native_rc=$?
 [ "$native_rc" -ne 124 ] || { echo "FAIL: the native run timed out"; exit 1; }
 
-# The range of K: rank 0's crossings into the lower half under mana (no checkpoint).
+# The range of K: rank R's crossings into the lower half under mana (no checkpoint).
 MANA_TEST_COUNT_CALLS="$work/counts" timeout "$limit" "$bin/mana_launch" --ckptdir "$work/count" \
   "${launch[@]}" "$prog" "$@" >"$work/count.out" 2>"$work/count.err"
 rc=$?
@@ -87,18 +90,18 @@ cmp -s "$work/native.out" "$work/count.out" || {
   echo "FAIL: under mana without a checkpoint the output differs"
   exit 1
 }
-calls=$(awk '$1 == "rank" && $2 == 0 { print $4 }' "$work/counts" | head -1)
-[ -n "$calls" ] || { echo "FAIL: rank 0 reported no call count"; exit 1; }
+calls=$(awk -v r="$rank" '$1 == "rank" && $2 == r { print $4 }' "$work/counts" | head -1)
+[ -n "$calls" ] || { echo "FAIL: rank $rank reported no call count"; exit 1; }
 from=${from:-1}
 to=${to:-$calls}
-echo "$me: $prog: rank 0 makes $calls MPI calls under mana; K from $from to $to, $points points"
+echo "$me: $prog: rank $rank makes $calls MPI calls under mana; K from $from to $to, $points points"
 
 restarted=0 refused=0 late=0 failed=0
 for ((i = 0; i < points; i++)); do
   if [ "$points" -eq 1 ]; then k=$from; else k=$((from + (to - from) * i / (points - 1))); fi
   d="$work/k$k"
   mkdir -p "$d"
-  MANA_TEST_CHECKPOINT_AT_CALL=$k timeout "$limit" "$bin/mana_launch" --ckptdir "$d/ckpt" \
+  MANA_TEST_CHECKPOINT_AT_CALL=$k MANA_TEST_CHECKPOINT_RANK=$rank timeout "$limit" "$bin/mana_launch" --ckptdir "$d/ckpt" \
     "${launch[@]}" "$prog" "$@" >"$d/out1" 2>"$d/err1"
   rc1=$?
   log="$d/ckpt/.mana/coordinator.log"
@@ -136,6 +139,10 @@ for ((i = 0; i < points; i++)); do
       refused=$((refused + 1))
       continue
     fi
+  elif grep -qE "generation [0-9]+ aborted: rank [0-9]+ disconnected" "$log" 2>/dev/null; then
+    echo "$k no checkpoint: a rank had ended"
+    late=$((late + 1))
+    continue
   elif grep -qE "generation [0-9]+ (aborted|failed)" "$log" 2>/dev/null; then
     why="the checkpoint failed: $(grep -m1 -E "generation [0-9]+ (aborted|failed)" "$log" | cut -c25-)"
   else

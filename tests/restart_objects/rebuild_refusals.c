@@ -2,9 +2,9 @@
  * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
  * reason, and only while it exists: a persistent collective request (started or not), a
  * partitioned request, a generalized request, a window, a split
- * collective or a non-blocking collective operation in progress on an MPI file, a matched
- * message.  Pending receives and active persistent ones are allowed: the drain completes or
- * re-posts them; so are open files (they are reopened) and intercommunicators.
+ * collective or a non-blocking collective operation in progress on an MPI file.  Pending
+ * receives and active persistent ones are allowed: the drain completes or re-posts them; so
+ * are open files (they are reopened), intercommunicators and matched messages (drained).
  * Asks the stub directly (mana_stub_can_checkpoint, the function the lower half calls through
  * the boundary page), so it runs under mana only; the rebuild itself must refuse too, and
  * succeed once everything is gone.
@@ -138,9 +138,7 @@ int main(int argc, char **argv) {
   } else {
     MPI_Message msg;
     MPI_Mprobe(0, 4, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
-    char reason[256];
-    mt_check(!can_checkpoint(reason, sizeof(reason)) && strstr(reason, "matched message"),
-             "matched message: refused (%s)", reason);
+    allowed("matched message (the drain receives it)");
     MPI_Mrecv(&w, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
   }
   allowed("message received");
