@@ -137,6 +137,16 @@ static int set_interval(struct coord_client *c, const char *interval, char *err,
 
 enum reuse_result { REUSE_OK, REUSE_UNREACHABLE, REUSE_TAKEN, REUSE_ERROR };
 
+static bool wait_until_free(const char *ckptdir, int wait_ms);
+
+/* The coordinator dropped the conversation.  One whose launcher just ended (a restart right
+ * after a --kill checkpoint) closes its connections on its way out and releases the lock
+ * moments later: that one is going away, not refusing this job. */
+static enum reuse_result dropped(const struct launch_coord_request *req)
+{
+	return wait_until_free(req->ckptdir, TAKEN_WAIT_MS) ? REUSE_UNREACHABLE : REUSE_ERROR;
+}
+
 /* Whether the live coordinator of the directory can serve this job. */
 static enum reuse_result reuse(const struct launch_coord_request *req, struct launch_coord *lc,
 			       char *err, size_t errlen)
@@ -156,14 +166,14 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
 	if (coord_client_hello_control(c, CONTROL_TIMEOUT_MS)) {
 		coord_fail(err, errlen, "%s (coordinator at %s)", coord_client_error(c), lc->address);
 		coord_client_close(c);
-		return REUSE_ERROR;
+		return dropped(req);
 	}
 	rc = check_free(c, &taken, err, errlen);
 	if (rc == 0 && !taken && req->interval)
 		rc = set_interval(c, req->interval, err, errlen);
 	coord_client_close(c);
 	if (rc)
-		return REUSE_ERROR;
+		return dropped(req);
 	return taken ? REUSE_TAKEN : REUSE_OK;
 }
 
