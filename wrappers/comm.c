@@ -394,6 +394,50 @@ uint64_t mana_comm_cc_id(MPI_Comm v)
   return r->ggid ? cc_id_mix(r->ggid, r->index) : 0;
 }
 
+/* A constructor over groups has no communicator all its members share, so it is counted on
+ * an id of what they all pass it: the members of the groups (cc_group_id does not depend on
+ * their order), the tag and the parent.  Members call such constructors with the same
+ * arguments in the same order (MPI matches them so), which is all the clock needs of an id
+ * (docs/checkpoint-protocol.md 1.1). */
+uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups,
+                               uint64_t tag)
+{
+  int total = 0, size[2];
+  const int *ranks[2];
+  if (ngroups < 1 || ngroups > 2)
+    return 0;
+  for (int i = 0; i < ngroups; i++) {
+    if (mana_group_members(groups[i], &size[i], &ranks[i]) != 0)
+      return 0;
+    total += size[i];
+  }
+  int *all = alloc_ints(total);
+  if (!all || total == 0) {
+    free(all);
+    return 0;
+  }
+  for (int i = 0, at = 0; i < ngroups; at += size[i], i++)
+    if (size[i] > 0)
+      memcpy(all + at, ranks[i], (size_t)size[i] * sizeof(int));
+  uint64_t id = cc_id_mix(cc_group_id(all, (size_t)total), tag);
+  free(all);
+  if (parent != MPI_COMM_NULL) {
+    uint64_t p = mana_comm_cc_id(parent);
+    if (!p)
+      return 0;
+    id = cc_id_mix(id, p);
+  }
+  return id;
+}
+
+uint64_t mana_string_tag(const char *stringtag)
+{
+  uint64_t h = 0x6d616e6121ull; /* FNV-1a would do as well: any hash every member computes */
+  for (const unsigned char *c = (const unsigned char *)stringtag; c && *c; c++)
+    h = cc_id_mix(h, *c);
+  return h;
+}
+
 uint64_t mana_comm_ggid(MPI_Comm v)
 {
   struct comm_rec *r = rec_of(v);

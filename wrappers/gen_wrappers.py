@@ -58,6 +58,7 @@ class Function:
         self.custom = False
         self.coll = False
         self.file_coll = False
+        self.group_coll = False
         self.after = False
         for a in ann.split():
             self.annotate(a)
@@ -75,6 +76,10 @@ class Function:
         if a == "fcoll":
             self.coll = True
             self.file_coll = True
+            return
+        if a == "gcoll":
+            self.coll = True
+            self.group_coll = True
             return
         if a == "after":
             self.after = True
@@ -243,7 +248,22 @@ def gen_wrapper(fn):
     # checkpoint), the window closed once the call is back and the new communicator, if any,
     # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
     cc_kind, cc_child = 0, "MPI_COMM_NULL"
-    if fn.file_coll:
+    if fn.group_coll:
+        # A constructor collective over its groups only: counted on an id of the groups'
+        # members, the tag and the parent, which every member passes alike.
+        groups = [p.name for p in fn.params if p.ctype == "MPI_Group" and p.direction == "in"]
+        parent = next((p.name for p in fn.params
+                       if p.ctype == "MPI_Comm" and p.direction == "in"), "MPI_COMM_NULL")
+        tag = next((p for p in fn.params if p.name in ("tag", "stringtag")), None)
+        if not groups or not tag:
+            raise ValueError(f"{fn.name}: gcoll needs MPI_Group arguments and a tag")
+        tag_expr = (f"mana_string_tag({tag.name})" if tag.name == "stringtag"
+                    else f"(uint64_t)(int64_t){tag.name}")
+        child = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "out")
+        cc_kind, cc_child = 1, f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
+        body.insert(0, f"  mana_cc_enter_id(mana_comm_group_cc_id({parent}, "
+                       f"(const MPI_Group[]){{{', '.join(groups)}}}, {len(groups)}, {tag_expr}), 1);")
+    elif fn.file_coll:
         fh = next(p for p in fn.params
                   if p.ctype == "MPI_File" and p.direction in ("in", "free"))
         arg = f"*{fh.name}" if fh.direction == "free" else fh.name

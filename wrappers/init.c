@@ -56,12 +56,14 @@ __attribute__((constructor)) static void check_boundary(void)
 static int init(int required, int *provided)
 {
   int got = MPI_THREAD_SINGLE;
+  mana_cc_init_enter();
   int rc = MANA_LH_SVC_NOPARK(init_thread, required, &got);
   if (rc == MPI_SUCCESS) {
     mana_p2p_init(); /* the drain's counters and communicator (p2p.h) */
     app_thread_level = got;
     app_main_thread = pthread_self();
   }
+  mana_cc_init_leave(rc == MPI_SUCCESS);
   if (provided)
     *provided = got;
   MANA_PARK_CHECK();

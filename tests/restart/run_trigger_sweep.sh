@@ -146,7 +146,8 @@ for ((i = 0; i < points; i++)); do
   elif grep -qE "generation [0-9]+ (aborted|failed)" "$log" 2>/dev/null; then
     why="the checkpoint failed: $(grep -m1 -E "generation [0-9]+ (aborted|failed)" "$log" | cut -c25-)"
   else
-    echo "$k no checkpoint"
+    why_not=$(grep -m1 -o "test checkpoint at MPI call [0-9]*: .*" "$d/err1" | cut -d: -f2-)
+    echo "$k no checkpoint${why_not:+:$why_not}"
     late=$((late + 1))
     continue
   fi
