@@ -31,6 +31,7 @@
 #include "cc_algorithm.h"
 #include "comm_order.h"
 #include "p2p.h"
+#include "pcoll.h"
 #include "records.h"
 #include "stub_hooks.h"
 #include "u64map.h"
@@ -459,6 +460,33 @@ int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
   *size = r->size;
   *ranks = r->ranks;
   return r->ranks ? 0 : -1;
+}
+
+/* Reads the record only (the drain calls it on its own thread): the world's members are known
+ * from MPI_Init on (the clock registers MPI_COMM_WORLD there). */
+int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nremote,
+                            const int **remote)
+{
+  const struct comm_rec *r = rec_of(v);
+  if (!r || r->incomplete || !r->ranks)
+    return -1;
+  *nlocal = r->size;
+  *local = r->ranks;
+  *nremote = r->inter ? r->remote_size : 0;
+  *remote = r->inter ? r->remote_ranks : NULL;
+  return 0;
+}
+
+int mana_comm_is_root(MPI_Comm comm, int root)
+{
+  const struct comm_rec *r = rec_of(comm);
+  int rank = -1;
+  if (root == MPI_ROOT)
+    return 1;
+  if (r && r->inter)
+    return 0; /* the other members of the root's group pass MPI_PROC_NULL, the others a rank */
+  MANA_LH_CALL_NOPARK(MPI_Comm_rank, MANA_REAL(COMM, MPI_Comm, comm), &rank);
+  return rank == root;
 }
 
 static void free_rec(struct comm_rec *r)

@@ -13,7 +13,8 @@
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
  *     memory and buffered in arrival order (drained.c).  Pending sends are tested until they
  *     complete.  Whatever completes stands behind a stand-in request reporting its status.
- *  4. A barrier on the private communicator: no rank leaves while another may still need its
+ *  4. The ranks check that they hold the same persistent collective requests (pcoll.c), and
+ *     a barrier on the private communicator: no rank leaves while another may still need its
  *     progress.
  *
  * It runs on the lower half's checkpoint thread (or an application thread in the test entry
@@ -26,6 +27,7 @@
 
 #include "mana/raw_syscall.h"
 #include "p2p.h"
+#include "pcoll.h"
 
 #define DRAIN_TIMEOUT_S 30.0
 
@@ -140,7 +142,7 @@ static int test_requests(struct drain *d, int *colls, int *sends)
     uint32_t f = s->flags;
     if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) ||
         !(f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_FILE)) ||
+               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE)) ||
         (s->meta && !(f & MANA_SLOT_ACTIVE)))
       continue;
     struct mana_req_extra *e = mana_req_extra(i);
@@ -156,7 +158,7 @@ static int test_requests(struct drain *d, int *colls, int *sends)
       st.MPI_ERROR = rc;
     }
     if (!flag) {
-      *colls += (f & MANA_SLOT_REQ_COLL) != 0;
+      *colls += (f & (MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_PCOLL)) != 0;
       /* Independent file operations complete locally; they are waited for like sends. */
       *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE)) != 0;
       continue;
@@ -285,6 +287,25 @@ static int exchange_counts(struct drain *d)
   return wait_own(d, &req, "the exchange of message counts");
 }
 
+/* The members of a communicator must hold the same persistent collective requests for a
+ * restart to make them again alike (pcoll.c); a checkpoint where they do not fails here. */
+static int agree_on_persistent_collectives(struct drain *d)
+{
+  static uint64_t sums[2];
+  mana_pcoll_agreement(sums);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MANA_LH_ANY(MPI_Iallreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
+                       private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Iallreduce of the persistent collective requests failed", rc);
+  if (wait_own(d, &req, "the agreement on persistent collective requests") != 0)
+    return -1;
+  if (sums[0] != sums[1])
+    return fail(d, "the ranks do not hold the same persistent collective requests (one was "
+                   "freed by some members only)", MPI_SUCCESS);
+  return 0;
+}
+
 static int run(struct drain *d)
 {
   int colls, sends, peer;
@@ -325,6 +346,8 @@ static int run(struct drain *d)
       return -1;
     }
   }
+  if (agree_on_persistent_collectives(d) != 0)
+    return -1;
   MPI_Request req = MPI_REQUEST_NULL;
   int rc = MANA_LH_ANY(MPI_Ibarrier, private_comm, &req);
   if (rc != MPI_SUCCESS)

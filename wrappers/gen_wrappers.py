@@ -43,6 +43,7 @@ class Param:
         self.kind = HANDLE_KINDS.get(self.ctype)
         self.direction = None  # in, out, inout, free, in-array
         self.length = None
+        self.keep = None  # keep, keep_root: an input array a persistent request needs again
 
 
 class Function:
@@ -59,6 +60,7 @@ class Function:
         self.coll = False
         self.file_coll = False
         self.group_coll = False
+        self.persistent_coll = False
         self.after = False
         for a in ann.split():
             self.annotate(a)
@@ -77,6 +79,10 @@ class Function:
             self.coll = True
             self.file_coll = True
             return
+        if a == "pcoll":
+            self.coll = True
+            self.persistent_coll = True
+            return
         if a == "gcoll":
             self.coll = True
             self.group_coll = True
@@ -91,6 +97,11 @@ class Function:
         p = self.param(pname)
         if kind:
             p.kind = kind.upper()
+        if direction in ("keep", "keep_root"):
+            if not length or p.kind:
+                raise ValueError(f"{self.name}: {pname}={direction} needs a length and no handle")
+            p.keep, p.length = direction, length
+            return
         if direction:
             p.direction = "in-array" if direction == "in" and length else direction
             p.length = length
@@ -193,6 +204,56 @@ def length_expr(p):
     if m:
         return f"mana_{m.group(1)}({m.group(2)})"
     return f"(size_t)({p.length})"
+
+
+# Persistent collective requests (pcoll): what the wrapper records of each argument so that
+# a restart can make the request again (wrappers/pcoll.h), and the replay that does it.
+def pcoll_arg(fn, p):
+    if p.kind == "DATATYPE" and p.direction == "in-array":
+        return f"{{.kind = MANA_PA_DATATYPES, .value = (uint64_t)(uintptr_t){p.name}, .n = n_{p.name}}}"
+    if p.kind and p.direction == "in":
+        kind = {"DATATYPE": "MANA_PA_DATATYPE", "OP": "MANA_PA_OP", "COMM": "MANA_PA_COMM",
+                "INFO": "MANA_PA_INFO"}.get(p.kind)
+        if not kind:
+            raise ValueError(f"{fn.name}: pcoll cannot record a {p.ctype} argument")
+        return f"{{.kind = {kind}, .value = (uint64_t)(uint32_t){p.name}}}"
+    if p.keep:
+        n = length_expr(p)
+        if p.keep == "keep_root":
+            comm = next(q.name for q in fn.params if q.ctype == "MPI_Comm")
+            n = f"(mana_comm_is_root({comm}, root) ? {n} : 0)"
+        return (f"{{.kind = MANA_PA_ARRAY, .value = (uint64_t)(uintptr_t){p.name}, "
+                f".n = {p.name} ? {n} : 0, .elem = sizeof(*{p.name})}}")
+    if "[" in p.text:
+        raise ValueError(f"{fn.name}: pcoll array '{p.name}' needs keep[LEN] or keep_root[LEN]")
+    if p.ptr:
+        return f"{{.kind = MANA_PA_VALUE, .value = (uint64_t)(uintptr_t){p.name}}}"
+    return f"{{.kind = MANA_PA_VALUE, .value = (uint64_t)(int64_t){p.name}}}"
+
+
+def param_type(p):
+    return ("const " if p.const else "") + p.ctype + (" " + "*" * p.ptr if p.ptr else "")
+
+
+def gen_pcoll_replay(fn):
+    args, i = [], 0
+    for p in fn.params:
+        if p.ctype == "MPI_Request" and p.direction == "out":
+            args.append("out")
+            continue
+        t = param_type(p)
+        if p.ptr:
+            args.append(f"({t})(uintptr_t)a[{i}].real")
+        elif p.kind:
+            args.append(f"({t})(uint32_t)a[{i}].real")
+        else:
+            args.append(f"({t})a[{i}].real")
+        i += 1
+    return "\n".join([
+        f"static int mana_replay_{fn.name}(const struct mana_pcoll_arg *a, MPI_Request *out)",
+        "{",
+        f"  return MANA_LH_CALL_NOPARK({fn.name}, {', '.join(args)});",
+        "}", ""])
 
 
 def request_kind(fn):
@@ -298,6 +359,13 @@ def gen_wrapper(fn):
             source = same.name if same else RECORDED_KINDS[p.kind]
             hook = "created" if p.direction == "out" else "created_pending"
             after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
+    if fn.persistent_coll:
+        req = next(p for p in fn.params if p.ctype == "MPI_Request" and p.direction == "out")
+        rec = [pcoll_arg(fn, p) for p in fn.params if p is not req]
+        after.append("    const struct mana_pcoll_arg pa_[] = {")
+        after += [f"        {r}," for r in rec]
+        after.append("    };")
+        after.append(f"    mana_pcoll_made(*{req.name}, mana_replay_{fn.name}, pa_, {len(rec)});")
     if fn.after:
         after.append(f"    {fn.hook_name()}({', '.join(p.name for p in fn.params)});")
     # A call that makes, frees or changes handles parks only once the tables and records
@@ -305,7 +373,8 @@ def gen_wrapper(fn):
     handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
     nopark = handles or fn.coll
     macro = "MANA_LH_CALL_NOPARK" if nopark else "MANA_LH_CALL"
-    lines = [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
+    lines = ([gen_pcoll_replay(fn)] if fn.persistent_coll else [])
+    lines += [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
     lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
     if after:
         lines.append("  if (rc == MPI_SUCCESS) {" if fn.ret == "int" else "  {")
@@ -337,7 +406,7 @@ def gen_hooks_header(funcs):
 def gen_wrappers(funcs):
     out = ["/* Generated by gen_wrappers.py from mpi_api.txt: do not edit. */",
            "#include <stdlib.h>", "#include \"stub.h\"", "#include \"records.h\"",
-           "#include \"stub_hooks.h\"", ""]
+           "#include \"pcoll.h\"", "#include \"stub_hooks.h\"", ""]
     for fn in funcs:
         if not fn.custom:
             out.append(gen_wrapper(fn))

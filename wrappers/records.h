@@ -155,6 +155,10 @@ void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
  * without a usable record. */
 int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
                       const int **ranks);
+/* Both groups of v as world ranks (the record's arrays; an intracommunicator has no remote
+ * one): 0, or -1 without a usable record.  Reads records only. */
+int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nremote,
+                            const int **remote);
 
 /* The collective clock's id of a constructor that is collective over its groups only
  * (MPI_Comm_create_group, MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups):

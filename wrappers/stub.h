@@ -117,6 +117,7 @@ MANA_DECLARE_REAL_ARRAY(comm, MPI_Comm)
 
 /* Lengths of the handle arrays of the alltoallw family. */
 size_t mana_comm_size(MPI_Comm comm);
+size_t mana_local_size(MPI_Comm comm);
 size_t mana_neighbor_in(MPI_Comm comm);
 size_t mana_neighbor_out(MPI_Comm comm);
 
