@@ -261,6 +261,36 @@ void mana_cc_enter(MPI_Comm comm, int constructor)
   enter_id(comm_id(comm), constructor);
 }
 
+/* Constructors over groups count on an id their caller computed (comm.c). */
+void mana_cc_enter_id(uint64_t id, int constructor)
+{
+  enter_id(id, constructor);
+}
+
+/* MPI_Init makes MPI_COMM_WORLD and MPI_COMM_SELF: until both are registered the rank is
+ * "constructing" (1.7), so it cannot look done while a target of MPI_COMM_WORLD it has not
+ * counted on yet waits in the foreign table (a peer may already be inside a collective on
+ * it: it would never be "all met" otherwise).  No checkpoint can begin before MPI_Init has
+ * connected the rank to the coordinator. */
+void mana_cc_init_enter(void)
+{
+  app_lock();
+  if (ensure_ready() == 0)
+    cc.constructing++;
+  app_unlock();
+}
+
+void mana_cc_init_leave(int initialized)
+{
+  uint64_t world = initialized ? comm_id(MPI_COMM_WORLD) : 0;
+  uint64_t self = initialized ? comm_id(MPI_COMM_SELF) : 0;
+  app_lock();
+  if (ensure_ready() == 0 && ((self && cc_register(&cc, self) != 0) ||
+                              cc_constructor_done(&cc, world) != 0))
+    cc.broken = true;
+  app_unlock();
+}
+
 /* Collective file operations count on the file's communicator. */
 void mana_cc_enter_file(MPI_File fh)
 {

@@ -15,14 +15,23 @@
  * of the pair (comm_order.h says why that order agrees across processes and cannot
  * deadlock).
  *
- * Intercommunicators and communicators with members outside MPI_COMM_WORLD are recorded but
- * not rebuilt: a checkpoint is refused while one exists. */
+ * An intercommunicator is recorded with both groups; its group id covers their union (every
+ * member of both sides names it alike).  It is rebuilt from a local communicator made as
+ * above over its local group and MPI_Intercomm_create with MPI_COMM_WORLD as the bridge, local
+ * rank 0 as leader and the world rank of the remote group's rank 0 as remote leader: both
+ * sides keep their ranks, and MPICH decides which side is the low group from those same two
+ * processes (the first member of each group), so MPI_Intercomm_merge orders the sides as
+ * before.
+ *
+ * Communicators with members outside MPI_COMM_WORLD are recorded but not rebuilt: a
+ * checkpoint is refused while one exists. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cc_algorithm.h"
 #include "comm_order.h"
 #include "p2p.h"
+#include "pcoll.h"
 #include "records.h"
 #include "stub_hooks.h"
 #include "u64map.h"
@@ -387,6 +396,50 @@ uint64_t mana_comm_cc_id(MPI_Comm v)
   return r->ggid ? cc_id_mix(r->ggid, r->index) : 0;
 }
 
+/* A constructor over groups has no communicator all its members share, so it is counted on
+ * an id of what they all pass it: the members of the groups (cc_group_id does not depend on
+ * their order), the tag and the parent.  Members call such constructors with the same
+ * arguments in the same order (MPI matches them so), which is all the clock needs of an id
+ * (docs/checkpoint-protocol.md 1.1). */
+uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups,
+                               uint64_t tag)
+{
+  int total = 0, size[2];
+  const int *ranks[2];
+  if (ngroups < 1 || ngroups > 2)
+    return 0;
+  for (int i = 0; i < ngroups; i++) {
+    if (mana_group_members(groups[i], &size[i], &ranks[i]) != 0)
+      return 0;
+    total += size[i];
+  }
+  int *all = alloc_ints(total);
+  if (!all || total == 0) {
+    free(all);
+    return 0;
+  }
+  for (int i = 0, at = 0; i < ngroups; at += size[i], i++)
+    if (size[i] > 0)
+      memcpy(all + at, ranks[i], (size_t)size[i] * sizeof(int));
+  uint64_t id = cc_id_mix(cc_group_id(all, (size_t)total), tag);
+  free(all);
+  if (parent != MPI_COMM_NULL) {
+    uint64_t p = mana_comm_cc_id(parent);
+    if (!p)
+      return 0;
+    id = cc_id_mix(id, p);
+  }
+  return id;
+}
+
+uint64_t mana_string_tag(const char *stringtag)
+{
+  uint64_t h = 0x6d616e6121ull; /* FNV-1a would do as well: any hash every member computes */
+  for (const unsigned char *c = (const unsigned char *)stringtag; c && *c; c++)
+    h = cc_id_mix(h, *c);
+  return h;
+}
+
 uint64_t mana_comm_ggid(MPI_Comm v)
 {
   struct comm_rec *r = rec_of(v);
@@ -408,6 +461,33 @@ int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
   *size = r->size;
   *ranks = r->ranks;
   return r->ranks ? 0 : -1;
+}
+
+/* Reads the record only (the drain calls it on its own thread): the world's members are known
+ * from MPI_Init on (the clock registers MPI_COMM_WORLD there). */
+int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nremote,
+                            const int **remote)
+{
+  const struct comm_rec *r = rec_of(v);
+  if (!r || r->incomplete || !r->ranks)
+    return -1;
+  *nlocal = r->size;
+  *local = r->ranks;
+  *nremote = r->inter ? r->remote_size : 0;
+  *remote = r->inter ? r->remote_ranks : NULL;
+  return 0;
+}
+
+int mana_comm_is_root(MPI_Comm comm, int root)
+{
+  const struct comm_rec *r = rec_of(comm);
+  int rank = -1;
+  if (root == MPI_ROOT)
+    return 1;
+  if (r && r->inter)
+    return 0; /* the other members of the root's group pass MPI_PROC_NULL, the others a rank */
+  MANA_LH_CALL_NOPARK(MPI_Comm_rank, MANA_REAL(COMM, MPI_Comm, comm), &rank);
+  return rank == root;
 }
 
 static void free_rec(struct comm_rec *r)
@@ -472,10 +552,6 @@ static int check(char *reason, size_t len)
       mana_reason(reason, len, "no complete record of", "communicator", v);
       return 0;
     }
-    if (r->inter) {
-      mana_reason(reason, len, "mana cannot rebuild intercommunicators yet:", "communicator", v);
-      return 0;
-    }
     if (r->foreign) {
       mana_reason(reason, len, "processes outside MPI_COMM_WORLD are members of",
                   "communicator", v);
@@ -508,6 +584,11 @@ static int discard(void)
   discard_predefined(MPI_COMM_WORLD, &world_rec, "MPI_COMM_WORLD");
   discard_predefined(MPI_COMM_SELF, &self_rec, "MPI_COMM_SELF");
   return MPI_SUCCESS;
+}
+
+static int rebuild_tag(const struct comm_rec *r)
+{
+  return (int)(r->index & 0x7fff);
 }
 
 /* The topology, made again from the plain communicator without reordering, replaces it. */
@@ -558,19 +639,39 @@ static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
   return mana_attr_replay(r->attrs, MANA_KIND_COMM, (uint64_t)c, "communicator", v);
 }
 
-static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+/* The members' communicator, in the recorded rank order.  Every member rebuilds it as its
+ * (ggid, index)-th: the tag only has to be the same on all of them. */
+static int make_local(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
 {
   MPI_Group g, world = mana_world_group();
   int rc = MANA_LH_CALL_NOPARK(MPI_Group_incl, world, r->size, r->ranks, &g);
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Group_incl", rc);
-  /* Every member rebuilds this communicator as its (ggid, index)-th: the tag only has to
-   * be the same on all of them. */
-  int tag = (int)(r->index & 0x7fff);
-  rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, tag, out);
+  rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, rebuild_tag(r), out);
   MANA_LH_CALL_NOPARK(MPI_Group_free, &g);
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+}
+
+/* An intercommunicator: the local side as above, bridged through MPI_COMM_WORLD.  The leaders
+ * exchange on MPICH's collective context of MPI_COMM_WORLD, so the tag meets no message of
+ * the application (and none is in flight at a rebuild: pending receives are posted later). */
+static int make_inter(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+{
+  MPI_Comm local = MPI_COMM_NULL;
+  int rc = make_local(r, v, &local);
   if (rc != MPI_SUCCESS)
-    return mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+    return rc;
+  rc = MANA_LH_CALL_NOPARK(MPI_Intercomm_create, local, 0, MPI_COMM_WORLD, r->remote_ranks[0],
+                           rebuild_tag(r), out);
+  MANA_LH_CALL_NOPARK(MPI_Comm_free, &local);
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Intercomm_create", rc);
+}
+
+static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+{
+  int rc = r->inter ? make_inter(r, v, out) : make_local(r, v, out);
+  if (rc != MPI_SUCCESS)
+    return rc;
   if ((rc = rebuild_topology(&r->topo, out)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "the topology constructor", rc);
   return rebuild_properties(r, *out, v);
@@ -580,7 +681,8 @@ static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
  * that disagree (a communicator freed by some members before the checkpoint and not yet by
  * the others) are found with one reduction over MPI_COMM_WORLD, and the rebuild stops with a
  * message instead of hanging: each member adds a hash of (ggid, index, its rank in the
- * communicator), and the member of rank 0 also adds what all the members should add. */
+ * communicator), and the member of rank 0 also adds what all the members should add (of an
+ * intercommunicator: each side's rank 0 for its side). */
 static int members_agree(const struct mana_comm_key *keys, size_t n)
 {
   int me = 0;
@@ -588,13 +690,16 @@ static int members_agree(const struct mana_comm_key *keys, size_t n)
   MANA_LH_CALL_NOPARK(MPI_Comm_rank, MPI_COMM_WORLD, &me);
   for (size_t k = 0; k < n; k++) {
     const struct comm_rec *r = mana_slot_at(&mana_tables[MANA_KIND_COMM], keys[k].slot)->meta;
+    /* An intercommunicator's sides number their members alike: the side whose first member
+     * has the higher world rank counts its positions apart. */
     uint64_t id = cc_id_mix(r->ggid, r->index);
+    uint64_t side = r->inter && r->remote_size > 0 && r->ranks[0] > r->remote_ranks[0];
     for (int p = 0; p < r->size; p++)
       if (r->ranks[p] == me)
-        sums[0] += cc_id_mix(id, (uint64_t)p);
+        sums[0] += cc_id_mix(id, side << 32 | (uint64_t)p);
     if (r->size > 0 && r->ranks[0] == me)
       for (int p = 0; p < r->size; p++)
-        sums[1] += cc_id_mix(id, (uint64_t)p);
+        sums[1] += cc_id_mix(id, side << 32 | (uint64_t)p);
   }
   int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
                                MPI_COMM_WORLD);

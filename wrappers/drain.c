@@ -5,13 +5,16 @@
  *  1. Non-blocking collectives every member has started (the safe point guarantees it) are
  *     tested to completion.
  *  2. The per-peer counts of messages sent (p2p.h) are exchanged with an all-to-all on a
- *     private communicator: each rank learns how many messages each peer sent it.
+ *     private communicator: each rank learns how many messages each peer sent it.  Messages
+ *     the application matched with MPI_Mprobe/MPI_Improbe and has not received are received
+ *     into buffers; their handles name the buffered messages from then on (message.c).
  *  3. Until every peer's count is matched by this rank's count of messages received: pending
  *     receives are tested (a message may be on its way to them), and every communicator is
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
  *     memory and buffered in arrival order (drained.c).  Pending sends are tested until they
  *     complete.  Whatever completes stands behind a stand-in request reporting its status.
- *  4. A barrier on the private communicator: no rank leaves while another may still need its
+ *  4. The ranks check that they hold the same persistent collective requests (pcoll.c), and
+ *     a barrier on the private communicator: no rank leaves while another may still need its
  *     progress.
  *
  * It runs on the lower half's checkpoint thread (or an application thread in the test entry
@@ -24,6 +27,7 @@
 
 #include "mana/raw_syscall.h"
 #include "p2p.h"
+#include "pcoll.h"
 
 #define DRAIN_TIMEOUT_S 30.0
 
@@ -151,7 +155,7 @@ static int pending(const struct mana_slot *s)
   uint32_t f = s->flags;
   return (f & MANA_SLOT_USED) && !(f & MANA_SLOT_REQ_DONE) &&
          (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_FILE)) &&
+               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE)) &&
          !(s->meta && !(f & MANA_SLOT_ACTIVE));
 }
 
@@ -213,7 +217,7 @@ static int test_requests(struct drain *d, int *colls, int *sends)
       st.MPI_ERROR = rc;
     }
     if (!flag) {
-      *colls += (f & MANA_SLOT_REQ_COLL) != 0;
+      *colls += (f & (MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_PCOLL)) != 0;
       /* Independent file operations complete locally; they are waited for like sends. */
       *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE)) != 0;
       continue;
@@ -257,6 +261,28 @@ static int take_message(struct drain *d, MPI_Comm v, MPI_Comm real, int *took)
   mana_drained_append(m);
   mana_count_recv(v, &st);
   *took = 1;
+  return 0;
+}
+
+/* Messages the application matched (MPI_Mprobe, MPI_Improbe) and has not received: no probe
+ * sees them, yet their senders counted them.  Each is received as bytes, and its handle names
+ * the buffered message from then on (message.c). */
+static int receive_matched(struct drain *d)
+{
+  MPI_Message real;
+  MPI_Count bytes;
+  for (uint32_t i = 0; mana_message_next_matched(&i, &real, &bytes); i++) {
+    struct mana_drained *m = mana_drained_new(bytes);
+    if (!m)
+      return fail(d, "out of memory for a matched message", MPI_ERR_NO_MEM);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MANA_LH_ANY(MPI_Imrecv_c, m->data, bytes, MPI_BYTE, &real, &req);
+    if (rc != MPI_SUCCESS || wait_own(d, &req, "receiving a matched message") != 0) {
+      mana_drained_free(m);
+      return fail(d, "receiving a matched message failed", rc);
+    }
+    mana_message_drained(i, m);
+  }
   return 0;
 }
 
@@ -313,6 +339,25 @@ static int exchange_counts(struct drain *d)
   return wait_own(d, &req, "the exchange of message counts");
 }
 
+/* The members of a communicator must hold the same persistent collective requests for a
+ * restart to make them again alike (pcoll.c); a checkpoint where they do not fails here. */
+static int agree_on_persistent_collectives(struct drain *d)
+{
+  static uint64_t sums[2];
+  mana_pcoll_agreement(sums);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MANA_LH_ANY(MPI_Iallreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
+                       private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Iallreduce of the persistent collective requests failed", rc);
+  if (wait_own(d, &req, "the agreement on persistent collective requests") != 0)
+    return -1;
+  if (sums[0] != sums[1])
+    return fail(d, "the ranks do not hold the same persistent collective requests (one was "
+                   "freed by some members only)", MPI_SUCCESS);
+  return 0;
+}
+
 static int run(struct drain *d)
 {
   int colls, sends, peer;
@@ -323,7 +368,7 @@ static int run(struct drain *d)
                                   : "no private communicator",
                 MPI_SUCCESS);
   d->deadline = now() + timeout_s;
-  if (exchange_counts(d) != 0 || wait_mpi_own(d) != 0)
+  if (exchange_counts(d) != 0 || receive_matched(d) != 0 || wait_mpi_own(d) != 0)
     return -1;
   for (;;) {
     if (test_requests(d, &colls, &sends) != 0)
@@ -353,6 +398,8 @@ static int run(struct drain *d)
       return -1;
     }
   }
+  if (agree_on_persistent_collectives(d) != 0)
+    return -1;
   MPI_Request req = MPI_REQUEST_NULL;
   int rc = MANA_LH_ANY(MPI_Ibarrier, private_comm, &req);
   if (rc != MPI_SUCCESS)

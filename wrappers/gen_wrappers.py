@@ -43,6 +43,7 @@ class Param:
         self.kind = HANDLE_KINDS.get(self.ctype)
         self.direction = None  # in, out, inout, free, in-array
         self.length = None
+        self.keep = None  # keep, keep_root: an input array a persistent request needs again
 
 
 class Function:
@@ -58,6 +59,8 @@ class Function:
         self.custom = False
         self.coll = False
         self.file_coll = False
+        self.group_coll = False
+        self.persistent_coll = False
         self.after = False
         self.mpiwait = False
         for a in ann.split():
@@ -77,6 +80,14 @@ class Function:
             self.coll = True
             self.file_coll = True
             return
+        if a == "pcoll":
+            self.coll = True
+            self.persistent_coll = True
+            return
+        if a == "gcoll":
+            self.coll = True
+            self.group_coll = True
+            return
         if a == "after":
             self.after = True
             return
@@ -90,6 +101,11 @@ class Function:
         p = self.param(pname)
         if kind:
             p.kind = kind.upper()
+        if direction in ("keep", "keep_root"):
+            if not length or p.kind:
+                raise ValueError(f"{self.name}: {pname}={direction} needs a length and no handle")
+            p.keep, p.length = direction, length
+            return
         if direction:
             p.direction = "in-array" if direction == "in" and length else direction
             p.length = length
@@ -194,6 +210,56 @@ def length_expr(p):
     return f"(size_t)({p.length})"
 
 
+# Persistent collective requests (pcoll): what the wrapper records of each argument so that
+# a restart can make the request again (wrappers/pcoll.h), and the replay that does it.
+def pcoll_arg(fn, p):
+    if p.kind == "DATATYPE" and p.direction == "in-array":
+        return f"{{.kind = MANA_PA_DATATYPES, .value = (uint64_t)(uintptr_t){p.name}, .n = n_{p.name}}}"
+    if p.kind and p.direction == "in":
+        kind = {"DATATYPE": "MANA_PA_DATATYPE", "OP": "MANA_PA_OP", "COMM": "MANA_PA_COMM",
+                "INFO": "MANA_PA_INFO"}.get(p.kind)
+        if not kind:
+            raise ValueError(f"{fn.name}: pcoll cannot record a {p.ctype} argument")
+        return f"{{.kind = {kind}, .value = (uint64_t)(uint32_t){p.name}}}"
+    if p.keep:
+        n = length_expr(p)
+        if p.keep == "keep_root":
+            comm = next(q.name for q in fn.params if q.ctype == "MPI_Comm")
+            n = f"(mana_comm_is_root({comm}, root) ? {n} : 0)"
+        return (f"{{.kind = MANA_PA_ARRAY, .value = (uint64_t)(uintptr_t){p.name}, "
+                f".n = {p.name} ? {n} : 0, .elem = sizeof(*{p.name})}}")
+    if "[" in p.text:
+        raise ValueError(f"{fn.name}: pcoll array '{p.name}' needs keep[LEN] or keep_root[LEN]")
+    if p.ptr:
+        return f"{{.kind = MANA_PA_VALUE, .value = (uint64_t)(uintptr_t){p.name}}}"
+    return f"{{.kind = MANA_PA_VALUE, .value = (uint64_t)(int64_t){p.name}}}"
+
+
+def param_type(p):
+    return ("const " if p.const else "") + p.ctype + (" " + "*" * p.ptr if p.ptr else "")
+
+
+def gen_pcoll_replay(fn):
+    args, i = [], 0
+    for p in fn.params:
+        if p.ctype == "MPI_Request" and p.direction == "out":
+            args.append("out")
+            continue
+        t = param_type(p)
+        if p.ptr:
+            args.append(f"({t})(uintptr_t)a[{i}].real")
+        elif p.kind:
+            args.append(f"({t})(uint32_t)a[{i}].real")
+        else:
+            args.append(f"({t})a[{i}].real")
+        i += 1
+    return "\n".join([
+        f"static int mana_replay_{fn.name}(const struct mana_pcoll_arg *a, MPI_Request *out)",
+        "{",
+        f"  return MANA_LH_CALL_NOPARK({fn.name}, {', '.join(args)});",
+        "}", ""])
+
+
 def request_kind(fn):
     """The drain completes non-blocking collectives and independent file operations and refuses
     persistent collectives and partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
@@ -252,7 +318,22 @@ def gen_wrapper(fn):
     # checkpoint), the window closed once the call is back and the new communicator, if any,
     # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
     cc_kind, cc_child = 0, "MPI_COMM_NULL"
-    if fn.file_coll:
+    if fn.group_coll:
+        # A constructor collective over its groups only: counted on an id of the groups'
+        # members, the tag and the parent, which every member passes alike.
+        groups = [p.name for p in fn.params if p.ctype == "MPI_Group" and p.direction == "in"]
+        parent = next((p.name for p in fn.params
+                       if p.ctype == "MPI_Comm" and p.direction == "in"), "MPI_COMM_NULL")
+        tag = next((p for p in fn.params if p.name in ("tag", "stringtag")), None)
+        if not groups or not tag:
+            raise ValueError(f"{fn.name}: gcoll needs MPI_Group arguments and a tag")
+        tag_expr = (f"mana_string_tag({tag.name})" if tag.name == "stringtag"
+                    else f"(uint64_t)(int64_t){tag.name}")
+        child = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "out")
+        cc_kind, cc_child = 1, f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
+        body.insert(0, f"  mana_cc_enter_id(mana_comm_group_cc_id({parent}, "
+                       f"(const MPI_Group[]){{{', '.join(groups)}}}, {len(groups)}, {tag_expr}), 1);")
+    elif fn.file_coll:
         fh = next(p for p in fn.params
                   if p.ctype == "MPI_File" and p.direction in ("in", "free"))
         arg = f"({fh.name} ? *{fh.name} : MPI_FILE_NULL)" if fh.direction == "free" else fh.name
@@ -289,6 +370,13 @@ def gen_wrapper(fn):
             source = same.name if same else RECORDED_KINDS[p.kind]
             hook = "created" if p.direction == "out" else "created_pending"
             after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
+    if fn.persistent_coll:
+        req = next(p for p in fn.params if p.ctype == "MPI_Request" and p.direction == "out")
+        rec = [pcoll_arg(fn, p) for p in fn.params if p is not req]
+        after.append("    const struct mana_pcoll_arg pa_[] = {")
+        after += [f"        {r}," for r in rec]
+        after.append("    };")
+        after.append(f"    mana_pcoll_made(*{req.name}, mana_replay_{fn.name}, pa_, {len(rec)});")
     if fn.after:
         after.append(f"    {fn.hook_name()}({', '.join(p.name for p in fn.params)});")
     # A call that makes, frees or changes handles parks only once the tables and records
@@ -296,7 +384,8 @@ def gen_wrapper(fn):
     handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
     nopark = handles or fn.coll
     macro = "MANA_LH_CALL_NOPARK" if nopark else "MANA_LH_CALL"
-    lines = [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
+    lines = ([gen_pcoll_replay(fn)] if fn.persistent_coll else [])
+    lines += [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
     lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
     if after:
         # New handles and records change shared tables: one thread at a time (stub_lock.h).
@@ -334,7 +423,7 @@ def gen_hooks_header(funcs):
 def gen_wrappers(funcs):
     out = ["/* Generated by gen_wrappers.py from mpi_api.txt: do not edit. */",
            "#include <stdlib.h>", "#include \"stub.h\"", "#include \"records.h\"",
-           "#include \"stub_lock.h\"",
+           "#include \"stub_lock.h\"", "#include \"pcoll.h\"",
            "#include \"stub_hooks.h\"", ""]
     for fn in funcs:
         if not fn.custom:

@@ -69,6 +69,22 @@ void mana_group_created(MPI_Group v, MPI_Group parent)
   s->meta = r;
 }
 
+int mana_group_members(MPI_Group v, int *size, const int **ranks)
+{
+  if (v == MPI_GROUP_EMPTY) {
+    *size = 0;
+    *ranks = NULL;
+    return 0;
+  }
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_GROUP, (uint32_t)v);
+  const struct group_rec *r = s ? s->meta : NULL;
+  if (!r || r->foreign)
+    return -1;
+  *size = r->size;
+  *ranks = r->ranks;
+  return 0;
+}
+
 static int check(char *reason, size_t len)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_GROUP];

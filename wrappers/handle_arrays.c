@@ -17,16 +17,28 @@ REAL_ARRAY(request, REQUEST, MPI_Request)
 REAL_ARRAY(info, INFO, MPI_Info)
 REAL_ARRAY(comm, COMM, MPI_Comm)
 
+/* Lengths of argument arrays.  They are asked for inside collective wrappers, after the clock
+ * counted the collective and, for persistent ones, before the request's record exists: no
+ * park point in them. */
+
 /* alltoallw on an intercommunicator takes remote-size arrays. */
 size_t mana_comm_size(MPI_Comm comm)
 {
   MPI_Comm real = MANA_REAL(COMM, MPI_Comm, comm);
   int inter = 0, size = 0;
-  MANA_LH_CALL(MPI_Comm_test_inter, real, &inter);
+  MANA_LH_CALL_NOPARK(MPI_Comm_test_inter, real, &inter);
   if (inter)
-    MANA_LH_CALL(MPI_Comm_remote_size, real, &size);
+    MANA_LH_CALL_NOPARK(MPI_Comm_remote_size, real, &size);
   else
-    MANA_LH_CALL(MPI_Comm_size, real, &size);
+    MANA_LH_CALL_NOPARK(MPI_Comm_size, real, &size);
+  return size > 0 ? (size_t)size : 0;
+}
+
+/* reduce_scatter's counts on an intercommunicator are per member of the local group. */
+size_t mana_local_size(MPI_Comm comm)
+{
+  int size = 0;
+  MANA_LH_CALL_NOPARK(MPI_Comm_size, MANA_REAL(COMM, MPI_Comm, comm), &size);
   return size > 0 ? (size_t)size : 0;
 }
 
@@ -35,18 +47,18 @@ static void neighbor_counts(MPI_Comm comm, int *in, int *out)
   MPI_Comm real = MANA_REAL(COMM, MPI_Comm, comm);
   int topo = MPI_UNDEFINED, weighted = 0;
   *in = *out = 0;
-  MANA_LH_CALL(MPI_Topo_test, real, &topo);
+  MANA_LH_CALL_NOPARK(MPI_Topo_test, real, &topo);
   if (topo == MPI_CART) {
     int ndims = 0;
-    MANA_LH_CALL(MPI_Cartdim_get, real, &ndims);
+    MANA_LH_CALL_NOPARK(MPI_Cartdim_get, real, &ndims);
     *in = *out = 2 * ndims;
   } else if (topo == MPI_GRAPH) {
     int rank = 0, n = 0;
-    MANA_LH_CALL(MPI_Comm_rank, real, &rank);
-    MANA_LH_CALL(MPI_Graph_neighbors_count, real, rank, &n);
+    MANA_LH_CALL_NOPARK(MPI_Comm_rank, real, &rank);
+    MANA_LH_CALL_NOPARK(MPI_Graph_neighbors_count, real, rank, &n);
     *in = *out = n;
   } else if (topo == MPI_DIST_GRAPH) {
-    MANA_LH_CALL(MPI_Dist_graph_neighbors_count, real, in, out, &weighted);
+    MANA_LH_CALL_NOPARK(MPI_Dist_graph_neighbors_count, real, in, out, &weighted);
   }
 }
 

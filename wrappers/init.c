@@ -59,6 +59,7 @@ __attribute__((constructor)) static void check_boundary(void)
 static int init(int required, int *provided)
 {
   int got = MPI_THREAD_SINGLE;
+  mana_cc_init_enter();
   int rc = MANA_LH_SVC_NOPARK(init_thread, required, &got);
   if (rc == MPI_SUCCESS) {
     mana_world_model = 1;
@@ -68,6 +69,7 @@ static int init(int required, int *provided)
       mana_threads_concurrent = 1;
     app_main_thread = pthread_self();
   }
+  mana_cc_init_leave(rc == MPI_SUCCESS);
   if (provided)
     *provided = got;
   MANA_PARK_CHECK();

@@ -236,12 +236,17 @@ int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
 int mana_drained_recv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                       MPI_Comm comm, MPI_Status *status, int *rc);
 
-/* Message handles (pt2pt_nonblocking.c): MPI's, remembering their communicator, or a
- * buffered message's; take: the buffered message behind a handle (retiring it), or NULL and
- * MPI's real handle and communicator. */
-MPI_Message mana_message_new(MPI_Message real, MPI_Comm comm);
+/* Message handles (message.c): MPI's, remembering their communicator and what the probe
+ * reported (st), or a buffered message's; take: the buffered message behind a handle
+ * (retiring it), or NULL and MPI's real handle and communicator. */
+MPI_Message mana_message_new(MPI_Message real, MPI_Comm comm, const MPI_Status *st);
 MPI_Message mana_message_buffered(struct mana_drained *m, MPI_Comm comm, MPI_Status *status);
 struct mana_drained *mana_message_take(MPI_Message *message, MPI_Comm *comm, MPI_Message *real);
+/* The drain: the next handle, from slot *cursor on, whose message MPI still holds (its real
+ * handle and size), 0 when there is none; then the message received into m, which the handle
+ * names from now on (counted as received). */
+int mana_message_next_matched(uint32_t *cursor, MPI_Message *real, MPI_Count *bytes);
+void mana_message_drained(uint32_t index, struct mana_drained *m);
 
 /* ---- the drain (drain.c) ---- */
 

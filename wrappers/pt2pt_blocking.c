@@ -334,11 +334,12 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
         return MPI_SUCCESS;
       }
     }
-    int rc = MANA_UNTIL_NOPARK(improbe_until, source, tag, COMM(comm), &flag, &msg, status);
+    MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = MANA_UNTIL_NOPARK(improbe_until, source, tag, COMM(comm), &flag, &msg, st);
     if (rc != MPI_SUCCESS)
       return rc;
     if (flag) { /* a matched message parks only once its handle exists (stub.h) */
-      *message = mana_message_new(msg, comm);
+      *message = mana_message_new(msg, comm, st);
       MANA_PARK_CHECK();
       return rc;
     }
@@ -354,10 +355,10 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     MPI_Message msg;                                                                    \
     MPI_Status local, *st = STATUS_OR_LOCAL(status, local);                             \
     struct mana_drained *m = mana_message_take(message, &comm, &msg);                   \
-    if (m) {                                                                            \
+    if (m) { /* MPICH raises MPI_Mrecv's errors on MPI_COMM_WORLD, and so does this */   \
       int rc = mana_drained_deliver(m, buf, count, datatype, comm, st);                 \
       if (rc != MPI_SUCCESS)                                                            \
-        MANA_LH_CALL_NOPARK(MPI_Comm_call_errhandler, COMM(comm), rc);                  \
+        MANA_LH_CALL_NOPARK(MPI_Comm_call_errhandler, MPI_COMM_WORLD, rc);              \
       MANA_PARK_CHECK();                                                                \
       return rc;                                                                        \
     }                                                                                   \

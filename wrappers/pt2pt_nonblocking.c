@@ -93,45 +93,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
   return MANA_LH_CALL(MPI_Iprobe, source, tag, COMM(comm), flag, status);
 }
 
-/* ---- matched probes: a message handle remembers its communicator (slot aux), so the
- * receive that takes it can count it; a buffered message gets a handle of its own ---- */
-
-MPI_Message mana_message_buffered(struct mana_drained *m, MPI_Comm comm, MPI_Status *status)
-{
-  uint32_t v = mana_handle_new(MANA_KIND_MESSAGE, (uint32_t)MPI_MESSAGE_NULL);
-  struct mana_slot *s = mana_handle_slot(MANA_KIND_MESSAGE, v);
-  s->meta = m;
-  s->aux = (uint32_t)comm;
-  s->flags |= MANA_SLOT_REQ_DONE;
-  if (status != MPI_STATUS_IGNORE)
-    mana_drained_status(m, status);
-  return (MPI_Message)v;
-}
-
-MPI_Message mana_message_new(MPI_Message real, MPI_Comm comm)
-{
-  MPI_Message v = MANA_NEW(MESSAGE, MPI_Message, real);
-  struct mana_slot *s = mana_handle_slot(MANA_KIND_MESSAGE, (uint32_t)v);
-  if (s)
-    s->aux = (uint32_t)comm;
-  return v;
-}
-
-/* Takes the message behind *message: a buffered one (returned, its handle retired) or MPI's
- * (NULL; *comm its communicator, *real its real handle). */
-struct mana_drained *mana_message_take(MPI_Message *message, MPI_Comm *comm, MPI_Message *real)
-{
-  struct mana_slot *s = mana_handle_slot(MANA_KIND_MESSAGE, (uint32_t)*message);
-  *comm = s ? (MPI_Comm)(uint32_t)s->aux : MPI_COMM_NULL;
-  *real = s ? (MPI_Message)(uint32_t)s->real : *message;
-  if (!s || !(s->flags & MANA_SLOT_REQ_DONE))
-    return NULL;
-  struct mana_drained *m = s->meta;
-  s->meta = NULL; /* not the default free(): it is a mapping */
-  mana_handle_retire(MANA_KIND_MESSAGE, (uint32_t)*message);
-  *message = MPI_MESSAGE_NULL;
-  return m;
-}
+/* ---- matched probes (message handles: message.c) ---- */
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
@@ -146,9 +108,10 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     }
   }
   MPI_Message real;
-  int rc = MANA_LH_CALL_NOPARK(MPI_Improbe, source, tag, COMM(comm), flag, &real, status);
+  MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = MANA_LH_CALL_NOPARK(MPI_Improbe, source, tag, COMM(comm), flag, &real, st);
   if (rc == MPI_SUCCESS && *flag)
-    *message = mana_message_new(real, comm);
+    *message = mana_message_new(real, comm, st);
   MANA_PARK_CHECK();
   return rc;
 }

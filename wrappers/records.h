@@ -81,6 +81,9 @@ void mana_world_group_forget(void);
 /* World ranks of the n members of real group g, in rank order; returns how many members are
  * not in MPI_COMM_WORLD (MPI_UNDEFINED in ranks), or -1 if MPI failed. */
 int mana_group_world_ranks(MPI_Group g, int n, int *ranks);
+/* The members of the application's group v as world ranks in rank order (the record's own
+ * array; MPI_GROUP_EMPTY has none): 0, or -1 without a usable record. */
+int mana_group_members(MPI_Group v, int *size, const int **ranks);
 
 /* Info (info.c): key/value lists in insertion order, as MPICH keeps and reports them. */
 struct mana_kv {
@@ -157,6 +160,19 @@ void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
  * without a usable record. */
 int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
                       const int **ranks);
+/* Both groups of v as world ranks (the record's arrays; an intracommunicator has no remote
+ * one): 0, or -1 without a usable record.  Reads records only. */
+int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nremote,
+                            const int **remote);
+
+/* The collective clock's id of a constructor that is collective over its groups only
+ * (MPI_Comm_create_group, MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups):
+ * every member of the union of the groups computes the same id from the members, the tag and
+ * the parent (MPI_COMM_NULL: none); 0 when a group has no usable record. */
+uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups,
+                               uint64_t tag);
+/* The tag of the constructors that take a string. */
+uint64_t mana_string_tag(const char *stringtag);
 
 /* ---- hooks the generated wrappers call ---- */
 void mana_comm_created(MPI_Comm v, MPI_Comm parent);

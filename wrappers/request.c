@@ -8,7 +8,8 @@
  * keeps its virtual handle.
  *
  * A persistent send or receive (MPI_Send_init, MPI_Recv_init, ...) is recorded with its
- * arguments and made again, inactive, at restart.  Whether it is active is tracked from
+ * arguments and made again, inactive, at restart; persistent collectives have their own file
+ * (pcoll.c), to which MPI_Start, MPI_Startall and MPI_Request_free hand them.  Whether it is active is tracked from
  * MPI_Start to its completion, because only an inactive one can be made again as it was.
  *
  * Point-to-point and non-blocking collective operations in progress are completed by the
@@ -21,6 +22,7 @@
 #include <stdio.h>
 
 #include "p2p.h"
+#include "pcoll.h"
 #include "records.h"
 #include "stub_hooks.h"
 
@@ -200,7 +202,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
   return MANA_LH_CALL(MPI_Request_get_status, real_of(request), flag, status);
 }
 
-int MPI_Request_free(MPI_Request *request)
+static int request_free(MPI_Request *request)
 {
   MPI_Request real = real_of(*request);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
@@ -215,6 +217,15 @@ int MPI_Request_free(MPI_Request *request)
     mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*request);
     *request = MPI_REQUEST_NULL;
   }
+  return rc;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+  if (s && (s->flags & MANA_SLOT_REQ_PCOLL))
+    return mana_pcoll_free(request, request_free);
+  int rc = request_free(request);
   MANA_PARK_CHECK();
   return rc;
 }
@@ -236,8 +247,16 @@ static void mark_started(MPI_Request *requests, int n, int rc)
   }
 }
 
+static int is_pcoll(MPI_Request v)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)v);
+  return s && (s->flags & MANA_SLOT_REQ_PCOLL);
+}
+
 int MPI_Start(MPI_Request *request)
 {
+  if (is_pcoll(*request))
+    return mana_pcoll_start(request);
   MPI_Request real = real_of(*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
   settle(request, real, 0, NULL);
@@ -265,6 +284,15 @@ int MPI_Start(MPI_Request *request)
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
   int rc;
+  /* A persistent collective's start is counted on the clock before it enters MPI: the
+   * requests are then started one by one, in order (MPI_Startall is MPI_Start on each). */
+  for (int i = 0; i < count; i++)
+    if (is_pcoll(array_of_requests[i])) {
+      rc = MPI_SUCCESS;
+      for (int k = 0; k < count && rc == MPI_SUCCESS; k++)
+        rc = MPI_Start(&array_of_requests[k]);
+      return rc;
+    }
   WITH_REAL_REQUESTS(count, array_of_requests, real,
                      rc = MANA_LH_CALL_NOPARK(MPI_Startall, count, real),
                      settle_all(count, array_of_requests, real, 0, NULL, NULL));
@@ -458,6 +486,10 @@ RECORD_INIT(Recv_init_c, PREQ_RECV, 1, MPI_Count, void)
 
 static void release(struct mana_slot *s)
 {
+  if (s->flags & MANA_SLOT_REQ_PCOLL) {
+    mana_pcoll_release(s);
+    return;
+  }
   struct preq_rec *r = s->meta;
   mana_dt_arg_put(&r->type);
   free(r);
@@ -479,8 +511,7 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
   if (f & MANA_SLOT_GREQUEST)
     return "mana cannot rebuild generalized requests:";
   if (f & MANA_SLOT_REQ_PCOLL)
-    return "mana cannot checkpoint persistent collective requests (MPI_*_init), started or "
-           "not:";
+    return mana_pcoll_refusal(s);
   if (f & MANA_SLOT_REQ_PART)
     return "mana cannot checkpoint partitioned requests:";
   if (r)
@@ -646,6 +677,8 @@ static int rebuild(void)
   int rc = pending ? MPI_SUCCESS : MPI_ERR_NO_MEM;
   mana_drain_comm_forget(); /* gone with the old MPI, or freed by discard */
   mana_drain_comm_make();
+  if (rc == MPI_SUCCESS)
+    rc = mana_pcoll_rebuild();
   for (uint32_t i = 0; i < t->capacity && rc == MPI_SUCCESS; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     struct mana_req_extra *e = mana_req_extra(i);
@@ -653,7 +686,7 @@ static int rebuild(void)
     MPI_Request real;
     if (!(f & MANA_SLOT_USED))
       continue;
-    if (s->meta) {
+    if (s->meta && !(f & MANA_SLOT_REQ_PCOLL)) { /* persistent collectives: made above */
       if ((rc = make(s->meta, &real)) != MPI_SUCCESS)
         return mana_rebuild_error("persistent request", v, "MPI_*_init", rc);
       s->real = (uint32_t)real;

@@ -169,6 +169,7 @@ MANA_DECLARE_REAL_ARRAY(comm, MPI_Comm)
 
 /* Lengths of the handle arrays of the alltoallw family. */
 size_t mana_comm_size(MPI_Comm comm);
+size_t mana_local_size(MPI_Comm comm);
 size_t mana_neighbor_in(MPI_Comm comm);
 size_t mana_neighbor_out(MPI_Comm comm);
 
@@ -205,6 +206,10 @@ void mana_callback_leave(uint64_t saved_fs);
  * communicator `child` joins the clock as it is recorded. */
 void mana_cc_enter(MPI_Comm comm, int constructor);
 void mana_cc_enter_file(MPI_File fh);
+void mana_cc_enter_id(uint64_t id, int constructor);
+/* Around the real MPI_Init: MPI_COMM_WORLD and MPI_COMM_SELF join the clock. */
+void mana_cc_init_enter(void);
+void mana_cc_init_leave(int initialized);
 void mana_cc_leave(int kind, MPI_Comm child);
 void mana_cc_register(void);
 void mana_cc_after_restart(void);

@@ -635,6 +635,42 @@ EOF
   kill "$holder"
   expect_gone
 
+  # ... and one that is going away (its launcher ended) and drops the connection is waited
+  # for, not taken for a refusal: a stand-in holds the lock, answers one connection by
+  # resetting it, and exits 0.3 s later (a restart right after a --kill checkpoint met the
+  # real one so)
+  ck=$work/exiting
+  mkdir -p "$ck/.mana" && chmod 700 "$ck/.mana"
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$ck/.mana/secret"
+  chmod 600 "$ck/.mana/secret"
+  $PY - "$ck/.mana" >"$work/exiting-coord.out" 2>&1 <<'PYEOF' &
+import fcntl, os, socket, struct, sys, time
+meta = sys.argv[1]
+lock = open(os.path.join(meta, "lock"), "a")
+fcntl.flock(lock, fcntl.LOCK_EX)
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(4)
+with open(os.path.join(meta, "coordinator"), "w") as f:
+    f.write("127.0.0.1:%d\n" % srv.getsockname()[1])
+srv.settimeout(20)
+conn, _ = srv.accept()
+conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+conn.close()
+print("reset one connection", flush=True)
+time.sleep(0.3)
+os.unlink(os.path.join(meta, "coordinator"))
+PYEOF
+  local exiting=$!
+  extra_pids="$extra_pids $exiting"
+  wait_until 5 test -s "$ck/.mana/coordinator" || fail "the exiting stand-in did not start"
+  (cd "$work/run" && env -u MANA_COORDINATOR -u MANA_SECRET_FILE PATH="$work/bin:$PATH" \
+     MANA_LAUNCHERS=fakerun "$bin/mana_launch" --ckptdir "$ck" fakerun -n 2 "$app") \
+     >"$work/exiting.out" 2>&1 || fail "mana_launch gave up on a coordinator that was exiting"
+  grep -q "reset one connection" "$work/exiting-coord.out" || fail "the stand-in was not asked"
+  latest_is 1 || fail "LATEST after the exiting coordinator"
+  expect_gone
+
   # the per-rank form finds a coordinator already serving the directory
   ck=$work/run/mana-ckpt
   start_coord

@@ -48,6 +48,11 @@ set(MANA_TEST_PROGRAMS
   iterative:2
   inflight_p2p:2
   inflight_coll:2
+  ckpt_intercomm:2
+  ckpt_mprobe:2
+  ckpt_late_world:2
+  ckpt_cgroup:2
+  ckpt_pcoll:2
   multi_comm:2:0:300,20000
   heat_cart:2:0:400
   signal_masks:2:0:40
