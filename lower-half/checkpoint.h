@@ -22,5 +22,10 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
  * the image `path` and continues the parked threads.  Returns only on failure. */
 int mana_restart_from(const char *path, char *err, size_t errlen);
 
+/* In a restarted process, waits until the application's threads run again (the stub's restart
+ * hook has rebuilt the MPI objects): a checkpoint must not begin before, since resuming
+ * threads block every signal and cannot park.  Returns at once in a launched process. */
+void mana_restart_wait_resumed(void);
+
 
 #endif

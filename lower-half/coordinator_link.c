@@ -294,6 +294,7 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
   /* The command's strings live in the receive buffer, which the next message reuses. */
   snprintf(dir, sizeof(dir), "%s", dir_in_msg);
+  mana_restart_wait_resumed();
   if (!cc) {
     note_begun(gen);
     coord_send_refuse(link_conn, gen, "the stub MPI library has no collective clock");

@@ -109,11 +109,15 @@ static uint64_t make_holder(uint32_t slot)
   return h.fs;
 }
 
+static volatile uint32_t factory_ready;
+
 static void *factory_main(void *arg)
 {
   (void)arg;
   block_signals();
   note_quiet(gettid());
+  __atomic_store_n(&factory_ready, 1, __ATOMIC_RELEASE);
+  futex_wake(&factory_ready);
   uint32_t seen = request_word;
   for (;;) {
     while (request_word == seen)
@@ -146,6 +150,9 @@ int mana_mpi_threads_start(void)
     return -1;
   }
   factory_running = 1;
+  /* Parking skips it only once it is known as quiet: it blocks the park signal. */
+  while (!__atomic_load_n(&factory_ready, __ATOMIC_ACQUIRE))
+    futex_wait(&factory_ready, 0);
   return 0;
 }
 

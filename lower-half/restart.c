@@ -42,8 +42,21 @@
 #include "sigsys.h"
 #include "state.h"
 
-/* Released once the main thread has run the stub's restart hook. */
+/* Released once the main thread has run the stub's restart hook.  restarting: this process
+ * is a restart, and restart_done tells whether its threads run the application again. */
 static volatile uint32_t restart_done;
+static volatile uint32_t restarting;
+/* MANA_TEST_RESTART_DELAY_MS: the main thread waits this long before the stub's restart hook,
+ * so that tests can ask for a checkpoint while the threads are still resuming. */
+static uint32_t resume_delay_ms;
+
+void mana_restart_wait_resumed(void)
+{
+  if (!__atomic_load_n(&restarting, __ATOMIC_ACQUIRE))
+    return;
+  while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE))
+    mana_raw_syscall4(SYS_futex, (long)&restart_done, FUTEX_WAIT, 0, 0);
+}
 
 /* Runs on each resumed thread, inside mana_park_self, on the upper half's thread pointer: no
  * TLS, raw system calls only. */
@@ -52,6 +65,10 @@ static void resume_thread(void *record)
   struct mana_thread_record *r = record;
   struct mana_park_area *area = MANA_PARK;
   if (r->is_main) {
+    if (resume_delay_ms) { /* testing aid: widen the window before the threads run again */
+      struct timespec ts = {resume_delay_ms / 1000, (long)(resume_delay_ms % 1000) * 1000000L};
+      mana_raw_syscall4(SYS_nanosleep, (long)&ts, 0, 0, 0);
+    }
     /* glibc keeps the kernel thread id in its struct pthread; a new process has a new one. */
     *(uint32_t *)(uintptr_t)(r->upper_fs + area->tid_offset) = r->tid;
     area->main_tid_at_start = r->tid;
@@ -236,6 +253,11 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
     return -1;
   if (init_mpi(&facts, err, errlen) != 0)
     return -1;
+  /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,
+   * as until then the threads are resuming with every signal blocked and cannot park. */
+  const char *delay = getenv("MANA_TEST_RESTART_DELAY_MS");
+  resume_delay_ms = delay ? (uint32_t)strtoul(delay, NULL, 10) : 0;
+  __atomic_store_n(&restarting, 1, __ATOMIC_RELEASE);
   mana_local_checkpoint_start(); /* a restarted job can be checkpointed again */
   mana_coordinator_link_start();
 
