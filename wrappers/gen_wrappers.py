@@ -58,6 +58,8 @@ class Function:
         self.custom = False
         self.coll = False
         self.file_coll = False
+        self.win_coll = False
+        self.rma = False
         self.after = False
         for a in ann.split():
             self.annotate(a)
@@ -75,6 +77,13 @@ class Function:
         if a == "fcoll":
             self.coll = True
             self.file_coll = True
+            return
+        if a == "wcoll":
+            self.coll = True
+            self.win_coll = True
+            return
+        if a == "rma":
+            self.rma = True
             return
         if a == "after":
             self.after = True
@@ -191,8 +200,11 @@ def length_expr(p):
 
 
 def request_kind(fn):
-    """The drain completes non-blocking collectives and independent file operations and refuses
-    persistent collectives and partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
+    """The drain completes non-blocking collectives, independent file operations and
+    request-based RMA operations (`rma`), and refuses persistent collectives and partitioned
+    requests; point-to-point requests are marked by their hand-written wrappers."""
+    if fn.rma:
+        return "MANA_SLOT_REQ_RMA"
     if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):
         return "MANA_SLOT_REQ_PART"
     # Independent file operations only: the non-blocking collective ones (_all) need every
@@ -243,7 +255,11 @@ def gen_wrapper(fn):
     # checkpoint), the window closed once the call is back and the new communicator, if any,
     # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
     cc_kind, cc_child = 0, "MPI_COMM_NULL"
-    if fn.file_coll:
+    if fn.win_coll:
+        w = next(p for p in fn.params if p.ctype == "MPI_Win" and p.direction in ("in", "free"))
+        arg = f"*{w.name}" if w.direction == "free" else w.name
+        body.insert(0, f"  mana_cc_enter_win({arg});")
+    elif fn.file_coll:
         fh = next(p for p in fn.params
                   if p.ctype == "MPI_File" and p.direction in ("in", "free"))
         arg = f"*{fh.name}" if fh.direction == "free" else fh.name

@@ -66,6 +66,9 @@ enum mana_slot_flags {
   /* An independent non-blocking file operation (MPI_File_iread, _iwrite, _at, _shared): it
    * completes without the other ranks, so the drain waits for it like a send. */
   MANA_SLOT_REQ_FILE = 1u << 12,
+  /* A request-based RMA operation (MPI_Rput ...): complete once the drain has flushed its
+   * window, waited for like a send. */
+  MANA_SLOT_REQ_RMA = 1u << 13,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

@@ -153,6 +153,9 @@ void mana_callback_leave(uint64_t saved_fs);
  * communicator `child` joins the clock as it is recorded. */
 void mana_cc_enter(MPI_Comm comm, int constructor);
 void mana_cc_enter_file(MPI_File fh);
+void mana_cc_enter_win(MPI_Win win);
+/* Around an MPI call that may wait for another rank's program (+1 before, -1 after). */
+void mana_cc_peer_wait(int delta);
 void mana_cc_leave(int kind, MPI_Comm child);
 void mana_cc_register(void);
 void mana_cc_after_restart(void);

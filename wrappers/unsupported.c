@@ -1,5 +1,5 @@
-/* Kinds of MPI objects mana does not rebuild at restart yet: windows, matched messages
- * (MPI_Mprobe) and sessions (open MPI files are rebuilt: mpiio.c).  The application may use
+/* Kinds of MPI objects mana does not rebuild at restart yet: matched messages (MPI_Mprobe)
+ * and sessions (open MPI files are rebuilt: mpiio.c, windows: window.c).  The application may use
  * them freely; a checkpoint is refused, with the object named, while one exists. */
 #include "records.h"
 
@@ -16,11 +16,6 @@ static int refuse_live(enum mana_kind kind, const char *what, char *reason, size
   return 1;
 }
 
-static int check_win(char *reason, size_t len)
-{
-  return refuse_live(MANA_KIND_WIN, "window", reason, len);
-}
-
 static int check_message(char *reason, size_t len)
 {
   return refuse_live(MANA_KIND_MESSAGE, "matched message", reason, len);
@@ -31,8 +26,6 @@ static int check_session(char *reason, size_t len)
   return refuse_live(MANA_KIND_SESSION, "session", reason, len);
 }
 
-const struct mana_kind_ops mana_win_ops = {.name = "window", .kind = MANA_KIND_WIN,
-                                           .check = check_win};
 const struct mana_kind_ops mana_message_ops = {.name = "message", .kind = MANA_KIND_MESSAGE,
                                                .check = check_message};
 const struct mana_kind_ops mana_session_ops = {.name = "session", .kind = MANA_KIND_SESSION,
