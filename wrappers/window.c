@@ -521,9 +521,12 @@ static int rebuild(void)
 
 /* The job ends after a --kill checkpoint: MPICH 4.0.2 with UCX aborts in MPI_Finalize when a
  * window is still there (a registration still in use), so the checkpoint thread frees them,
- * collectively, in the global order (the application is parked, nothing is in flight). */
+ * collectively, in the global order (the application is parked, nothing is in flight).  The
+ * application's attribute delete callbacks are not run: the job has not freed its windows,
+ * and this thread is not one of its threads. */
 void mana_windows_free_for_exit(void)
 {
+  mana_rebuilding = MANA_REBUILD_DISCARDING;
   for (struct win_rec *r = windows; r; r = r->next) {
     mana_win_sync_release(r);
     MPI_Win real = mana_win_real(r);
