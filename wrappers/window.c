@@ -516,6 +516,12 @@ static int rebuild(void)
   /* Locks last: every window exists on every rank by the time a lock request arrives. */
   for (struct win_rec *r = windows; r && rc == MPI_SUCCESS; r = r->next)
     rc = mana_win_relock(r);
+  /* No application thread may run before every rank holds its locks again: a rank that
+   * resumed early could take a lock its peer held at the checkpoint and still asks for (a
+   * counter updated under an exclusive lock lost an increment that way).  Every rank
+   * rebuilds, so the barrier is over all of them. */
+  if (rc == MPI_SUCCESS && (rc = MANA_LH_CALL_NOPARK(MPI_Barrier, MPI_COMM_WORLD)) != MPI_SUCCESS)
+    rc = mana_rebuild_error("windows", 0, "MPI_Barrier (after the locks)", rc);
   return rc;
 }
 
