@@ -304,16 +304,17 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
                       attribute_val, flag);
 }
 
-/* The Fortran binding's entry point: integer-valued attributes come back as the value. */
+/* The Fortran binding's entry point.  MPICH's Fortran binding asks for a predefined
+ * attribute with its keyval + 1 and gets the value itself, address-sized. */
 int MPII_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag, int attr_type);
 int MPII_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag, int attr_type)
 {
   struct win_rec *r = mana_win_rec(win);
-  if (r && keyval == MPI_WIN_CREATE_FLAVOR) {
-    if (attr_type == 0)
+  if (r && (keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_CREATE_FLAVOR + 1)) {
+    if (keyval == MPI_WIN_CREATE_FLAVOR)
       *(int **)value = &r->flavor;
     else
-      *(MPI_Aint *)value = r->flavor;
+      *(intptr_t *)value = r->flavor;
     *flag = 1;
     return MPI_SUCCESS;
   }
