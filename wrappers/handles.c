@@ -31,6 +31,12 @@ static int grow(struct mana_table *t)
   for (uint32_t i = 0; i < MANA_CHUNK_SLOTS; i++)
     slots[i].next_free = (i + 1 < MANA_CHUNK_SLOTS) ? base + i + 1 : t->free_head;
   t->free_head = base;
+  /* MPICH's pair types MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT are the direct datatype handles
+   * 0x8c000000 .. 0x8c000004, compiled into the application, which are also the virtual
+   * handles of datatype slots 0 to 4: those slots are never handed out, so the constants pass
+   * through translation unchanged. */
+  if (base == 0 && t == &mana_tables[MANA_KIND_DATATYPE])
+    t->free_head = MANA_PAIR_TYPES;
   t->capacity += MANA_CHUNK_SLOTS;
   return 0;
 }

@@ -43,6 +43,8 @@ enum mana_kind {
 #define MANA_CHUNK_SHIFT 10
 #define MANA_CHUNK_SLOTS (1u << MANA_CHUNK_SHIFT)
 #define MANA_MAX_CHUNKS ((MANA_HANDLE_INDEX_MASK + 1) >> MANA_CHUNK_SHIFT)
+/* Datatype slots never used: their virtual handles are MPICH's pair types (handles.c). */
+#define MANA_PAIR_TYPES 5u
 
 enum mana_slot_flags {
   MANA_SLOT_USED = 1u << 0,

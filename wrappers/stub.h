@@ -79,10 +79,12 @@
   } while (0)
 
 /* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
- * a predefined or null handle, valid unchanged in every process. */
+ * a predefined or null handle, valid unchanged in every process.  So are the pair types
+ * (MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT), which MPICH keeps in its first direct datatype
+ * handles 0x8c000000 .. 0x8c000004 (no object it makes gets those). */
 static inline int mana_real_is_created(uint32_t real)
 {
-  return (real & 0x80000000u) != 0;
+  return (real & 0x80000000u) != 0 && real - 0x8c000000u >= MANA_PAIR_TYPES;
 }
 
 static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)

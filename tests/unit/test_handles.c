@@ -68,3 +68,17 @@ Test(handles, out_of_range_indices_pass_through)
   uint32_t bogus = 0x80000000u | (MANA_KIND_WIN << 26) | 0x3fffff0u;
   cr_assert_eq(mana_handle_real(MANA_KIND_WIN, bogus), bogus);
 }
+
+/* MPI_FLOAT_INT .. MPI_LONG_DOUBLE_INT are 0x8c000000 .. 0x8c000004 in MPICH: no datatype
+ * slot may have those virtual handles, or the application's pair types would be translated
+ * to its own derived types (an MPI_Type_vector of MPI_LONG_DOUBLE_INT aborted in
+ * MPI_Type_free: "Cannot free permanent data type"). */
+Test(handles, mpich_pair_types_are_never_virtual_datatypes)
+{
+  for (int i = 0; i < 16; i++) {
+    uint32_t v = mana_handle_new(MANA_KIND_DATATYPE, 0x8c000100u + (uint32_t)i);
+    cr_assert(v - 0x8c000000u >= MANA_PAIR_TYPES, "slot %u handed out", v & 0xffffffu);
+  }
+  for (uint32_t p = 0x8c000000u; p <= 0x8c000004u; p++)
+    cr_assert_eq(mana_handle_real(MANA_KIND_DATATYPE, p), p);
+}
