@@ -222,6 +222,11 @@ def gen_wrapper(fn):
         if p.direction in ("weights", "pvar_handle"):
             call.append(f"mana_{p.direction}({p.name})")
             continue
+        if p.direction == "tdisp":
+            # Computed before the call: the arguments are evaluated on the lower half's FS.
+            body.append(f"  MPI_Aint t_{p.name} = mana_win_target_disp(win, target_rank, {p.name});")
+            call.append(f"t_{p.name}")
+            continue
         if not p.kind or p.direction is None:
             call.append(p.name)
             continue

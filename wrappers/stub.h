@@ -156,6 +156,8 @@ void mana_callback_leave(uint64_t saved_fs);
 void mana_cc_enter(MPI_Comm comm, int constructor);
 void mana_cc_enter_file(MPI_File fh);
 void mana_cc_enter_win(MPI_Win win);
+/* The displacement MPI gets for an RMA operation (window_shm.c: shared windows). */
+MPI_Aint mana_win_target_disp(MPI_Win win, int target_rank, MPI_Aint target_disp);
 /* Around an MPI call that may wait for another rank's program (+1 before, -1 after). */
 void mana_cc_peer_wait(int delta);
 void mana_cc_leave(int kind, MPI_Comm child);

@@ -97,12 +97,19 @@ static int make_real(const struct win_rec *r, MPI_Comm c, MPI_Win *out)
   int rc = real_info(r, &info);
   if (rc != MPI_SUCCESS)
     return rc;
-  if (r->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+  if (r->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create_dynamic, info, c, out);
-  else if (r->large)
+  } else if (r->shm) { /* displacements in bytes from a 16-byte boundary (window_shm.c) */
+    void *base;
+    MPI_Aint size;
+    mana_win_shm_real_part(r, &base, &size);
+    rc = MANA_LH_CALL_NOPARK(MPI_Win_create, base, size, 1, info, c, out);
+  }
+  else if (r->large) {
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create_c, r->base, r->size, r->disp_unit, info, c, out);
-  else
+  } else {
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create, r->base, r->size, (int)r->disp_unit, info, c, out);
+  }
   if (info != MPI_INFO_NULL)
     MANA_LH_CALL_NOPARK(MPI_Info_free, &info);
   return rc;
@@ -181,6 +188,7 @@ static int make_window(int flavor, int large, void *base_io, MPI_Aint size, MPI_
     r->size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
     r->disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : disp_unit;
     r->base = flavor == MPI_WIN_FLAVOR_CREATE ? base_io : NULL;
+    r->disp_unit_attr = (int)r->disp_unit;
     if (mana_comm_members(hidden, &r->ggid, &r->cindex, &n, &ranks) != 0 ||
         mana_info_snapshot(info, &r->create_info) != 0)
       r->incomplete = 1;
@@ -291,11 +299,28 @@ int MPI_Win_free(MPI_Win *win)
 
 /* MPI_WIN_CREATE_FLAVOR from the record (the real window is always MPI_Win_create's); the
  * value lives in the record, as MPICH's lives in its window object. */
+/* The predefined attributes the stub answers: the flavor of every window, and base, size and
+ * displacement unit of a shared window (its real window is made differently: window_shm.c).
+ * Values live in the record, as MPICH's live in its window object. */
+static int own_attr(struct win_rec *r, int keyval, void **value)
+{
+  if (keyval == MPI_WIN_CREATE_FLAVOR)
+    *value = &r->flavor;
+  else if (r->shm && keyval == MPI_WIN_BASE)
+    *value = r->base;
+  else if (r->shm && keyval == MPI_WIN_SIZE)
+    *value = &r->size;
+  else if (r->shm && keyval == MPI_WIN_DISP_UNIT)
+    *value = &r->disp_unit_attr;
+  else
+    return 0;
+  return 1;
+}
+
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
   struct win_rec *r = mana_win_rec(win);
-  if (r && win_keyval == MPI_WIN_CREATE_FLAVOR) {
-    *(int **)attribute_val = &r->flavor;
+  if (r && own_attr(r, win_keyval, (void **)attribute_val)) {
     *flag = 1;
     return MPI_SUCCESS;
   }
@@ -305,16 +330,21 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
 }
 
 /* The Fortran binding's entry point.  MPICH's Fortran binding asks for a predefined
- * attribute with its keyval + 1 and gets the value itself, address-sized. */
+ * attribute with its keyval + 1 and gets the value itself, address-sized; the C forms come
+ * through here too (MPI_Win_get_attr of the C++ binding). */
 int MPII_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag, int attr_type);
 int MPII_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag, int attr_type)
 {
   struct win_rec *r = mana_win_rec(win);
-  if (r && (keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_CREATE_FLAVOR + 1)) {
-    if (keyval == MPI_WIN_CREATE_FLAVOR)
-      *(int **)value = &r->flavor;
-    else
-      *(intptr_t *)value = r->flavor;
+  void *own;
+  if (r && own_attr(r, keyval, (void **)value)) {
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  if (r && own_attr(r, keyval - 1, &own)) { /* the Fortran form: the value */
+    *(intptr_t *)value = keyval - 1 == MPI_WIN_BASE ? (intptr_t)own
+                         : keyval - 1 == MPI_WIN_SIZE ? (intptr_t)*(MPI_Aint *)own
+                                                       : (intptr_t)*(int *)own;
     *flag = 1;
     return MPI_SUCCESS;
   }

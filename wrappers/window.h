@@ -43,6 +43,7 @@ struct win_rec {
   int large;            /* made by a _c constructor */
   void *base;
   MPI_Aint size, disp_unit;
+  int disp_unit_attr; /* MPI_WIN_DISP_UNIT of a shared window, answered by the stub */
   struct mana_kvlist create_info, later_info;
   char *name;
   struct mana_eh_ref errhandler;
@@ -92,5 +93,8 @@ int mana_win_shm_reshare(struct win_rec *r, MPI_Comm real_comm);
 void mana_win_shm_free(struct win_rec *r);
 int mana_win_shm_query(const struct win_rec *r, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                        void *baseptr);
+/* What the real window of a shared window is made over (window_shm.c says why it differs
+ * from the application's part). */
+void mana_win_shm_real_part(const struct win_rec *r, void **base, MPI_Aint *size);
 
 #endif

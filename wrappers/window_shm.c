@@ -7,6 +7,16 @@
  * part starts where rank i-1's ends, with no padding: MPICH 4.0.2 lays the default
  * (contiguous) segment out the same way, and MPI_Win_shared_query answers from the record.
  *
+ * The real window is MPI_Win_create's over this rank's part, but MPICH 4.0.2 (ch4:ucx) puts an
+ * operation for a window whose base is not 16-byte aligned at the base rounded down to 16
+ * bytes (measured: a base 4 bytes past a 16-byte boundary receives a put to displacement 0 at
+ * base - 4), and a contiguous segment has parts anywhere (4-byte parts in MPICH's own
+ * rma/fence_shm).  So the real window starts at the part's address rounded down to 16 bytes,
+ * with a displacement unit of 1, and every RMA operation's target displacement is translated
+ * (mana_win_target_disp, `tdisp` in mpi_api.txt): the target's offset from that boundary plus
+ * the displacement times the target's unit.  MPI_WIN_BASE, _SIZE and _DISP_UNIT are answered
+ * from the record.
+ *
  * The image saves the mapping like any upper-half memory; a restart maps it back privately.
  * The rebuild then makes it shared again: a new file, each rank writes its own part into it
  * from its restored copy, and every rank maps the file over the same address range.  Ranks
@@ -214,4 +224,21 @@ int mana_win_shm_query(const struct win_rec *r, int rank, MPI_Aint *size, MPI_Ai
   *disp_unit = s->disp_units[at];
   *(void **)baseptr = s->map + s->offsets[at];
   return MPI_SUCCESS;
+}
+
+void mana_win_shm_real_part(const struct win_rec *r, void **base, MPI_Aint *size)
+{
+  const struct win_shm *s = r->shm;
+  MPI_Aint skew = s->offsets[s->me] & 15;
+  *base = s->map + s->offsets[s->me] - skew;
+  *size = s->sizes[s->me] + skew;
+}
+
+MPI_Aint mana_win_target_disp(MPI_Win win, int target_rank, MPI_Aint target_disp)
+{
+  const struct win_rec *r = mana_win_rec(win);
+  const struct win_shm *s = r ? r->shm : NULL;
+  if (__builtin_expect(!s, 1) || target_rank < 0 || target_rank >= s->n)
+    return target_disp;
+  return (s->offsets[target_rank] & 15) + target_disp * s->disp_units[target_rank];
 }

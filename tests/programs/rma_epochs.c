@@ -5,7 +5,9 @@
  *   - Win_create + fence epochs, with a Put and an Accumulate still in flight while both
  *     ranks are in an Allreduce;
  *   - Win_allocate + exclusive locks held across a Barrier (each rank locks its peer), and
- *     both ranks contending for an exclusive lock on rank 0 (a get-increment-put counter);
+ *     both ranks contending for an exclusive lock on rank 0 (a get-increment-put counter,
+ *     with a collective on MPI_COMM_SELF inside the epoch, where the holder may park while
+ *     its peer waits for the lock);
  *   - shared locks on rank 0 across a Bcast;
  *   - Win_allocate_shared + lock_all, Fetch_and_op, flush, direct loads of the peer's part;
  *   - post/start/complete/wait in both directions at once, with an Allreduce inside;
@@ -114,6 +116,9 @@ int main(int argc, char **argv) {
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, lwin);
       MPI_Get(&c, 1, MPI_INT, 0, 0, 1, MPI_INT, lwin);
       MPI_Win_flush(0, lwin);
+      /* a collective inside the epoch that the waiting rank is not part of: the holder may
+       * park here while its peer waits for the lock */
+      MPI_Barrier(MPI_COMM_SELF);
       c++;
       MPI_Put(&c, 1, MPI_INT, 0, 0, 1, MPI_INT, lwin);
       MPI_Win_unlock(0, lwin);
