@@ -1,4 +1,4 @@
-/* Attribute records: the (keyval, value) pairs set on a communicator or a datatype, in the
+/* Attribute records: the (keyval, value) pairs set on a communicator, a datatype or a window, in the
  * order they were first set, with the representation MPICH stored them in (a C pointer, or a
  * Fortran integer of either size).  Restart sets them again on the rebuilt object, which calls
  * no copy or delete callback: the values are the application's, unchanged. */
@@ -52,6 +52,8 @@ static int get_real(enum mana_kind kind, uint64_t real, int keyval, void *value,
 {
   if (kind == MANA_KIND_COMM)
     return MANA_LH_SVC_NOPARK(comm_get_attr, (MPI_Comm)real, keyval, value, flag, attr_type);
+  if (kind == MANA_KIND_WIN)
+    return MANA_LH_SVC_NOPARK(win_get_attr, (MPI_Win)real, keyval, value, flag, attr_type);
   return MANA_LH_SVC_NOPARK(type_get_attr, (MPI_Datatype)real, keyval, value, flag, attr_type);
 }
 
@@ -59,6 +61,8 @@ static int set_real(enum mana_kind kind, uint64_t real, int keyval, void *value,
 {
   if (kind == MANA_KIND_COMM)
     return MANA_LH_SVC_NOPARK(comm_set_attr, (MPI_Comm)real, keyval, value, attr_type);
+  if (kind == MANA_KIND_WIN)
+    return MANA_LH_SVC_NOPARK(win_set_attr, (MPI_Win)real, keyval, value, attr_type);
   return MANA_LH_SVC_NOPARK(type_set_attr, (MPI_Datatype)real, keyval, value, attr_type);
 }
 

@@ -28,6 +28,7 @@
 
 uint64_t mana_comm_cc_id(MPI_Comm comm);
 uint64_t mana_file_cc_id(MPI_File fh);
+uint64_t mana_win_cc_id(MPI_Win win);
 
 static struct cc_state cc;
 static int cc_ready;
@@ -42,6 +43,10 @@ static volatile uint32_t cc_fast_off;
  * checkpoint, so a thread that slept through the end of one checkpoint and the start of the
  * next would see "its" epoch again and wait forever. */
 static volatile uint64_t cc_news;
+
+/* Application threads inside an MPI call that may wait for another rank's program (an RMA
+ * lock waiting for its grant: window_sync.c).  Such a rank is never done (cc_status_op). */
+static volatile int peer_waits;
 
 /* RAISEs queued by the application thread, sent by the checkpoint thread before its next
  * STATUS.  A rank raises at most once per group per epoch, so a small ring suffices; if it
@@ -297,6 +302,17 @@ void mana_cc_enter_file(MPI_File fh)
   enter_id(mana_file_cc_id(fh), 0);
 }
 
+/* Fences and MPI_Win_free count on the window's own communicator. */
+void mana_cc_enter_win(MPI_Win win)
+{
+  enter_id(mana_win_cc_id(win), 0);
+}
+
+void mana_cc_peer_wait(int delta)
+{
+  __atomic_add_fetch(&peer_waits, delta, __ATOMIC_SEQ_CST);
+}
+
 /* After the collective returned to the stub (and, for a constructor, after the new
  * communicator's record exists: `child` is it, or MPI_COMM_NULL). */
 void mana_cc_leave(int kind, MPI_Comm child)
@@ -437,6 +453,8 @@ static int cc_status_op(uint64_t *ggid, uint64_t *seq)
   lock();
   enum cc_where where = rank_where(ggid, seq);
   int st = (int)cc_status(&cc, where);
+  if (st == CC_ST_DONE && __atomic_load_n(&peer_waits, __ATOMIC_SEQ_CST))
+    st = CC_ST_BLOCKED; /* may wait for a parked rank: the stall rule must see it */
   if (cc.broken)
     st = CC_ST_RUNNING; /* never done: the checkpoint cannot be safe */
   unlock();

@@ -13,6 +13,7 @@
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
  *     memory and buffered in arrival order (drained.c).  Pending sends are tested until they
  *     complete.  Whatever completes stands behind a stand-in request reporting its status.
+ *     Before the loop, every RMA operation the rank issued is completed (window_sync.c).
  *  4. The ranks check that they hold the same persistent collective requests (pcoll.c), and
  *     a barrier on the private communicator: no rank leaves while another may still need its
  *     progress.
@@ -155,7 +156,7 @@ static int pending(const struct mana_slot *s)
   uint32_t f = s->flags;
   return (f & MANA_SLOT_USED) && !(f & MANA_SLOT_REQ_DONE) &&
          (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE)) &&
+               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA)) &&
          !(s->meta && !(f & MANA_SLOT_ACTIVE));
 }
 
@@ -218,8 +219,9 @@ static int test_requests(struct drain *d, int *colls, int *sends)
     }
     if (!flag) {
       *colls += (f & (MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_PCOLL)) != 0;
-      /* Independent file operations complete locally; they are waited for like sends. */
-      *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE)) != 0;
+      /* Independent file operations complete locally, RMA requests once their window is
+       * flushed (before this loop): they are waited for like sends. */
+      *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA)) != 0;
       continue;
     }
     if (settle(d, i, s, real, st) != 0)
@@ -370,6 +372,12 @@ static int run(struct drain *d)
   d->deadline = now() + timeout_s;
   if (exchange_counts(d) != 0 || receive_matched(d) != 0 || wait_mpi_own(d) != 0)
     return -1;
+  /* Every rank is in its drain now: the windows' fences and flushes cannot wait for one that
+   * is not (window_sync.c). */
+  const char *why = NULL;
+  int wrc = MPI_SUCCESS;
+  if (mana_windows_drain(&why, &wrc) != 0)
+    return fail(d, why, wrc);
   for (;;) {
     if (test_requests(d, &colls, &sends) != 0)
       return -1;
@@ -423,6 +431,8 @@ void mana_stub_cancel_receives(void)
     if (MANA_LH_ANY(MPI_Cancel, &real) == MPI_SUCCESS)
       MANA_LH_ANY(MPI_Wait, &real, MPI_STATUS_IGNORE);
   }
+  /* MPICH 4.0.2 over UCX aborts in MPI_Finalize while a window exists. */
+  mana_windows_free_for_exit();
   /* The datatypes the application still holds: MPICH's datatype engine reports each one left
    * at MPI_Finalize on stderr, which a native run of the same program never prints. */
   mana_datatypes_free_for_exit();

@@ -75,25 +75,18 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
       record(obj, keyval, value, attr_type);                                              \
     return rc;                                                                            \
   }
-static void no_record(MPI_Win win, int keyval, void *value, int attr_type)
-{
-  (void)win; /* windows are not rebuilt */
-  (void)keyval;
-  (void)value;
-  (void)attr_type;
-}
+void mana_win_attr_set(MPI_Win v, int virt_keyval, void *value, int attr_type);
 int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, int);
 int MPII_Comm_set_attr(MPI_Comm, int, void *, int);
 int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, int);
 int MPII_Type_set_attr(MPI_Datatype, int, void *, int);
-int MPII_Win_get_attr(MPI_Win, int, void *, int *, int);
 int MPII_Win_set_attr(MPI_Win, int, void *, int);
 ATTR_GET(MPII_Comm_get_attr, comm_get_attr, COMM, MPI_Comm)
 ATTR_SET(MPII_Comm_set_attr, comm_set_attr, COMM, MPI_Comm, mana_comm_attr_set)
 ATTR_GET(MPII_Type_get_attr, type_get_attr, DATATYPE, MPI_Datatype)
 ATTR_SET(MPII_Type_set_attr, type_set_attr, DATATYPE, MPI_Datatype, mana_type_attr_set)
-ATTR_GET(MPII_Win_get_attr, win_get_attr, WIN, MPI_Win)
-ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win, no_record)
+/* MPII_Win_get_attr is window.c's: it answers MPI_WIN_CREATE_FLAVOR. */
+ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win, mana_win_attr_set)
 
 void MPII_Grequest_set_lang_f77(MPI_Request greq);
 void MPII_Grequest_set_lang_f77(MPI_Request greq)

@@ -61,6 +61,8 @@ class Function:
         self.file_coll = False
         self.group_coll = False
         self.persistent_coll = False
+        self.win_coll = False
+        self.rma = False
         self.after = False
         self.mpiwait = False
         for a in ann.split():
@@ -87,6 +89,13 @@ class Function:
         if a == "gcoll":
             self.coll = True
             self.group_coll = True
+            return
+        if a == "wcoll":
+            self.coll = True
+            self.win_coll = True
+            return
+        if a == "rma":
+            self.rma = True
             return
         if a == "after":
             self.after = True
@@ -261,8 +270,11 @@ def gen_pcoll_replay(fn):
 
 
 def request_kind(fn):
-    """The drain completes non-blocking collectives and independent file operations and refuses
-    persistent collectives and partitioned requests; point-to-point requests are marked by their hand-written wrappers."""
+    """The drain completes non-blocking collectives, independent file operations and
+    request-based RMA operations (`rma`), and refuses persistent collectives and partitioned
+    requests; point-to-point requests are marked by their hand-written wrappers."""
+    if fn.rma:
+        return "MANA_SLOT_REQ_RMA"
     if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):
         return "MANA_SLOT_REQ_PART"
     # Independent file operations complete locally, as sends do; the non-blocking collective
@@ -280,6 +292,11 @@ def gen_wrapper(fn):
     for p in fn.params:
         if p.direction in ("weights", "pvar_handle"):
             call.append(f"mana_{p.direction}({p.name})")
+            continue
+        if p.direction == "tdisp":
+            # Computed before the call: the arguments are evaluated on the lower half's FS.
+            body.append(f"  MPI_Aint t_{p.name} = mana_win_target_disp(win, target_rank, {p.name});")
+            call.append(f"t_{p.name}")
             continue
         if not p.kind or p.direction is None:
             call.append(p.name)
@@ -333,6 +350,10 @@ def gen_wrapper(fn):
         cc_kind, cc_child = 1, f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
         body.insert(0, f"  mana_cc_enter_id(mana_comm_group_cc_id({parent}, "
                        f"(const MPI_Group[]){{{', '.join(groups)}}}, {len(groups)}, {tag_expr}), 1);")
+    elif fn.win_coll:
+        w = next(p for p in fn.params if p.ctype == "MPI_Win" and p.direction in ("in", "free"))
+        arg = f"*{w.name}" if w.direction == "free" else w.name
+        body.insert(0, f"  mana_cc_enter_win({arg});")
     elif fn.file_coll:
         fh = next(p for p in fn.params
                   if p.ctype == "MPI_File" and p.direction in ("in", "free"))

@@ -69,6 +69,9 @@ enum mana_slot_flags {
   /* Completed by MPI's own wait, never by polling with MPI_Test: ROMIO's non-blocking
    * collective file operations (mpi_api.txt, `mpiwait`). */
   MANA_SLOT_REQ_MPIWAIT = 1u << 13,
+  /* A request-based RMA operation (MPI_Rput ...): complete once the drain has flushed its
+   * window, waited for like a send. */
+  MANA_SLOT_REQ_RMA = 1u << 14,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

@@ -252,6 +252,10 @@ void mana_message_drained(uint32_t index, struct mana_drained *m);
 
 int mana_stub_drain(char *reason, size_t len);
 void mana_stub_cancel_receives(void);
+/* window_sync.c: the drain's window phase; window.c: frees the real windows before a --kill
+ * checkpoint ends the job (collective, on every rank at the same point). */
+int mana_windows_drain(const char **why, int *rc_out);
+void mana_windows_free_for_exit(void);
 /* datatype.c: frees the real datatypes before a --kill checkpoint ends the job. */
 void mana_datatypes_free_for_exit(void);
 /* The drain's private communicator: made at MPI_Init and when objects are rebuilt (collective,

@@ -526,10 +526,10 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
            : !mana_dt_arg_ok(&e->type) ? "no usable datatype record for"
                                        : NULL;
   }
-  if (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_FILE))
+  if (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA))
     return NULL;
-  return "mana cannot drain an operation in progress (a collective file operation, a window "
-         "or generalized operation):";
+  return "mana cannot drain an operation in progress (a collective file operation or a "
+         "generalized operation):";
 }
 
 static int check(char *reason, size_t len)

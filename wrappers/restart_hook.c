@@ -7,7 +7,8 @@
  * file only decides the order, which follows the dependencies: info objects and error handlers
  * and keyvals first (communicators and attributes use them), then operations and groups, then
  * datatypes (persistent requests use them), communicators (sorted by group id and creation
- * index, so that every member makes them in the same order), persistent requests last.
+ * index, so that every member makes them in the same order), persistent requests, open files
+ * and windows (made over their rebuilt hidden communicators, in the same kind of order).
  *
  * The same sequence, preceded by freeing every real object, is the rebuild-in-place test mode
  * (mana_test_rebuild_now): a running job loses its objects' real handles and gets new ones

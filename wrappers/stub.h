@@ -210,6 +210,11 @@ void mana_cc_enter_id(uint64_t id, int constructor);
 /* Around the real MPI_Init: MPI_COMM_WORLD and MPI_COMM_SELF join the clock. */
 void mana_cc_init_enter(void);
 void mana_cc_init_leave(int initialized);
+void mana_cc_enter_win(MPI_Win win);
+/* The displacement MPI gets for an RMA operation (window_shm.c: shared windows). */
+MPI_Aint mana_win_target_disp(MPI_Win win, int target_rank, MPI_Aint target_disp);
+/* Around an MPI call that may wait for another rank's program (+1 before, -1 after). */
+void mana_cc_peer_wait(int delta);
 void mana_cc_leave(int kind, MPI_Comm child);
 void mana_cc_register(void);
 void mana_cc_after_restart(void);

@@ -1,6 +1,7 @@
-/* Kinds of MPI objects mana does not rebuild at restart yet: windows and sessions (open MPI
- * files are rebuilt: mpiio.c; matched messages are drained: message.c).  The application may
- * use them freely; a checkpoint is refused, with the object named, while one exists. */
+/* Kinds of MPI objects mana does not rebuild at restart yet: sessions (open MPI files are
+ * rebuilt: mpiio.c; windows: window.c; matched messages are drained: message.c).  The
+ * application may use them freely; a checkpoint is refused, with the object named, while one
+ * exists. */
 #include "records.h"
 
 static int refuse_live(enum mana_kind kind, const char *what, char *reason, size_t len)
@@ -16,17 +17,10 @@ static int refuse_live(enum mana_kind kind, const char *what, char *reason, size
   return 1;
 }
 
-static int check_win(char *reason, size_t len)
-{
-  return refuse_live(MANA_KIND_WIN, "window", reason, len);
-}
-
 static int check_session(char *reason, size_t len)
 {
   return refuse_live(MANA_KIND_SESSION, "session", reason, len);
 }
 
-const struct mana_kind_ops mana_win_ops = {.name = "window", .kind = MANA_KIND_WIN,
-                                           .check = check_win};
 const struct mana_kind_ops mana_session_ops = {.name = "session", .kind = MANA_KIND_SESSION,
                                                .check = check_session};

@@ -41,6 +41,7 @@ set(MANA_TEST_PROGRAMS
   mpiio:2
   rma:2
   rma_shared:2
+  rma_epochs:2
   thread_funneled:2
   thread_serialized:2
   misc:2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A checkpoint that cannot be taken safely is refused with its reason, and the job goes on
-# unharmed: a job holding state mana cannot restore (an RMA window) asked for a checkpoint in
+# unharmed: a job holding state mana cannot restore (a persistent collective request) asked for a checkpoint in
 # mid-run must finish with native output, and mana_status must report the refusal, with a
 # reason matching PATTERN, and a non-zero exit.
 #   usage: run_refusal.sh MANA_BIN RANKS PATTERN PROGRAM [ARGS...]

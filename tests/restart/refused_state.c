@@ -1,8 +1,9 @@
-/* A job that holds an RMA window while it runs: mana cannot rebuild windows yet, so a
- * checkpoint requested in mid-run must be refused with that reason and the job must go on.
- *   usage: refused_window STEPS STEP_MS
- * Each step: an Allreduce of a value derived from the step and the rank, and a local update of
- * the window memory (the window only has to exist).  Rank 0 prints one line per 10 steps. */
+/* A job that holds a partitioned request (MPI_Precv_init, never started) while it runs: mana
+ * cannot make one again, so a checkpoint requested in mid-run must be refused with that
+ * reason and the job must go on.
+ *   usage: refused_state STEPS STEP_MS
+ * Each step: an Allreduce of a value derived from the step and the rank (the persistent
+ * request only has to exist).  Rank 0 prints one line per 10 steps. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,11 @@ int main(int argc, char **argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int steps = argc > 1 ? atoi(argv[1]) : 40;
   int step_ms = argc > 2 ? atoi(argv[2]) : 50;
-  int *slot;
-  MPI_Win win;
-  MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &slot, &win);
-  *slot = rank;
+  int value = rank, *slot = &value;
+  int partition = 0;
+  MPI_Request held;
+  MPI_Precv_init(&partition, 1, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD,
+                 MPI_INFO_NULL, &held);
   long total = 0;
   for (int step = 0; step < steps; step++) {
     *slot = step * (rank + 1) + *slot % 7;
@@ -31,7 +33,7 @@ int main(int argc, char **argv)
     struct timespec ts = {step_ms / 1000, (step_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
   }
-  MPI_Win_free(&win);
+  MPI_Request_free(&held);
   if (rank == 0)
     printf("done: total %ld\n", total);
   MPI_Finalize();
