@@ -103,8 +103,8 @@ static void settle_named(int n, MPI_Request virt[], MPI_Request real[], int nnam
 }
 
 /* Requests MPI must complete with its own blocking wait (handles.h, MANA_SLOT_REQ_MPIWAIT): a
- * wait that names one is MPI's wait, not a polling loop (wait_direct.c).  No checkpoint can be
- * taken while one is pending, so nothing is lost by not parking there. */
+ * wait that names one is MPI's wait, not a polling loop (wait_direct.c), entered only while
+ * no park is requested; the drain completes the pending ones (drain.c, wait_mpi_own). */
 static int mpi_waits(const MPI_Request virt[], int n)
 {
   for (int i = 0; virt && i < n; i++) {

@@ -1,13 +1,13 @@
 /* Waits of blocking calls made with MPI's own blocking functions instead of the lower half's
  * polling loops (svc.*_until), with the same results: *flag says the operation completed, or
- * -1 that starting it failed.  Two cases need them, and lose nothing by not parking:
+ * -1 that starting it failed.  Two cases need them:
  *  - before MPI_Init, in a program that uses MPI through sessions only (session.c): no
  *    checkpoint can be taken then (the lower half joins the coordinator in MPI_Init), and
  *    MPICH 4.0.2's MPI_Test crashes before a communicator over the world's processes exists
  *    (its network worker is made then), where the blocking calls a native program makes do not;
  *  - requests MPI must complete with its own wait (MANA_SLOT_REQ_MPIWAIT, request.c): ROMIO's
- *    non-blocking collective file operations corrupt data or crash when polled with MPI_Test,
- *    and a checkpoint is refused while one is pending. */
+ *    non-blocking collective file operations corrupt data or crash when polled with MPI_Test;
+ *    a thread enters such a wait only while no park is requested (request.c). */
 #include "stub.h"
 
 int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status)
