@@ -24,8 +24,9 @@ int mana_restart_from(const char *path, char *err, size_t errlen);
 
 /* In a restarted process, waits until the application's threads run again (the stub's restart
  * hook has rebuilt the MPI objects): a checkpoint must not begin before, since resuming
- * threads block every signal and cannot park.  Returns at once in a launched process. */
-void mana_restart_wait_resumed(void);
+ * threads block every signal and cannot park.  0 at once in a launched process; -1 if the
+ * threads do not run again within timeout_ms. */
+int mana_restart_wait_resumed(int timeout_ms);
 
 
 #endif

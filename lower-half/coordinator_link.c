@@ -27,6 +27,8 @@
 #include "test_trigger.h"
 
 #define PARK_TIMEOUT_MS 10000
+/* How long a checkpoint asked for right after a restart waits for the threads to resume. */
+#define RESUME_TIMEOUT_MS 30000
 #define STATUS_POLL_MS 1
 
 static struct coord_client *link_conn;
@@ -294,7 +296,12 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
   /* The command's strings live in the receive buffer, which the next message reuses. */
   snprintf(dir, sizeof(dir), "%s", dir_in_msg);
-  mana_restart_wait_resumed();
+  if (mana_restart_wait_resumed(RESUME_TIMEOUT_MS) != 0) {
+    note_begun(gen);
+    coord_send_refuse(link_conn, gen,
+                      "this rank's restart has not finished rebuilding its MPI objects");
+    return;
+  }
   if (!cc) {
     note_begun(gen);
     coord_send_refuse(link_conn, gen, "the stub MPI library has no collective clock");

@@ -33,7 +33,11 @@ static void *run(void *arg)
   char err[512], name[64];
   struct timespec ts = {after_ms / 1000, (long)(after_ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
-  mana_restart_wait_resumed();
+  if (mana_restart_wait_resumed(30000) != 0) {
+    fprintf(stderr, "mana_lh: local checkpoint: the restart has not finished rebuilding the "
+                    "MPI objects\n");
+    return NULL;
+  }
   if (mana_park_all(MANA_PARK_SIGNAL, 10000, err, sizeof(err)) != 0) {
     fprintf(stderr, "mana_lh: local checkpoint: %s\n", err);
     mana_park_release();

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -50,12 +51,22 @@ static volatile uint32_t restarting;
  * so that tests can ask for a checkpoint while the threads are still resuming. */
 static uint32_t resume_delay_ms;
 
-void mana_restart_wait_resumed(void)
+int mana_restart_wait_resumed(int timeout_ms)
 {
   if (!__atomic_load_n(&restarting, __ATOMIC_ACQUIRE))
-    return;
-  while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE))
-    mana_raw_syscall4(SYS_futex, (long)&restart_done, FUTEX_WAIT, 0, 0);
+    return 0;
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE)) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000L +
+                              (now.tv_nsec - start.tv_nsec) / 1000000L);
+    if (left <= 0)
+      return -1;
+    struct timespec ts = {left / 1000, (left % 1000) * 1000000L};
+    mana_raw_syscall4(SYS_futex, (long)&restart_done, FUTEX_WAIT, 0, (long)&ts);
+  }
+  return 0;
 }
 
 /* Runs on each resumed thread, inside mana_park_self, on the upper half's thread pointer: no
