@@ -1,5 +1,6 @@
 /* Parking points of blocking wrappers. */
 #include "stub.h"
+#include "records.h"
 #include "stub_lock.h"
 
 /* Callbacks run inside an MPI call that is still in progress in the lower half: a thread
@@ -8,7 +9,8 @@ void mana_park_point(void)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
   const struct mana_mpi_thread *t = mana_self_thread;
-  if (b->park_requested && (!t || t->in_callback == 0) && !mana_stub_lock_held())
+  if (b->park_requested && (!t || t->in_callback == 0) && !mana_stub_lock_held() &&
+      !mana_in_restart_hook && mana_rebuilding == MANA_REBUILD_NONE)
     b->lh->svc.park_self(0);
 }
 

@@ -90,11 +90,15 @@ static int rebuild_all(int discard_first)
 
 /* Runs on the application's main thread with its own thread pointer, MPI initialized at the
  * recorded thread level, before the other threads are released (lower-half/restart.c). */
+volatile int mana_in_restart_hook;
+
 static void restart_hook(void)
 {
+  mana_in_restart_hook = 1;
   mana_cc_after_restart();
   if (rebuild_all(0) == MPI_SUCCESS) {
     mana_reroute_errors_after_restart();
+    mana_in_restart_hook = 0;
     return;
   }
   fprintf(stderr, "mana: restart: the MPI objects of this rank could not be rebuilt (see "

@@ -191,6 +191,9 @@ void mana_reroute_errors_after_restart(void);
 
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
+/* Set while the stub's restart hook runs (restart_hook.c): the objects are half rebuilt and the
+ * application's other threads wait for the hook, so no thread parks before it is done. */
+extern volatile int mana_in_restart_hook;
 void mana_park_point(void);
 
 /* Completes the real request `*real` the way MPI_Wait would, parking when asked. */

@@ -12,7 +12,7 @@
 #   usage: tests/realapps/nwchem.sh [--iters N] [--forms outer,inner] [MANA_BIN]
 #
 # Exit status: 0 when every check passes, 1 otherwise, 77 when nwchem-mpich is not installed
-# (tests/setup/install-deps.sh installs it with MANA_WITH_NWCHEM=1).
+# (tests/setup/install-deps.sh installs it).
 # MANA_REALAPPS_KEEP=1 keeps the work directory.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +31,7 @@ nwchem=${NWCHEM:-/usr/bin/nwchem.mpich}
 mpiexec=${MPIEXEC:-mpiexec.mpich}
 [ -x "$nwchem" ] || { echo "SKIP: $nwchem is not installed (apt-get install nwchem-mpich)"; exit 77; }
 [ -x "$bin/mana_launch" ] || { echo "FAIL: no mana_launch in $bin"; exit 1; }
+bin=$(cd "$bin" && pwd) # the runs below change directory
 export ARMCI_USE_WIN_ALLOCATE=0 OMP_NUM_THREADS=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mana-nwchem.XXXXXX")
 cleanup() { if [ "${MANA_REALAPPS_KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
@@ -41,7 +42,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # input); the same absolute path for the checkpointed run and its restart.
 run_dir() { mkdir -p "$tmp/$1" && cp "$here/nwchem/benzene.nw" "$tmp/$1/" && echo "$tmp/$1"; }
 energy() { awk '/Total DFT energy =/ { e = $5 } END { if (e != "") print e }' "$1"; }
-scf_iters() { grep -c '^ *d= *[0-9]' "$1" 2>/dev/null || true; }
+scf_iters() { local n; n=$(grep -c '^ *d= *[0-9]' "$1" 2>/dev/null); echo "${n:-0}"; }
 
 d=$(run_dir native)
 t0=$(date +%s)

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config python3 gfortran
           mpich libmpich-dev libelf-dev libxxhash-dev libcriterion-dev libibverbs-dev
-          netpipe-mpich2 scalapack-mpi-test
+          netpipe-mpich2 scalapack-mpi-test nwchem-mpich nwchem-data
           perl xz-utils)  # MPICH's test suite (tests/mpich): runtests, the orig tarball
 [ "${MANA_WITH_SLURM:-0}" = 1 ] && packages+=(slurm-wlm munge)
 
