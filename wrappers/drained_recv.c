@@ -5,7 +5,7 @@
  * MPI_Unpack with the receive's own datatype and count puts the data where the receive would
  * have (any datatype, non-contiguous ones included), and no more than the message holds.  The
  * status says what MPI's would: source, tag, the size in bytes (MPI_Get_count and
- * MPI_Get_elements derive the rest from it), not cancelled. */
+ * MPI_Get_elements derive the rest from it), not cancelled; MPI_ERROR only on an error. */
 #include "p2p.h"
 
 void mana_drained_status(const struct mana_drained *m, MPI_Status *st)
@@ -14,7 +14,8 @@ void mana_drained_status(const struct mana_drained *m, MPI_Status *st)
   MANA_LH_CALL_NOPARK(MPI_Status_set_cancelled, st, 0);
   st->MPI_SOURCE = m->source;
   st->MPI_TAG = m->tag;
-  st->MPI_ERROR = MPI_SUCCESS;
+  /* MPI_ERROR is left alone: single-completion calls (MPI_Recv, MPI_Mprobe, MPI_Mrecv, ...)
+   * never set it (MPI 4.0, 3.2.5; MPICH's pt2pt/mprobe checks it) */
 }
 
 int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
@@ -36,7 +37,8 @@ int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
   mana_drained_status(m, st);
   if (m->bytes > position && rc != MPI_SUCCESS)
     MANA_LH_CALL_NOPARK(MPI_Status_set_elements_x, st, MPI_BYTE, position);
-  st->MPI_ERROR = rc;
+  if (rc != MPI_SUCCESS)
+    st->MPI_ERROR = rc; /* for the request's stand-in, which reports it when completed */
   mana_drained_free(m);
   return rc;
 }

@@ -49,7 +49,7 @@ static int done_request(const MPI_Status *st, MPI_Request *request)
 static int irecv_buffered(struct mana_drained *m, void *buf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Comm comm, MPI_Request *request)
 {
-  MPI_Status st;
+  MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};
   mana_drained_deliver(m, buf, count, datatype, comm, &st);
   int rc = done_request(&st, request);
   MANA_PARK_CHECK();
@@ -163,7 +163,7 @@ static void note_sendrecv(MPI_Request v, int dest, MPI_Comm comm)
     if (__builtin_expect(mana_drained_head != NULL, 0))                                     \
       m = mana_drained_take(comm, source, recvtag);                                         \
     if (m) {                                                                                \
-      MPI_Status st;                                                                        \
+      MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};                                           \
       mana_drained_deliver(m, recvbuf, recvcount, recvtype, comm, &st);                     \
       rc = MANA_LH_CALL_NOPARK(isend, sendbuf, sendcount, DT(sendtype), dest, sendtag,      \
                                COMM(comm), &real);                                          \
@@ -200,7 +200,7 @@ ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
     if (__builtin_expect(mana_drained_head != NULL, 0))                                     \
       m = mana_drained_take(comm, source, recvtag);                                         \
     if (m) {                                                                                \
-      MPI_Status st;                                                                        \
+      MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};                                           \
       count_t size = 0, position = 0;                                                       \
       rc = MANA_LH_CALL_NOPARK(pack_size, count, DT(datatype), COMM(comm), &size);          \
       void *packed = rc == MPI_SUCCESS ? malloc(size > 0 ? (size_t)size : 1) : NULL;        \
