@@ -109,7 +109,19 @@ static void trigger(void)
     return;
   }
   b->test_checkpoint_at_call = 0;
-  if (ask_coordinator(&gen, err, sizeof(err)) != 0) {
+  /* A rank may reach its K-th call before the other ranks have connected (they connect at
+   * the end of their MPI_Init): ask again until they have, rather than lose the checkpoint.
+   * This rank waits here, inside its call; the others do not need it to connect. */
+  int rc;
+  struct timespec pause = {0, 20 * 1000000L};
+  for (int waited_ms = 0;; waited_ms += 20) {
+    rc = ask_coordinator(&gen, err, sizeof(err));
+    if (rc == 0 || waited_ms >= BEGIN_TIMEOUT_MS ||
+        (!strstr(err, "ranks are connected") && !strstr(err, "no rank has connected")))
+      break;
+    nanosleep(&pause, NULL);
+  }
+  if (rc != 0) {
     fprintf(stderr, "mana: test checkpoint at MPI call %llu: %s\n", (unsigned long long)k, err);
     return;
   }
