@@ -226,8 +226,37 @@ void mana_after_Add_error_string(int errorcode, const char *string)
     errors_lost = 1;
 }
 
-/* A new MPI numbers added classes and codes in the order they are added, from the same start:
- * replaying the additions gives every one its old number, which is checked. */
+/* A deleted class or code is no longer added at restart; MPICH hands its number out again. */
+static void forget_error(int what, int value)
+{
+  for (int i = n_added; i-- > 0;)
+    if (added[i].what == what && added[i].value == value) {
+      memmove(&added[i], &added[i + 1], (size_t)(n_added - i - 1) * sizeof(*added));
+      n_added--;
+      return;
+    }
+}
+
+void mana_after_Delete_error_class(int errorclass)
+{
+  forget_error(ADDED_CLASS, errorclass);
+}
+
+void mana_after_Delete_error_code(int errorcode)
+{
+  forget_error(ADDED_CODE, errorcode);
+}
+
+void mana_after_Delete_error_string(int errorcode)
+{
+  char code[16];
+  snprintf(code, sizeof(code), "%d", errorcode);
+  mana_kvlist_delete(&error_strings, code);
+}
+
+/* A new MPI numbers added classes and codes in the order they are added, from the same start,
+ * and reuses the numbers of deleted ones: replaying the additions that remain gives every one
+ * its old number, which is checked. */
 static int replay_errors(void)
 {
   for (int i = 0; i < n_added; i++) {

@@ -183,8 +183,15 @@ int main(int argc, char **argv) {
   MPI_Type_free(&every_other);
   use_persistent(&p, 0);
 
-  /* error classes, codes and strings */
-  int cls, code;
+  /* error classes, codes and strings; a class, code and string added and deleted before them
+   * (MPI 4.1's deletions, MPIX_ in MPICH 4.0.2) are not made again */
+  int cls, code, gone_cls, gone_code;
+  MPI_Add_error_class(&gone_cls);
+  MPI_Add_error_code(gone_cls, &gone_code);
+  MPI_Add_error_string(gone_code, "never mind");
+  MPIX_Delete_error_string(gone_code);
+  MPIX_Delete_error_code(gone_code);
+  MPIX_Delete_error_class(gone_cls);
   MPI_Add_error_class(&cls);
   MPI_Add_error_code(cls, &code);
   MPI_Add_error_string(code, "the sky fell");
