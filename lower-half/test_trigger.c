@@ -3,7 +3,8 @@
  *
  *   MANA_TEST_CHECKPOINT_AT_CALL=K     on one rank, at its K-th crossing into the lower half,
  *                                      ask the coordinator for a checkpoint and wait until this
- *                                      rank has begun it; the call then goes on
+ *                                      rank has begun it and the ranks park (at most 1 s more);
+ *                                      the call then goes on
  *   MANA_TEST_CHECKPOINT_RANK=R        the rank that counts (default 0)
  *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
  *                                      committed (as mana_status --checkpoint --kill)
@@ -125,10 +126,19 @@ static void trigger(void)
     fprintf(stderr, "mana: test checkpoint at MPI call %llu: %s\n", (unsigned long long)k, err);
     return;
   }
-  if (mana_coordinator_link_wait_begun(gen, BEGIN_TIMEOUT_MS) != 0)
+  if (mana_coordinator_link_wait_begun(gen, BEGIN_TIMEOUT_MS) != 0) {
     fprintf(stderr, "mana: test checkpoint at MPI call %llu: generation %llu did not begin on "
                     "this rank within %d s\n",
             (unsigned long long)k, (unsigned long long)gen, BEGIN_TIMEOUT_MS / 1000);
+    return;
+  }
+  /* A short program would otherwise run on to MPI_Finalize while the ranks agree on the safe
+   * point (a few milliseconds), and the checkpoint be refused: this rank holds its call until
+   * the ranks park, for at most a second, since the agreement may need this rank to go on
+   * (another rank inside a collective this call is about to join). */
+  struct timespec ms = {0, 1000000L};
+  for (int i = 0; i < 1000 && !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE); i++)
+    nanosleep(&ms, NULL);
 }
 
 void mana_test_checkpoint_now(void)

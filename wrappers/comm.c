@@ -66,8 +66,8 @@ struct comm_rec {
 static struct comm_rec world_rec = {.errhandler = {MPI_ERRORS_ARE_FATAL, -1}};
 static struct comm_rec self_rec = {.errhandler = {MPI_ERRORS_ARE_FATAL, -1}};
 
-/* Group id -> communicators made with it so far on this process. */
-static struct mana_u64map made_per_group;
+/* Naming key -> communicators made under it so far on this process (see next_index). */
+static struct mana_u64map made_per_key;
 
 static struct comm_rec *rec_of(MPI_Comm v)
 {
@@ -118,8 +118,7 @@ static int record_members(struct comm_rec *r, MPI_Comm real)
     memcpy(all + r->size, r->remote_ranks, (size_t)r->remote_size * sizeof(int));
   r->ggid = cc_group_id(all, (size_t)(r->size + r->remote_size));
   free(all);
-  r->index = mana_comm_next_index(&made_per_group, r->ggid);
-  return r->index == UINT64_MAX ? -1 : 0;
+  return 0;
 }
 
 static int record_cart(struct comm_topo *t, MPI_Comm real)
@@ -198,21 +197,66 @@ static int record_errhandler(struct comm_rec *r, MPI_Comm v, MPI_Comm real)
   return r->errhandler.index < 0 && r->errhandler.predefined == MPI_ERRHANDLER_NULL ? -1 : 0;
 }
 
-void mana_comm_created(MPI_Comm v, MPI_Comm parent)
+/* A communicator's name among those with its members (its "creation index", the second half
+ * of the pair that names it on every member and after restart, comm_order.h): the n-th made
+ * under `key`, the id of the collective call that made it: the parent's clock id for a
+ * constructor on a parent, the constructor's own id for one over groups (mana_comm_group_cc_id),
+ * the union of both groups and the tag for MPI_Intercomm_create.  Every member calls the
+ * constructors under one key in the same order (MPI orders the collectives of a communicator
+ * so), so every member gives the new communicator the same name.  Numbering by membership
+ * instead would not do: MPI_Comm_idup on two duplicates of one communicator may be started in
+ * different orders on different members (MPICH's comm/idup_with_info does).  Every member that
+ * makes the call counts it, also one that gets MPI_COMM_NULL. */
+static uint64_t next_index(uint64_t key)
 {
+  uint64_t n = mana_comm_next_index(&made_per_key, key);
+  return n == UINT64_MAX || !key ? UINT64_MAX : cc_id_mix(key, n);
+}
+
+static void created_under(MPI_Comm v, MPI_Comm parent, uint64_t key)
+{
+  uint64_t index = next_index(key);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
   struct comm_rec *r = s ? calloc(1, sizeof(*r)) : NULL;
   if (!r)
     return;
   MPI_Comm real = (MPI_Comm)s->real;
   r->topo.kind = MPI_UNDEFINED;
-  if (record_members(r, real) != 0 || (!r->inter && record_topology(&r->topo, real) != 0) ||
-      record_errhandler(r, v, real) != 0)
+  r->index = index;
+  if (index == UINT64_MAX || record_members(r, real) != 0 ||
+      (!r->inter && record_topology(&r->topo, real) != 0) || record_errhandler(r, v, real) != 0)
     r->incomplete = 1;
   const struct comm_rec *p = rec_of(parent);
   if (p && p->attrs)
     mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, (uint64_t)real);
   s->meta = r;
+}
+
+void mana_comm_created(MPI_Comm v, MPI_Comm parent)
+{
+  created_under(v, parent, mana_comm_cc_id(parent));
+}
+
+void mana_comm_created_in(MPI_Comm v, MPI_Comm parent, uint64_t key)
+{
+  created_under(v, parent, key);
+}
+
+/* The two sides of a new intercommunicator made it on different local communicators: it is
+ * named under what both know, the union of the groups (its group id) and the tag. */
+void mana_after_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                 int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+  (void)local_comm;
+  (void)local_leader;
+  (void)peer_comm;
+  (void)remote_leader;
+  struct comm_rec *r = rec_of(*newintercomm);
+  if (!r || r == &world_rec || r == &self_rec)
+    return;
+  r->index = next_index(cc_id_mix(r->ggid, 0x696e746572ull ^ (uint64_t)(uint32_t)tag));
+  if (r->index == UINT64_MAX)
+    r->incomplete = 1;
 }
 
 /* The members of MPI_COMM_WORLD and MPI_COMM_SELF, for communicators recorded from them. */
@@ -275,8 +319,7 @@ static int copy_shape(struct comm_rec *r, const struct comm_rec *p)
   if (!r->ranks || (p->inter && !r->remote_ranks) || !t->dims || !t->periods || !t->index ||
       !t->edges || !t->sources || !t->sourceweights || !t->destinations || !t->destweights)
     return -1;
-  r->index = mana_comm_next_index(&made_per_group, r->ggid);
-  return r->index == UINT64_MAX ? -1 : 0;
+  return 0;
 }
 
 /* Until its request completes, MPI has not finished the new communicator, and asking for its
@@ -284,12 +327,15 @@ static int copy_shape(struct comm_rec *r, const struct comm_rec *p)
  * members, topology and error handler; the attributes its copy callbacks made). */
 void mana_comm_created_pending(MPI_Comm v, MPI_Comm parent)
 {
+  uint64_t index = next_index(mana_comm_cc_id(parent));
   struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
   struct comm_rec *r = s ? calloc(1, sizeof(*r)) : NULL;
   if (!r)
     return;
   const struct comm_rec *p = rec_of(parent);
-  if (!p || p->incomplete || predefined_members() != 0 || copy_shape(r, p) != 0)
+  r->index = index;
+  if (!p || p->incomplete || predefined_members() != 0 || copy_shape(r, p) != 0 ||
+      index == UINT64_MAX)
     r->incomplete = 1;
   if (p) {
     r->errhandler = p->errhandler;

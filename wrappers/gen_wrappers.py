@@ -348,8 +348,10 @@ def gen_wrapper(fn):
                     else f"(uint64_t)(int64_t){tag.name}")
         child = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "out")
         cc_kind, cc_child = 1, f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
-        body.insert(0, f"  mana_cc_enter_id(mana_comm_group_cc_id({parent}, "
-                       f"(const MPI_Group[]){{{', '.join(groups)}}}, {len(groups)}, {tag_expr}), 1);")
+        # The same id names the new communicator (comm.c, mana_comm_created_in).
+        body.insert(0, f"  mana_cc_enter_id(gid_, 1);")
+        body.insert(0, f"  const uint64_t gid_ = mana_comm_group_cc_id({parent}, "
+                       f"(const MPI_Group[]){{{', '.join(groups)}}}, {len(groups)}, {tag_expr});")
     elif fn.win_coll:
         w = next(p for p in fn.params if p.ctype == "MPI_Win" and p.direction in ("in", "free"))
         arg = f"*{w.name}" if w.direction == "free" else w.name
@@ -390,7 +392,10 @@ def gen_wrapper(fn):
             same = next((q for q in fn.params if q.ctype == p.ctype and q.direction == "in"), None)
             source = same.name if same else RECORDED_KINDS[p.kind]
             hook = "created" if p.direction == "out" else "created_pending"
-            after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
+            if fn.group_coll and p.kind == "COMM":
+                after.append(f"    mana_comm_created_in(*{p.name}, {source}, gid_);")
+            else:
+                after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
     if fn.persistent_coll:
         req = next(p for p in fn.params if p.ctype == "MPI_Request" and p.direction == "out")
         rec = [pcoll_arg(fn, p) for p in fn.params if p is not req]

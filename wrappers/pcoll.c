@@ -25,8 +25,6 @@
 #include "p2p.h"
 #include "pcoll.h"
 
-uint64_t mana_comm_cc_id(MPI_Comm comm);
-
 struct pcoll_rec {
   mana_pcoll_replay_fn *replay;
   uint64_t seq;       /* order of initialization on this process */

@@ -153,6 +153,9 @@ MPI_Datatype mana_dt_arg_real(const struct mana_dt_arg *arg);
 
 /* Communicators (comm.c). */
 uint64_t mana_comm_ggid(MPI_Comm v);
+/* The collective clock's id of v: equal on every member and after restart; 0 without a usable
+ * record. */
+uint64_t mana_comm_cc_id(MPI_Comm v);
 void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
 /* What files opened on intracommunicator v need to open again at restart, even after v is
  * freed: its group id, creation index (UINT64_MAX for MPI_COMM_WORLD and MPI_COMM_SELF),
@@ -176,6 +179,8 @@ uint64_t mana_string_tag(const char *stringtag);
 
 /* ---- hooks the generated wrappers call ---- */
 void mana_comm_created(MPI_Comm v, MPI_Comm parent);
+/* The same for a constructor over groups, named under its own clock id (comm.c). */
+void mana_comm_created_in(MPI_Comm v, MPI_Comm parent, uint64_t key);
 /* MPI_Comm_idup: a duplicate of parent that MPI completes later. */
 void mana_comm_created_pending(MPI_Comm v, MPI_Comm parent);
 void mana_group_created(MPI_Group v, MPI_Group parent);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cc_algorithm.h"
 #include "p2p.h"
 #include "stub_hooks.h"
 #include "window.h"
@@ -148,7 +149,9 @@ static int hidden_comm(MPI_Comm app, MPI_Comm *v)
   if (rc != MPI_SUCCESS)
     return rc;
   *v = MANA_NEW(COMM, MPI_Comm, real);
-  mana_comm_created(*v, MPI_COMM_NULL);
+  /* Named among the windows made on `app` (every member makes them in the same order, as the
+   * constructors are collective on it), apart from app's own children. */
+  mana_comm_created_in(*v, MPI_COMM_NULL, cc_id_mix(mana_comm_cc_id(app), 0x77696e646f77ull));
   return MPI_SUCCESS;
 }
 
