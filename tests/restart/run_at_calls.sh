@@ -31,8 +31,9 @@
 # Which calls (one of; default --moments 5 --seed 1):
 #   --moments K          K calls drawn from --seed S (default 1, printed) in [FROM, TO]
 #                        (default TO: 0.9 x N, so that every checkpoint falls inside the run)
-#   --points P           P calls evenly spaced over [FROM, TO], the first at FROM (default
-#                        TO: N, whose last spacing ends at MPI_Finalize)
+#   --points P           P calls evenly spaced inside [FROM, TO], ends excluded (default
+#                        TO: N; the first call may come before every rank is connected,
+#                        the last is MPI_Finalize)
 #   --calls LIST         exactly these calls (comma separated; no counting run)
 #   --from K0, --to K1   the range of --moments and --points (FROM default 1)
 # Options:
@@ -205,8 +206,8 @@ if [ "$mode" != calls ]; then
     done
     chosen="seed $seed"
   else
-    for ((i = 0; i < points; i++)); do
-      list+=($(( lo + (hi - lo + 1) * i / points )))
+    for ((i = 1; i <= points; i++)); do
+      list+=($(( lo + (hi - lo) * i / (points + 1) )))
     done
     chosen="$points points"
   fi
