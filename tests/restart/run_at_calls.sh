@@ -19,7 +19,7 @@
 # must leave a job that goes on to the native stdout and status.  A point whose checkpoint was
 # not taken must match the native run alone.  Each point prints one line:
 #   K restarted [FORM, T s]      killed at K and restarted, identical to native
-#   K continued [T s]            a plain checkpoint at K, the job went on, identical to native
+#   K continued [plain checkpoint, T s]   the job went on after it, identical to native
 #   K refused: REASON            a rank refused (state mana cannot save yet); a failure with
 #                                --refusals-fail
 #   K no checkpoint[: WHY]       MPI was finalized or a rank had ended first, or the request
