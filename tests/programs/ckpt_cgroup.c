@@ -1,6 +1,6 @@
 /*
  * ckpt_cgroup.c - communicators made collectively over a group only, and duplicates made
- * without blocking, for checkpoints at every MPI call (tests/restart/run_trigger_sweep.sh):
+ * without blocking, for checkpoints at every MPI call (tests/restart/run_at_calls.sh):
  * every round makes, with MPI_Comm_create_group, a communicator of all ranks in reverse
  * order, one of each rank alone and one of the even ranks (tags that repeat across parents),
  * one more of all ranks with another tag, and one with MPI_Comm_create_from_group; then an

@@ -1,6 +1,6 @@
 /*
  * ckpt_intercomm.c - intercommunicators through their whole life, for checkpoints at every
- * MPI call (tests/restart/run_trigger_sweep.sh): every round splits the world into even and
+ * MPI call (tests/restart/run_at_calls.sh): every round splits the world into even and
  * odd ranks, bridges them with MPI_Intercomm_create (leaders: each side's last member),
  * duplicates and splits the intercommunicator, sends across with messages left in flight over
  * the collectives that follow, runs collectives across (Bcast from MPI_ROOT, Allreduce,

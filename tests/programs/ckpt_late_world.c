@@ -1,7 +1,7 @@
 /*
  * ckpt_late_world.c - one rank is inside its first collective on MPI_COMM_WORLD while another
  * has not made any collective call yet, for checkpoints at every MPI call of the late rank
- * (tests/restart/run_trigger_sweep.sh): rank 0 exchanges messages with itself on
+ * (tests/restart/run_at_calls.sh): rank 0 exchanges messages with itself on
  * MPI_COMM_SELF for a while before its first MPI_Barrier, the other ranks enter that barrier
  * at once.  The clock must hold the checkpoint until rank 0 has joined them (it knows
  * MPI_COMM_WORLD from MPI_Init on, not from its first collective there).

@@ -1,6 +1,6 @@
 /*
  * ckpt_mprobe.c - matched messages held across other MPI calls, for checkpoints at every MPI
- * call (tests/restart/run_trigger_sweep.sh, counting rank 1's calls): every round, rank 0
+ * call (tests/restart/run_at_calls.sh, counting rank 1's calls): every round, rank 0
  * sends rank 1 a small message, a rendezvous-sized one and a non-contiguous one on two
  * communicators; rank 1 matches them with MPI_Mprobe and MPI_Improbe (by tag, out of order,
  * and with wildcards) and keeps the message handles over collectives, an exchange in the

@@ -1,6 +1,6 @@
 /*
  * ckpt_pcoll.c - persistent collective requests through their whole life, for checkpoints at
- * every MPI call (tests/restart/run_trigger_sweep.sh): long-lived requests (Allreduce_init,
+ * every MPI call (tests/restart/run_at_calls.sh): long-lived requests (Allreduce_init,
  * Bcast_init on a dup, Alltoallv_init, Barrier_init) are started every iteration, with
  * MPI_Start and MPI_Startall, completed with MPI_Wait, MPI_Waitall and MPI_Test loops, with
  * computation and point-to-point traffic while they are active; every few iterations a

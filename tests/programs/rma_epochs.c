@@ -1,6 +1,6 @@
 /*
  * rma_epochs.c - RMA epochs that stay open across collectives, iteration after iteration, so
- * that a checkpoint (tests/restart/run_trigger_range.sh puts one at many points) lands inside
+ * that a checkpoint (tests/restart/run_at_calls.sh puts one at many points) lands inside
  * every kind of epoch:
  *   - Win_create + fence epochs, with a Put and an Accumulate still in flight while both
  *     ranks are in an Allreduce;
