@@ -10,9 +10,11 @@
  * parked.  They are therefore entered through the collective clock on MPI_COMM_SELF (a rank
  * whose targets are met waits before the lock, parkable, instead of inside it) and, while
  * inside, the rank is never "done" (mana_cc_peer_wait): no safe point is declared while a rank
- * waits for a grant, and a parked holder is released by the stall rule.  Unlock and the
- * flushes wait only for the targets' progress engines, which every rank drives at least in its
- * drain.
+ * waits for a grant, and a parked holder is released by the stall rule.  Unlock and unlock_all
+ * wait for the targets' progress engines (their acknowledgements), which a parked target does
+ * not drive: they are entered the same way (a checkpoint of rma_epochs with a rank inside
+ * MPI_Win_unlock_all failed to park it).  The flushes are not yet: a rank inside one while its
+ * target is parked still makes the park time out.
  *
  * General active target (post/start/complete/wait/test) is the stub's: an exposure epoch
  * opened by MPICH cannot be made again once some of its origins have completed.  Post sends a
@@ -200,7 +202,9 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+  peer_wait_enter(0);
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_unlock, rank, MANA_REAL(WIN, MPI_Win, win));
+  peer_wait_leave(0);
   struct win_rec *r = mana_win_rec(win);
   for (int i = 0; rc == MPI_SUCCESS && r && i < r->nlocks; i++)
     if (r->locks[i].rank == rank) {
@@ -227,7 +231,9 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
+  peer_wait_enter(0);
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_unlock_all, MANA_REAL(WIN, MPI_Win, win));
+  peer_wait_leave(0);
   struct win_rec *r = mana_win_rec(win);
   if (rc == MPI_SUCCESS && r)
     r->lock_all = 0;
