@@ -100,7 +100,7 @@ static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
   return rc;
 }
 
-static void trigger(void)
+static void trigger(int hold)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t k = b->test_checkpoint_at_call, gen = 0;
@@ -137,11 +137,14 @@ static void trigger(void)
    * the ranks park, for at most a second, since the agreement may need this rank to go on
    * (another rank inside a collective this call is about to join). */
   struct timespec ms = {0, 1000000L};
-  for (int i = 0; i < 1000 && !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE); i++)
+  for (int i = 0; hold && i < 1000 && !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE); i++)
     nanosleep(&ms, NULL);
 }
 
 void mana_test_checkpoint_now(void)
 {
-  trigger();
+  /* Reached at the chosen call (MANA_LH_ENTER), or asked for by a test program directly
+   * (mana_test_checkpoint_now in the stub), which arranges its own parking. */
+  struct mana_boundary *b = MANA_BOUNDARY;
+  trigger(b->test_checkpoint_at_call != 0 && b->mpi_calls == b->test_checkpoint_at_call);
 }
