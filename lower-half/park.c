@@ -5,13 +5,17 @@
  * parks right in the handler, whose signal frame keeps its complete register state; a thread on
  * the lower half's borrowed TCB is inside an MPI call and parks when the call returns to the
  * stub (the stub checks park_requested after every call, and blocking calls return early when
- * it is set); any other thread belongs to the lower half (UCX, mana's own) and goes on.
+ * it is set); any other thread belongs to the lower half (UCX, mana's own) and goes on.  A
+ * thread interrupted inside the upper half's C library is declined and signalled again a
+ * moment later, unless it waits in a system call (park_libc.c: it may hold a lock of libc's
+ * that a restarted process needs before the thread runs again).
  *
  * mana_park_self runs on the parking thread with the upper half's thread pointer, so it uses no
  * TLS and no libc: raw system calls only. */
 #define _GNU_SOURCE
 #include "park.h"
 #include "mpi_threads.h"
+#include "park_libc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +44,12 @@ static volatile uint32_t release_word; /* futex: changes when parked threads may
 static volatile uint32_t parked;       /* threads parked in this round */
 static volatile uint32_t not_upper;    /* signalled threads that are the lower half's own */
 static volatile uint32_t not_upper_tids[64]; /* the first of them, for the timeout's message */
+/* Threads the handler declined inside the upper libc (park_libc.c), to be signalled again; a
+ * slot holds a thread id or 0.  Declines overall, and the last thread declined, for the
+ * timeout's message. */
+enum { MAX_DECLINED = 64 };
+static volatile uint32_t declined_tids[MAX_DECLINED];
+static volatile uint32_t declines, last_declined, declined_lost;
 
 static void futex_wait(volatile uint32_t *word, uint32_t expected)
 {
@@ -142,6 +152,22 @@ void mana_park_self(int in_signal_handler_arg)
     b->restart_resume((void *)r);
 }
 
+/* Not woken for: the declined thread is signalled again at the next of the checkpoint
+ * thread's 1 ms rounds, long enough to leave most of libc's functions. */
+static void note_declined(uint32_t tid)
+{
+  __atomic_add_fetch(&declines, 1, __ATOMIC_RELAXED);
+  last_declined = tid;
+  for (uint32_t i = 0; i < MAX_DECLINED; i++) {
+    uint32_t expected = 0;
+    if (declined_tids[i] == tid ||
+        __atomic_compare_exchange_n(&declined_tids[i], &expected, tid, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED))
+      return;
+  }
+  declined_lost = 1;
+}
+
 static void on_park_signal(int sig, siginfo_t *info, void *uc_)
 {
   (void)sig;
@@ -169,6 +195,10 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
       not_upper_tids[n] = raw_gettid();
     futex_wake_all(&parked);
     return;
+  }
+  if (!mana_park_libc_may_park(ip, (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RAX])) {
+    note_declined(raw_gettid());
+    return; /* signalled again in a moment (mana_park_all) */
   }
   mana_park_self(1);
 }
@@ -279,6 +309,22 @@ static void describe_unparked(const pid_t *seen, int n_seen, char *err, size_t e
   }
 }
 
+/* Signals the declined threads again.  Threads lost from a full table are found among every
+ * thread not parked yet, signalled again every `sweep` rounds. */
+static void signal_declined(int signo, const pid_t *seen, int n_seen, int sweep)
+{
+  for (uint32_t i = 0; i < MAX_DECLINED; i++) {
+    uint32_t tid = __atomic_exchange_n(&declined_tids[i], 0, __ATOMIC_ACQUIRE);
+    if (tid)
+      syscall(SYS_tgkill, getpid(), (pid_t)tid, signo);
+  }
+  if (!sweep || !__atomic_exchange_n(&declined_lost, 0, __ATOMIC_ACQ_REL))
+    return;
+  for (int i = 0; i < n_seen; i++)
+    if (!record_parked((uint32_t)seen[i]) && !lower_half_thread((uint32_t)seen[i]))
+      syscall(SYS_tgkill, getpid(), seen[i], signo);
+}
+
 static int64_t now_ms(void)
 {
   struct timespec ts;
@@ -292,8 +338,16 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   enum { MAX_SEEN = 4096 };
   static pid_t seen[MAX_SEEN];
   int n_seen = 0, signalled = 0;
+  uint32_t rounds = 0;
   parked = 0;
   not_upper = 0;
+  declines = declined_lost = 0;
+  for (uint32_t i = 0; i < MAX_DECLINED; i++)
+    declined_tids[i] = 0;
+  if (mana_park_libc_scan() != 0) {
+    snprintf(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
+    return -1;
+  }
   /* Records of threads that have exited since the last round would otherwise pile up. */
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
     area->threads[i].state = MANA_THREAD_FREE;
@@ -308,6 +362,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
       return -1;
     }
     signalled += more;
+    signal_declined(signo, seen, n_seen, ++rounds % 16 == 0);
     uint32_t done = parked + not_upper;
     if (more == 0 && done < (uint32_t)signalled)
       done += exited_unparked(seen, n_seen);
@@ -325,6 +380,12 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
                        "operation (MPI_File_i*_all), which only MPI's own wait completes and "
                        "mana cannot interrupt",
                        own);
+      uint32_t nd = __atomic_load_n(&declines, __ATOMIC_RELAXED);
+      if (nd && at > 0 && (size_t)at < errlen)
+        at += snprintf(err + at, errlen - (size_t)at,
+                       "; threads were found %u time(s) inside the C library's code, where a "
+                       "parked thread could hold a lock the restart needs (last: thread %u)",
+                       nd, last_declined);
       describe_unparked(seen, n_seen, err, errlen, at);
       return -1;
     }

@@ -39,6 +39,12 @@ struct mana_park_area {
   uint32_t tid_offset; /* offset of the kernel tid in glibc's struct pthread */
   uint32_t n_records;
   struct mana_thread_record threads[MANA_MAX_THREADS];
+  /* The code of the upper half's libc and dynamic loader, found by file name at launch and
+   * kept here: a restarted process maps it back as anonymous memory (lower-half/park_libc.c). */
+  uint32_t n_libc_code;
+  struct {
+    uint64_t lo, hi;
+  } libc_code[8];
 };
 
 _Static_assert(sizeof(struct mana_park_area) <= MANA_PARK_AREA_SIZE, "park area too small");
