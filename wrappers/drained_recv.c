@@ -21,7 +21,13 @@ void mana_drained_status(const struct mana_drained *m, MPI_Status *st)
 int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
                          MPI_Datatype type, MPI_Comm comm, MPI_Status *st)
 {
-  MPI_Datatype real_type = MANA_REAL(DATATYPE, MPI_Datatype, type);
+  return mana_drained_deliver_real(m, buf, count, MANA_REAL(DATATYPE, MPI_Datatype, type), comm,
+                                   st);
+}
+
+int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count,
+                              MPI_Datatype real_type, MPI_Comm comm, MPI_Status *st)
+{
   MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
   MPI_Count size = 0, fits, position = 0;
   int rc = MANA_LH_CALL_NOPARK(MPI_Type_size_c, real_type, &size);

@@ -253,10 +253,39 @@ static int is_pcoll(MPI_Request v)
   return s && (s->flags & MANA_SLOT_REQ_PCOLL);
 }
 
+/* A persistent receive started while a buffered message (drained before a checkpoint)
+ * matches it takes that message, as MPI_Irecv does: MPI would match it to the next message
+ * sent, which may not fit.  The request is complete at once; its stand-in keeps the inactive
+ * real request for when it completes (mana_req_make_done).  1 if served so. */
+static int start_buffered(MPI_Request *request)
+{
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+  if (!s || !(s->flags & MANA_SLOT_PERSISTENT) || (s->flags & MANA_SLOT_REQ_PCOLL))
+    return 0;
+  const struct preq_rec *r = s->meta;
+  if (!r || r->mode != PREQ_RECV)
+    return 0;
+  struct mana_drained *m = mana_drained_take(r->comm, r->peer, r->tag);
+  if (!m)
+    return 0;
+  MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};
+  mana_drained_deliver_real(m, r->buf, r->count, mana_dt_arg_real(&r->type), r->comm, &st);
+  /* Out of memory for the stand-in: the message is delivered and the status lost, the
+   * request stays inactive (MPI_Wait on it returns at once with an empty status). */
+  if (mana_req_make_done(mana_req_index((uint32_t)*request), &st) != MPI_SUCCESS)
+    return 1;
+  mark_started(request, 1, MPI_SUCCESS);
+  return 1;
+}
+
 int MPI_Start(MPI_Request *request)
 {
   if (is_pcoll(*request))
     return mana_pcoll_start(request);
+  if (__builtin_expect(mana_drained_head != NULL, 0) && start_buffered(request)) {
+    MANA_PARK_CHECK();
+    return MPI_SUCCESS;
+  }
   MPI_Request real = real_of(*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
   settle(request, real, 0, NULL);
@@ -284,10 +313,11 @@ int MPI_Start(MPI_Request *request)
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
   int rc;
-  /* A persistent collective's start is counted on the clock before it enters MPI: the
-   * requests are then started one by one, in order (MPI_Startall is MPI_Start on each). */
+  /* A persistent collective's start is counted on the clock before it enters MPI, and a
+   * receive may be served by a buffered message: the requests are then started one by one,
+   * in order (MPI_Startall is MPI_Start on each). */
   for (int i = 0; i < count; i++)
-    if (is_pcoll(array_of_requests[i])) {
+    if (is_pcoll(array_of_requests[i]) || __builtin_expect(mana_drained_head != NULL, 0)) {
       rc = MPI_SUCCESS;
       for (int k = 0; k < count && rc == MPI_SUCCESS; k++)
         rc = MPI_Start(&array_of_requests[k]);
