@@ -405,10 +405,11 @@ def gen_wrapper(fn):
         after.append(f"    mana_pcoll_made(*{req.name}, mana_replay_{fn.name}, pa_, {len(rec)});")
     if fn.after:
         after.append(f"    {fn.hook_name()}({', '.join(p.name for p in fn.params)});")
-    # A call that makes, frees or changes handles parks only once the tables and records
-    # agree with MPI again (stub.h, MANA_LH_CALL_NOPARK).
+    # A call that makes, frees or changes handles, or whose record hook runs after it, parks
+    # only once the tables and records agree with MPI again (stub.h, MANA_LH_CALL_NOPARK): a
+    # rank parked between MPI_Info_set and its record restarted without the key.
     handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
-    nopark = handles or fn.coll
+    nopark = handles or fn.coll or bool(after)
     macro = "MANA_LH_CALL_NOPARK" if nopark else "MANA_LH_CALL"
     lines = ([gen_pcoll_replay(fn)] if fn.persistent_coll else [])
     lines += [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body

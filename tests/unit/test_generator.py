@@ -134,6 +134,10 @@ class Generator(unittest.TestCase):
         w = self.wrapper("MPI_Comm_set_name")
         self.assertIn("if (rc == MPI_SUCCESS) {", w)
         self.assertLess(w.index("if (rc == MPI_SUCCESS)"), w.index("mana_after_Comm_set_name(comm, comm_name);"))
+        # The record is made before the thread may park: parked between the call and its
+        # record, a rank restarted without it (MPICH's info/infodel lost a key).
+        self.assertIn("MANA_LH_CALL_NOPARK(MPI_Comm_set_name", w)
+        self.assertLess(w.index("mana_after_Comm_set_name(comm, comm_name);"), w.index("MANA_PARK_CHECK();"))
         header = gen.gen_hooks_header(list(self.funcs.values()))
         self.assertIn("void mana_after_Comm_set_name(MPI_Comm comm, const char *comm_name);", header)
         with self.assertRaises(ValueError):
