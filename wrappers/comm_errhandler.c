@@ -50,12 +50,14 @@ static int set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, int legacy)
 {
   MPI_Comm real = MANA_REAL(COMM, MPI_Comm, comm);
   MPI_Errhandler real_eh = MANA_REAL(ERRHANDLER, MPI_Errhandler, errhandler);
-  int rc = legacy ? MANA_LH_CALL(MPI_Errhandler_set, real, real_eh)
-                  : MANA_LH_CALL(MPI_Comm_set_errhandler, real, real_eh);
+  /* Parks only once the record agrees with MPI (a restart would bring the old handler back). */
+  int rc = legacy ? MANA_LH_CALL_NOPARK(MPI_Errhandler_set, real, real_eh)
+                  : MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, real, real_eh);
   if (rc == MPI_SUCCESS) {
     set_returns(comm, errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT);
     mana_comm_record_errhandler(comm, errhandler);
   }
+  MANA_PARK_CHECK();
   return rc;
 }
 
