@@ -9,12 +9,13 @@
  *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
  *                                      committed (as mana_status --checkpoint --kill)
  *   MANA_TEST_COUNT_CALLS=FILE         every rank appends "rank R calls N" to FILE when the
- *                                      application calls MPI_Finalize (how a test harness
- *                                      learns the range to draw K from)
+ *                                      application calls MPI_Finalize, or exits without it
+ *                                      (how a test harness learns the range to draw K from),
+ *                                      and "rank R init N" when its MPI_Init returns
  *
  * The count is the boundary's mpi_calls, kept in the image: a restarted rank goes on counting
- * and never fires twice.  The trigger is armed once the coordinator link is up (at the end of
- * MPI_Init); a K that fell before fires at the next crossing. */
+ * and never fires twice.  The trigger fires only once the application's MPI_Init has
+ * returned; a K that fell before fires at the first crossing after it. */
 #define _GNU_SOURCE
 #include "test_trigger.h"
 
@@ -36,19 +37,38 @@
 static uint32_t trigger_rank;
 static const char *count_file;
 
-void mana_test_trigger_finalizing(void)
+static int count_written;
+/* The application's MPI_Init has returned.  Inside it the rank cannot park (it is inside a
+ * communicator constructor), so a checkpoint asked for there would stall until the hold below
+ * ran out, and a short program could end first. */
+static int app_ready;
+
+static void write_count(const char *what)
 {
-  if (!count_file || !*count_file)
-    return;
   char line[96];
   int fd = open(count_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     return;
-  int n = snprintf(line, sizeof(line), "rank %u calls %llu\n", trigger_rank,
+  int n = snprintf(line, sizeof(line), "rank %u %s %llu\n", trigger_rank, what,
                    (unsigned long long)MANA_BOUNDARY->mpi_calls);
   if (write(fd, line, (size_t)n) != n)
     fprintf(stderr, "mana_lh: MANA_TEST_COUNT_CALLS: cannot write %s\n", count_file);
   close(fd);
+}
+
+void mana_test_trigger_initialized(void)
+{
+  app_ready = 1;
+  if (count_file && *count_file)
+    write_count("init");
+}
+
+void mana_test_trigger_finalizing(void)
+{
+  if (!count_file || !*count_file || count_written)
+    return;
+  count_written = 1;
+  write_count("calls");
 }
 
 void mana_test_trigger_init(uint32_t rank)
@@ -56,6 +76,11 @@ void mana_test_trigger_init(uint32_t rank)
   struct mana_boundary *b = MANA_BOUNDARY;
   trigger_rank = rank;
   count_file = getenv("MANA_TEST_COUNT_CALLS");
+  /* A program that ends without MPI_Finalize (an abort it is meant to make, MPICH's
+   * errhan/errfatal) has its count too, as it exits. */
+  if (count_file && *count_file)
+    atexit(mana_test_trigger_finalizing);
+  app_ready = b->restarted != 0; /* a restarted rank is past its MPI_Init */
   const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
   const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
   if (!at || (who ? strtoul(who, NULL, 10) : 0) != rank)
@@ -105,8 +130,9 @@ static void trigger(int hold)
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t k = b->test_checkpoint_at_call, gen = 0;
   char err[512];
-  if (mana_coordinator_link_is_self()) {
-    b->test_checkpoint_at_call = b->mpi_calls + 1; /* the drain's own calls: not there */
+  if (!app_ready || mana_coordinator_link_is_self()) {
+    b->test_checkpoint_at_call = b->mpi_calls + 1; /* at the next crossing (the drain's own
+                                                      calls are not the application's) */
     return;
   }
   b->test_checkpoint_at_call = 0;

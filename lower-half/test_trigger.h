@@ -6,6 +6,9 @@
 void mana_test_trigger_init(uint32_t rank);
 /* The service the stub calls at the chosen crossing (lower half's thread pointer). */
 void mana_test_checkpoint_now(void);
+/* The application's MPI_Init returned: the trigger may fire (MANA_TEST_COUNT_CALLS: writes
+ * the count so far). */
+void mana_test_trigger_initialized(void);
 /* MPI_Finalize: writes the count (MANA_TEST_COUNT_CALLS). */
 void mana_test_trigger_finalizing(void);
 #endif

@@ -70,6 +70,8 @@ static int init(int required, int *provided)
     app_main_thread = pthread_self();
   }
   mana_cc_init_leave(rc == MPI_SUCCESS);
+  if (rc == MPI_SUCCESS)
+    MANA_LH_SVC_VOID_NOPARK(app_initialized);
   if (provided)
     *provided = got;
   MANA_PARK_CHECK();

@@ -52,6 +52,8 @@ struct mana_lh_services {
   uint64_t (*mpi_thread_lower_fs)(uint32_t slot);
   /* The application calls MPI_Finalize (testing aids report what they counted). */
   void (*app_finalizing)(void);
+  /* The application's MPI_Init returns: from here a rank can park (testing aids). */
+  void (*app_initialized)(void);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

@@ -72,16 +72,26 @@ suite_run() {
 suite_timed_out() { [ "$seg_rc" -eq 124 ] || [ "$seg_rc" -eq 137 ]; }
 
 # suite_record_calls FILE: keeps rank 0's count from a MANA_TEST_COUNT_CALLS file in the
-# state directory; prints it (empty when rank 0 did not reach MPI_Finalize).
+# state directory, with the count at the end of its MPI_Init; prints the count (empty when
+# rank 0 neither reached MPI_Finalize nor exited).
 suite_record_calls() {
-  local n
+  local n init
   n=$(awk '$1 == "rank" && $2 == "0" && $3 == "calls" { print $4; exit }' "$1" 2>/dev/null || true)
+  init=$(awk '$1 == "rank" && $2 == "0" && $3 == "init" { print $4; exit }' "$1" 2>/dev/null || true)
+  suite_init_calls=${init:-0}
   if [ -n "$n" ] && [ -n "${MANA_SUITE_STATE:-}" ]; then
     mkdir -p "$MANA_SUITE_STATE/calls"
-    printf '%s\t%s\n' "$key" "$n" >"$MANA_SUITE_STATE/calls/$key_sha.$$"
+    printf '%s\t%s\t%s\n' "$key" "$n" "${init:-0}" >"$MANA_SUITE_STATE/calls/$key_sha.$$"
     mv -f "$MANA_SUITE_STATE/calls/$key_sha.$$" "$MANA_SUITE_STATE/calls/$key_sha"
   fi
   echo "$n"
+}
+
+# suite_cached_init: rank 0's count at the end of MPI_Init kept for this test, or 0 (counts
+# kept before it was recorded).
+suite_cached_init() {
+  [ -n "${MANA_SUITE_STATE:-}" ] && [ -f "$MANA_SUITE_STATE/calls/$key_sha" ] || { echo 0; return 0; }
+  awk -F'\t' '{ print ($3 == "" ? 0 : $3); exit }' "$MANA_SUITE_STATE/calls/$key_sha"
 }
 
 # suite_cached_calls: rank 0's count kept for this test, or nothing.

@@ -189,7 +189,7 @@ if [ "$mode" != calls ]; then
     fail "the counting run under mana exited $rc, native $native_rc: $(one_line "$work/count.err")"
   cmp -s "$work/native.out" "$work/count.out" ||
     fail "the counting run's stdout under mana differs from native: $(diff "$work/native.out" "$work/count.out" | head -4 | tr '\n' ' ')"
-  n=$(awk -v r="$rank" '$1 == "rank" && $2 == r { print $4; exit }' "$work/counts" 2>/dev/null)
+  n=$(awk -v r="$rank" '$1 == "rank" && $2 == r && $3 == "calls" { print $4; exit }' "$work/counts" 2>/dev/null)
   [ -n "$n" ] && [ "$n" -ge 1 ] || fail "rank $rank reported no call count ($(cat "$work/counts" 2>/dev/null))"
   [ -n "$limit" ] || run_limit=$(scaled_limit $(( count_ms > native_ms ? count_ms : native_ms )))
   lo=${from:-1}
