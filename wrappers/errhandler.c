@@ -188,24 +188,59 @@ enum { ADDED_CLASS, ADDED_CODE };
 struct added_error {
   int what, errorclass, value;
 };
-static struct added_error *added;
-static int n_added, cap_added;
+struct error_list {
+  struct added_error *e;
+  int n, cap;
+};
+/* What the application added and has not deleted, in the order it added them; and what it
+ * deleted that MPI has not handed out again, oldest first: MPICH hands deleted numbers out
+ * again first in, first out, before new ones. */
+static struct error_list added, freed;
 static struct mana_kvlist error_strings; /* code (decimal) -> string, newest per code */
 static int errors_lost;                  /* a record could not be kept: do not replay */
 
-static void add_error(int what, int errorclass, int value)
+/* Where a number comes in a new MPI's sequence: class numbers one after another, code numbers
+ * by an index above the class bits (MPICH 4.0.2: bits 8 and up), whatever their class. */
+static int seq_of(int what, int value)
 {
-  if (n_added == cap_added) {
-    int cap = cap_added ? 2 * cap_added : 8;
-    struct added_error *a = realloc(added, (size_t)cap * sizeof(*a));
+  return what == ADDED_CLASS ? value : (value & 0x3fffffff) >> 8;
+}
+
+static void list_push(struct error_list *l, struct added_error e)
+{
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 8;
+    struct added_error *a = realloc(l->e, (size_t)cap * sizeof(*a));
     if (!a) {
       errors_lost = 1;
       return;
     }
-    added = a;
-    cap_added = cap;
+    l->e = a;
+    l->cap = cap;
   }
-  added[n_added++] = (struct added_error){what, errorclass, value};
+  l->e[l->n++] = e;
+}
+
+/* Removes the newest entry for (what, value); 1 if there was one. */
+static int list_remove(struct error_list *l, int what, int value)
+{
+  for (int i = l->n; i-- > 0;)
+    if (l->e[i].what == what && l->e[i].value == value) {
+      memmove(&l->e[i], &l->e[i + 1], (size_t)(l->n - i - 1) * sizeof(*l->e));
+      l->n--;
+      return 1;
+    }
+  return 0;
+}
+
+static void add_error(int what, int errorclass, int value)
+{
+  for (int i = 0; i < freed.n; i++) /* a deleted number handed out again, maybe in a new class */
+    if (freed.e[i].what == what && seq_of(what, freed.e[i].value) == seq_of(what, value)) {
+      list_remove(&freed, what, freed.e[i].value);
+      break;
+    }
+  list_push(&added, (struct added_error){what, errorclass, value});
 }
 
 void mana_after_Add_error_class(int *errorclass)
@@ -229,10 +264,10 @@ void mana_after_Add_error_string(int errorcode, const char *string)
 /* A deleted class or code is no longer added at restart; MPICH hands its number out again. */
 static void forget_error(int what, int value)
 {
-  for (int i = n_added; i-- > 0;)
-    if (added[i].what == what && added[i].value == value) {
-      memmove(&added[i], &added[i + 1], (size_t)(n_added - i - 1) * sizeof(*added));
-      n_added--;
+  for (int i = added.n; i-- > 0;)
+    if (added.e[i].what == what && added.e[i].value == value) {
+      list_push(&freed, added.e[i]);
+      list_remove(&added, what, value);
       return;
     }
 }
@@ -254,28 +289,82 @@ void mana_after_Delete_error_string(int errorcode)
   mana_kvlist_delete(&error_strings, code);
 }
 
-/* A new MPI numbers added classes and codes in the order they are added, from the same start,
- * and reuses the numbers of deleted ones: replaying the additions that remain gives every one
- * its old number, which is checked. */
-static int replay_errors(void)
+/* A new MPI hands out numbers in sequence (seq_of).  The replay adds, in that order,
+ * every number still in use and every deleted one not handed out again; a deleted one is taken
+ * by a stand-in (a code under MPI_ERR_OTHER), and the stand-ins are deleted in the order the
+ * application deleted them.  Every number in use comes back, and MPI hands out the same
+ * numbers next as it would have (MPICH's errhan/adderr is checkpointed inside its loop of
+ * additions and deletions). */
+struct replayed {
+  struct added_error e;
+  int live, got, order; /* order: position among the deleted ones */
+};
+
+static int replay_order(const void *a_, const void *b_)
 {
-  for (int i = 0; i < n_added; i++) {
-    int got = -1;
-    int rc = added[i].what == ADDED_CLASS
-                 ? MANA_LH_CALL_NOPARK(MPI_Add_error_class, &got)
-                 : MANA_LH_CALL_NOPARK(MPI_Add_error_code, added[i].errorclass, &got);
-    if (rc != MPI_SUCCESS)
-      return mana_rebuild_error("error class/code", (uint32_t)added[i].value,
+  const struct replayed *a = a_, *b = b_;
+  if (a->e.what != b->e.what)
+    return a->e.what - b->e.what; /* classes first: codes belong to them */
+  int sa = seq_of(a->e.what, a->e.value), sb = seq_of(b->e.what, b->e.value);
+  return (sa > sb) - (sa < sb);
+}
+
+static int add_one(int what, int errorclass, int *got)
+{
+  return what == ADDED_CLASS ? MANA_LH_CALL_NOPARK(MPI_Add_error_class, got)
+                             : MANA_LH_CALL_NOPARK(MPI_Add_error_code, errorclass, got);
+}
+
+static void delete_one(int what, int value)
+{
+  if (what == ADDED_CODE)
+    MANA_LH_CALL_NOPARK(MPIX_Delete_error_code, value);
+  else
+    MANA_LH_CALL_NOPARK(MPIX_Delete_error_class, value);
+}
+
+static int replay_numbers(struct replayed *r, int n)
+{
+  for (int i = 0; i < n; i++) {
+    int cls = r[i].live ? r[i].e.errorclass : MPI_ERR_OTHER, got = -1, rc;
+    if ((rc = add_one(r[i].e.what, cls, &got)) != MPI_SUCCESS)
+      return mana_rebuild_error("error class/code", (uint32_t)r[i].e.value,
                                 "MPI_Add_error_class/code", rc);
-    if (got != added[i].value) {
+    r[i].got = got;
+    if (seq_of(r[i].e.what, got) != seq_of(r[i].e.what, r[i].e.value)) {
       fprintf(stderr, "mana: rebuilding MPI objects: error %s %d came back as %d\n",
-              added[i].what == ADDED_CLASS ? "class" : "code", added[i].value, got);
+              r[i].e.what == ADDED_CLASS ? "class" : "code", r[i].e.value, got);
       return MPI_ERR_INTERN;
     }
   }
+  return MPI_SUCCESS;
+}
+
+static int replay_errors(void)
+{
+  int n = added.n + freed.n, rc;
+  struct replayed *r = malloc((size_t)(n ? n : 1) * sizeof(*r));
+  if (!r)
+    return mana_rebuild_error("error classes and codes", 0, "allocating their list",
+                              MPI_ERR_NO_MEM);
+  for (int i = 0; i < added.n; i++)
+    r[i] = (struct replayed){added.e[i], 1, -1, -1};
+  for (int i = 0; i < freed.n; i++)
+    r[added.n + i] = (struct replayed){freed.e[i], 0, -1, i};
+  qsort(r, (size_t)n, sizeof(*r), replay_order);
+  rc = replay_numbers(r, n);
+  /* the stand-ins go, codes before classes, each kind in the application's order */
+  for (int what = ADDED_CODE; what >= ADDED_CLASS; what--)
+    for (int k = 0; k < freed.n; k++)
+      for (int i = 0; i < n; i++)
+        if (!r[i].live && r[i].order == k && r[i].e.what == what && r[i].got != -1)
+          delete_one(what, r[i].got);
+  free(r);
+  if (rc != MPI_SUCCESS)
+    return rc;
   for (int i = 0; i < error_strings.n; i++) {
     int code = atoi(error_strings.kv[i].key);
-    int rc = MANA_LH_CALL_NOPARK(MPI_Add_error_string, code, error_strings.kv[i].value);
+    rc = MANA_LH_CALL_NOPARK(MPI_Add_error_string, code, error_strings.kv[i].value);
     if (rc != MPI_SUCCESS)
       return mana_rebuild_error("error string of code", (uint32_t)code, "MPI_Add_error_string",
                                 rc);
@@ -283,21 +372,10 @@ static int replay_errors(void)
   return MPI_SUCCESS;
 }
 
-/* Test mode: take the additions out of MPI again, newest first, so the replay starts from the
- * numbering a new MPI would have. */
-static void discard_errors(void)
-{
-  for (int i = 0; i < error_strings.n; i++) {
-    int code = atoi(error_strings.kv[i].key); /* not in MANA_LH_CALL's arguments: see stub.h */
-    MANA_LH_CALL_NOPARK(MPIX_Delete_error_string, code);
-  }
-  for (int i = n_added; i-- > 0;) {
-    if (added[i].what == ADDED_CODE)
-      MANA_LH_CALL_NOPARK(MPIX_Delete_error_code, added[i].value);
-    else
-      MANA_LH_CALL_NOPARK(MPIX_Delete_error_class, added[i].value);
-  }
-}
+/* The rebuild-in-place test mode frees MPI's objects, not its error classes and codes: they
+ * are not objects behind handles, and a running MPI would hand deleted numbers out again in
+ * its own order, not a new MPI's.  They stay, and are not replayed. */
+static int errors_in_mpi;
 
 /* ---- restart ---- */
 
@@ -328,7 +406,7 @@ static int discard(void)
     if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real))
       MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &real);
   }
-  discard_errors();
+  errors_in_mpi = 1;
   return MPI_SUCCESS;
 }
 
@@ -347,6 +425,10 @@ static int rebuild(void)
                                 "MPI_*_create_errhandler", rc);
     s->real = (uint32_t)real;
     mana_u64map_put(&by_real, (uint32_t)real, s->aux, NULL);
+  }
+  if (errors_in_mpi) {
+    errors_in_mpi = 0;
+    return MPI_SUCCESS;
   }
   return replay_errors();
 }

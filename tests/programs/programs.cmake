@@ -39,6 +39,7 @@ set(MANA_TEST_PROGRAMS
   sessions:2
   errhandler:2
   info:2
+  error_classes:1
   mpiio:2
   rma:2
   rma_shared:2

@@ -196,6 +196,13 @@ int main(int argc, char **argv) {
   MPI_Add_error_code(cls, &code);
   MPI_Add_error_string(code, "the sky fell");
   MPI_Add_error_string(cls, "sky trouble");
+  /* a class deleted after one added later (MPICH's errhan/adderr checkpointed mid-loop): the
+   * later one keeps its number, and the deleted one's number is free again */
+  int hole_cls, late_cls;
+  MPI_Add_error_class(&hole_cls);
+  MPI_Add_error_class(&late_cls);
+  MPI_Add_error_string(late_cls, "late trouble");
+  MPIX_Delete_error_class(hole_cls);
 
   for (int round = 1; round <= 2; round++) {
     char when[8];
@@ -249,6 +256,12 @@ int main(int argc, char **argv) {
     mt_log("error code: class %s, text '%s'", c == cls ? "mine" : "other", text);
     MPI_Error_string(cls, text, &len);
     mt_log("error class text '%s'", text);
+    MPI_Error_string(late_cls, text, &len);
+    mt_log("class added after a deleted one: text '%s'", text);
+    int again = -1;
+    MPI_Add_error_class(&again);
+    mt_check(again == hole_cls, "a new class takes the deleted one's number (%d)", again);
+    MPIX_Delete_error_class(again);
   }
 
   MPI_Comm_free(&comm);
