@@ -142,7 +142,7 @@ static int settle(struct drain *d, uint32_t i, struct mana_slot *s, MPI_Request 
   struct mana_req_extra *e = mana_req_extra(i);
   s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
   if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_STATUS))
-    mana_count_recv(e->comm, &st);
+    mana_req_count_recv(s, e, &st);
   if (f & MANA_SLOT_REQ_STATUS) { /* reports the receive served before (pt2pt_nonblocking.c) */
     s->flags &= ~MANA_SLOT_REQ_STATUS;
     st = e->status;

@@ -104,6 +104,8 @@ struct mana_req_extra {
    * persistent request behind the stand-in. */
   MPI_Status status;
   MPI_Request saved_real;
+  /* MPI_Isendrecv(_replace): the source its receive named (MPI_ANY_SOURCE or a rank). */
+  int recv_source;
 };
 
 extern struct mana_req_extra *mana_req_extra_chunks[MANA_MAX_CHUNKS];
@@ -181,6 +183,9 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len);
 /* The stub saw a request complete (Wait/Test family): counts a receive, puts a persistent
  * request back behind its stand-in, releases what the extras hold.  *real is the real handle
  * MPI left (MPI_REQUEST_NULL or a persistent request); st its status. */
+/* Counts the receive of a completed request (MPI_Isendrecv's by the source it named). */
+void mana_req_count_recv(const struct mana_slot *s, const struct mana_req_extra *e,
+                         const MPI_Status *st);
 void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
                         MPI_Status *st);
 #define MANA_REQ_SPECIAL (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_DONE | MANA_SLOT_REQ_STATUS)

@@ -146,10 +146,13 @@ IMRECV(MPI_Imrecv_c, MPI_Count, 1)
  * served from it at once and the request is the send's, with the receive's status kept to
  * report at completion (MANA_SLOT_REQ_STATUS). ---- */
 
-static void note_sendrecv(MPI_Request v, int dest, MPI_Comm comm)
+static void note_sendrecv(MPI_Request v, int dest, int source, MPI_Comm comm)
 {
   mana_req_note_send(v, dest, comm);
   mana_request_mark((uint32_t)v, MANA_SLOT_REQ_RECV);
+  struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)v));
+  if (e)
+    e->recv_source = source;
 }
 
 #define ISENDRECV(name, isend, count_t)                                                     \
@@ -179,7 +182,7 @@ static void note_sendrecv(MPI_Request v, int dest, MPI_Comm comm)
       if (rc == MPI_SUCCESS) {                                                              \
         mana_count_send(comm, dest);                                                        \
         *request = MANA_NEW(REQUEST, MPI_Request, real);                                    \
-        note_sendrecv(*request, dest, comm);                                                \
+        note_sendrecv(*request, dest, source, comm);                                                \
       }                                                                                     \
     }                                                                                       \
     MANA_PARK_CHECK();                                                                      \
@@ -226,7 +229,7 @@ ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
       if (rc == MPI_SUCCESS) {                                                              \
         mana_count_send(comm, dest);                                                        \
         *request = MANA_NEW(REQUEST, MPI_Request, real);                                    \
-        note_sendrecv(*request, dest, comm);                                                \
+        note_sendrecv(*request, dest, source, comm);                                                \
       }                                                                                     \
     }                                                                                       \
     MANA_PARK_CHECK();                                                                      \
