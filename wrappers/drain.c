@@ -421,6 +421,8 @@ static int run(struct drain *d)
 void mana_stub_cancel_receives(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  if (!private_broken)
+    mana_exit_complete_receives(private_comm);
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     uint32_t f = s->flags;

@@ -260,6 +260,9 @@ void mana_message_drained(uint32_t index, struct mana_drained *m);
 
 int mana_stub_drain(char *reason, size_t len);
 void mana_stub_cancel_receives(void);
+/* exit_receives.c: before a --kill checkpoint ends the job, completes the receives still posted
+ * with empty messages from their sources (collective over the drain's communicator). */
+void mana_exit_complete_receives(MPI_Comm private_comm);
 /* window_sync.c: the drain's window phase; window.c: frees the real windows before a --kill
  * checkpoint ends the job (collective, on every rank at the same point). */
 int mana_windows_drain(const char **why, int *rc_out);

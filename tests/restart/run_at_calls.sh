@@ -235,6 +235,15 @@ abort_reason() {
   sed -n 's/.*generation [0-9]* aborted: //p' "$d/ck/.mana/coordinator.log" 2>/dev/null | head -1
 }
 
+# leaks FILE...: MPI's report of objects left at MPI_Finalize (MPICH's datatype engine) in the
+# stderr of a run under mana, when the native run has none; prints the first, 0 if there is one.
+leaks() {
+  grep -q 'yaksa: .*leaked' "$work/native.err" 2>/dev/null && return 1
+  local line
+  line=$(grep -h 'yaksa: .*leaked' "$@" 2>/dev/null | head -1)
+  [ -n "$line" ] && echo "$line"
+}
+
 # point K PLAIN FORM: runs one point in $d; sets result (restarted, continued, refused, none,
 # fail, timeout), why, and logs (the files that tell why a point failed)
 point() {
@@ -268,6 +277,8 @@ point() {
       result=fail why="the restart ($(form_name "$form")) exited $rc2, native $native_rc: $(one_line "$d/err2")"
     elif ! cmp -s "$work/native.out" "$d/out"; then
       result=fail why="the stdout after the restart ($(form_name "$form")) differs from native: $(diff "$work/native.out" "$d/out" | head -4 | tr '\n' ' ' | cut -c1-300)"
+    elif reason=$(leaks "$d/err1" "$d/err2"); then
+      result=fail why="MPI reported leaks a native run does not: $reason"
     else
       result=restarted
     fi
