@@ -41,6 +41,12 @@ static uint64_t begun_gen;
 static pthread_mutex_t begun_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t begun_cond = PTHREAD_COND_INITIALIZER;
 
+/* The generation in progress (0 when none), and whether this rank has been told a target it
+ * has not met yet (it must go on for the ranks to converge; a test trigger holding the rank
+ * lets it go then). */
+static volatile uint64_t current_gen;
+static volatile int must_go_on;
+
 static void note_begun(uint64_t gen)
 {
   pthread_mutex_lock(&begun_lock);
@@ -58,6 +64,12 @@ int mana_coordinator_link_up(void)
 int mana_coordinator_link_is_self(void)
 {
   return link_running && pthread_equal(pthread_self(), link_thread);
+}
+
+int mana_coordinator_link_may_hold(uint64_t gen)
+{
+  return __atomic_load_n(&current_gen, __ATOMIC_ACQUIRE) == gen &&
+         !__atomic_load_n(&must_go_on, __ATOMIC_ACQUIRE);
 }
 
 int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
@@ -177,6 +189,7 @@ static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
   if (epoch == last->epoch && st == last->status && ggid == last->ggid && seq == last->seq)
     return 0;
   *last = (struct reported){epoch, ggid, seq, st};
+  __atomic_store_n(&must_go_on, st == 1 || st == 2, __ATOMIC_RELEASE);
   switch (st) {
   case 3:
     return coord_send_parked_at(link_conn, gen, epoch, ggid, seq);
@@ -307,8 +320,12 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
     coord_send_refuse(link_conn, gen, "the stub MPI library has no collective clock");
     return;
   }
+  __atomic_store_n(&must_go_on, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&current_gen, gen, __ATOMIC_RELEASE);
   int begun = cc->begin(reason, sizeof(reason));
   note_begun(gen);
+  if (begun != 0)
+    __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
   if (begun != 0) {
     coord_send_refuse(link_conn, gen, reason);
     return;
@@ -336,6 +353,7 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   /* Written, aborted, refused or the coordinator died mid-checkpoint (then nothing is
    * committed): the job goes on.  Release before ending the clock: a parked thread may wait at
    * a collective entry for exactly that. */
+  __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
   mana_park_release();
   cc->end();
 }

@@ -12,4 +12,8 @@ int mana_coordinator_link_is_self(void);
 /* Waits until this rank has begun generation `gen` (or a later one), or it was refused or
  * ended before; 0, or -1 after timeout_ms. */
 int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms);
+/* 1 while generation `gen` is in progress on this rank and this rank has not been told a
+ * target it must still reach (holding the application's thread cannot keep the ranks from
+ * converging, unless a peer waits for a message it is about to send). */
+int mana_coordinator_link_may_hold(uint64_t gen);
 #endif

@@ -219,6 +219,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->mpi_thread_lower_fs = mana_mpi_thread_lower_fs;
   s->app_finalizing = mana_test_trigger_finalizing;
   s->app_initialized = mana_test_trigger_initialized;
+  s->app_finalize_gate = mana_test_trigger_finalize_gate;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;

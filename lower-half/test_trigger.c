@@ -3,8 +3,10 @@
  *
  *   MANA_TEST_CHECKPOINT_AT_CALL=K     on one rank, at its K-th crossing into the lower half,
  *                                      ask the coordinator for a checkpoint and wait until this
- *                                      rank has begun it and the ranks park (at most 1 s more);
- *                                      the call then goes on
+ *                                      rank has begun it and the ranks park, or the ranks need
+ *                                      this one to go on; the call then goes on
+ *                                      (every rank waits at MPI_Finalize until it has begun
+ *                                      the checkpoint)
  *   MANA_TEST_CHECKPOINT_RANK=R        the rank that counts (default 0)
  *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
  *                                      committed (as mana_status --checkpoint --kill)
@@ -33,11 +35,14 @@
 #include "mana/boundary.h"
 
 #define BEGIN_TIMEOUT_MS 60000
+#define HOLD_MAX_MS 15000
 
 static uint32_t trigger_rank;
 static const char *count_file;
 
 static int count_written;
+/* Every rank of a job with a test checkpoint: finalizing waits for it (see the gate). */
+static int gate_finalize;
 /* The application's MPI_Init has returned.  Inside it the rank cannot park (it is inside a
  * communicator constructor), so a checkpoint asked for there would stall until the hold below
  * ran out, and a short program could end first. */
@@ -83,6 +88,7 @@ void mana_test_trigger_init(uint32_t rank)
   app_ready = b->restarted != 0; /* a restarted rank is past its MPI_Init */
   const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
   const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
+  gate_finalize = at && !b->restarted;
   if (!at || (who ? strtoul(who, NULL, 10) : 0) != rank)
     return;
   uint64_t k = strtoull(at, NULL, 10);
@@ -159,12 +165,38 @@ static void trigger(int hold)
     return;
   }
   /* A short program would otherwise run on to MPI_Finalize while the ranks agree on the safe
-   * point (a few milliseconds), and the checkpoint be refused: this rank holds its call until
-   * the ranks park, for at most a second, since the agreement may need this rank to go on
-   * (another rank inside a collective this call is about to join). */
+   * point, and the checkpoint be refused: this rank holds its call until the ranks park.  It
+   * goes on as soon as the agreement needs it to (a target it has not reached), or the
+   * generation ends; and after HOLD_MAX_MS in any case, since a peer may be waiting for a
+   * message this call is about to send, which the coordinator cannot see.  The hold waits for
+   * a state, not for a time: on a loaded machine the agreement can take seconds. */
   struct timespec ms = {0, 1000000L};
-  for (int i = 0; hold && i < 1000 && !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE); i++)
+  for (int i = 0; hold && i < HOLD_MAX_MS && mana_coordinator_link_may_hold(gen) &&
+                  !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE);
+       i++)
     nanosleep(&ms, NULL);
+}
+
+/* The other ranks run on while the rank that asks reaches its call and the checkpoint
+ * starts; a short program's ranks would finalize first (counted on the clock, MPI_Finalize
+ * takes every rank into it, and the checkpoint is refused).  So a rank waits at its
+ * MPI_Finalize, before it is counted, until it has begun the checkpoint; the rank that asks
+ * and has not reached its call (a run with fewer calls than the count K was drawn from)
+ * asks now.  Bounded: the asking rank may never get there. */
+void mana_test_trigger_finalize_gate(void)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  if (!gate_finalize || !mana_coordinator_link_up())
+    return;
+  gate_finalize = 0;
+  if (b->test_checkpoint_at_call != 0) {
+    b->test_checkpoint_at_call = b->mpi_calls;
+    trigger(1);
+    return;
+  }
+  if (mana_coordinator_link_wait_begun(1, BEGIN_TIMEOUT_MS) != 0)
+    fprintf(stderr, "mana: test checkpoint: rank %u finalizes MPI: no checkpoint began "
+                    "within %d s\n", trigger_rank, BEGIN_TIMEOUT_MS / 1000);
 }
 
 void mana_test_checkpoint_now(void)

@@ -96,6 +96,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
  * a rank is held before it, not inside it, while a checkpoint converges. */
 int MPI_Finalize(void)
 {
+  MANA_LH_SVC_VOID_NOPARK(app_finalize_gate);
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
