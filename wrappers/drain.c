@@ -435,6 +435,7 @@ void mana_stub_cancel_receives(void)
   }
   /* MPICH 4.0.2 over UCX aborts in MPI_Finalize while a window exists. */
   mana_windows_free_for_exit();
+  mana_files_release_views_for_exit();
   /* The datatypes the application still holds: MPICH's datatype engine reports each one left
    * at MPI_Finalize on stderr, which a native run of the same program never prints. */
   mana_datatypes_free_for_exit();

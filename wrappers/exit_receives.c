@@ -25,19 +25,6 @@ struct ask {
   int32_t world;        /* the rank that asks, in MPI_COMM_WORLD */
 };
 
-static void *map(size_t bytes)
-{
-  long p = mana_raw_syscall6(SYS_mmap, 0, (long)(bytes ? bytes : 1), PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p < 0 && p > -4096 ? NULL : (void *)p;
-}
-
-static void unmap(void *p, size_t bytes)
-{
-  if (p)
-    mana_raw_syscall6(SYS_munmap, (long)p, (long)(bytes ? bytes : 1), 0, 0, 0, 0);
-}
-
 /* The communicator a member names (ggid, index), its real handle, and the comm rank of world
  * rank `world` in it; -1 if this rank holds no such communicator or `world` is not in it. */
 static int find_comm(uint64_t ggid, uint64_t index, int world, MPI_Comm *real, int *rank)
@@ -116,7 +103,8 @@ void mana_exit_complete_receives(MPI_Comm private_comm)
   if (np <= 0 || private_comm == MPI_COMM_NULL)
     return;
   size_t ints = (size_t)np * sizeof(int);
-  int *nsend = map(ints), *nrecv = map(ints), *sdispl = map(ints), *rdispl = map(ints);
+  int *nsend = mana_raw_map(ints), *nrecv = mana_raw_map(ints);
+  int *sdispl = mana_raw_map(ints), *rdispl = mana_raw_map(ints);
   struct ask *out = NULL, *in = NULL;
   MPI_Request *reqs = NULL;
   int total_out = 0, total_in = 0;
@@ -128,7 +116,7 @@ void mana_exit_complete_receives(MPI_Comm private_comm)
     if (wanted(mana_slot_at(t, i), mana_req_extra(i), &a, &src))
       nsend[src]++, total_out++;
   }
-  out = map((size_t)total_out * sizeof(*out));
+  out = mana_raw_map((size_t)total_out * sizeof(*out));
   if (!out)
     goto done;
   for (int p = 0, at = 0; p < np; at += nsend[p], p++)
@@ -154,8 +142,8 @@ void mana_exit_complete_receives(MPI_Comm private_comm)
     sdispl[p] *= (int)sizeof(struct ask);
     nrecv[p] *= (int)sizeof(struct ask);
   }
-  in = map((size_t)total_in * sizeof(*in));
-  reqs = map((size_t)total_in * sizeof(*reqs));
+  in = mana_raw_map((size_t)total_in * sizeof(*in));
+  reqs = mana_raw_map((size_t)total_in * sizeof(*reqs));
   if (!in || !reqs)
     goto done;
   if (MANA_LH_ANY(MPI_Ialltoallv, out, nsend, sdispl, MPI_BYTE, in, nrecv, rdispl, MPI_BYTE,
@@ -187,11 +175,11 @@ void mana_exit_complete_receives(MPI_Comm private_comm)
       s->real = (uint32_t)MPI_REQUEST_NULL; /* complete: nothing for drain.c to cancel */
   }
 done:
-  unmap(nsend, ints);
-  unmap(nrecv, ints);
-  unmap(sdispl, ints);
-  unmap(rdispl, ints);
-  unmap(out, (size_t)total_out * sizeof(*out));
-  unmap(in, (size_t)total_in * sizeof(*in));
-  unmap(reqs, (size_t)total_in * sizeof(*reqs));
+  mana_raw_unmap(nsend, ints);
+  mana_raw_unmap(nrecv, ints);
+  mana_raw_unmap(sdispl, ints);
+  mana_raw_unmap(rdispl, ints);
+  mana_raw_unmap(out, (size_t)total_out * sizeof(*out));
+  mana_raw_unmap(in, (size_t)total_in * sizeof(*in));
+  mana_raw_unmap(reqs, (size_t)total_in * sizeof(*reqs));
 }

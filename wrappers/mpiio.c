@@ -20,8 +20,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "cc_algorithm.h"
+#include "mana/raw_syscall.h"
 #include "comm_order.h"
 #include "p2p.h"
 #include "records.h"
@@ -356,22 +359,64 @@ static int key_cmp(const void *pa, const void *pb)
   return 0;
 }
 
+/* Fills keys (room for the table's in_use) with the live files in the order every member
+ * agrees on; their number.  No libc: also used on the checkpoint thread. */
+static size_t list_files(struct file_key *keys)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
+  size_t n = 0;
+  for (uint32_t i = 0; i < t->capacity && n < t->in_use; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct file_rec *r = s->meta;
+    if (!(s->flags & MANA_SLOT_USED) || !r)
+      continue;
+    struct file_key k = {r->ggid, r->cindex, r->findex, i};
+    size_t at = n++;
+    for (; at > 0 && key_cmp(&keys[at - 1], &k) > 0; at--) /* few files: insertion */
+      keys[at] = keys[at - 1];
+    keys[at] = k;
+  }
+  return n;
+}
+
 /* The live files in the order every member agrees on; NULL if out of memory. */
 static struct file_key *sorted_files(size_t *n)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_FILE];
   struct file_key *keys = calloc(t->in_use ? t->in_use : 1, sizeof(*keys));
   *n = 0;
-  if (!keys)
-    return NULL;
-  for (uint32_t i = 0; i < t->capacity && *n < t->in_use; i++) {
-    struct mana_slot *s = mana_slot_at(t, i);
-    const struct file_rec *r = s->meta;
-    if ((s->flags & MANA_SLOT_USED) && r)
-      keys[(*n)++] = (struct file_key){r->ggid, r->cindex, r->findex, i};
-  }
-  qsort(keys, *n, sizeof(*keys), key_cmp);
+  if (keys)
+    *n = list_files(keys);
   return keys;
+}
+
+/* A --kill checkpoint ends the job with the files open (closing one opened with
+ * MPI_MODE_DELETE_ON_CLOSE would delete what the restart reopens).  A file's view holds its
+ * etype and filetype inside MPI, and MPICH 4.0.2 reports each datatype still held at
+ * MPI_Finalize ("yaksa: N leaked handle pool objects"), which a native run that closed its
+ * files never prints: every file that has had a view gets the default one back, collectively
+ * over its members in the global order.  On the checkpoint thread, the application parked:
+ * memory from mmap, errors returned (the job is ending; nothing depends on the file now). */
+void mana_files_release_views_for_exit(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
+  size_t bytes = (t->in_use ? t->in_use : 1) * sizeof(struct file_key);
+  struct file_key *keys = mana_raw_map(bytes);
+  if (!keys)
+    return;
+  size_t n = list_files(keys);
+  for (size_t k = 0; k < n; k++) {
+    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
+    const struct file_rec *r = s->meta;
+    if (!r->has_view) /* the same on every member: setting a view is collective */
+      continue;
+    MPI_File f = real_of(s);
+    MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
+    MANA_LH_ANY(MPI_File_set_view, f,
+                (r->amode & MPI_MODE_SEQUENTIAL) ? MPI_DISPLACEMENT_CURRENT : (MPI_Offset)0,
+                MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+  }
+  mana_raw_unmap(keys, bytes);
 }
 
 /* Test mode: the files are closed in the same order they will be opened again (closing is

@@ -267,6 +267,9 @@ void mana_exit_complete_receives(MPI_Comm private_comm);
  * checkpoint ends the job (collective, on every rank at the same point). */
 int mana_windows_drain(const char **why, int *rc_out);
 void mana_windows_free_for_exit(void);
+/* mpiio.c: gives open files the default view before a --kill checkpoint ends the job
+ * (collective, on every rank at the same point). */
+void mana_files_release_views_for_exit(void);
 /* datatype.c: frees the real datatypes before a --kill checkpoint ends the job. */
 void mana_datatypes_free_for_exit(void);
 /* The drain's private communicator: made at MPI_Init and when objects are rebuilt (collective,
