@@ -247,8 +247,8 @@ static int wait_for_go(uint64_t gen, struct coord_cmd *cmd)
   }
 }
 
-/* DRAIN: park; once every rank has (GO), complete the network state, write the image, then
- * wait for the verdict.  The drain is collective over the ranks: a rank starting it alone
+/* DRAIN: park, complete what only MPI's own wait completes (boundary.h, settle); once every
+ * rank has (GO), complete the network state, write the image, then wait for the verdict.  The drain is collective over the ranks: a rank starting it alone
  * would leave exchanges posted that the others never answer, so a rank that cannot park
  * refuses before any rank drains. */
 static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
@@ -260,11 +260,15 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
   /* Only now: a thread inside MPI_Finalize parks when it returns from it.  MPI_Finalize is
    * counted on the clock, so then every rank has entered it and every rank refuses here. */
   PMPI_Finalized(&finalized);
+  int (*settle)(char *, size_t) = MANA_BOUNDARY->stub_settle_own_waits;
   int go = 0;
   if (!parked) {
     coord_send_failed(link_conn, gen, reason);
   } else if (finalized) {
     coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");
+  } else if (settle && settle(reason, sizeof(reason)) != 0) {
+    parked = 0; /* as if it had not: nothing drained, the job goes on */
+    coord_send_failed(link_conn, gen, reason);
   } else if (coord_send_suspended(link_conn, gen) != 0 ||
              (go = wait_for_go(gen, cmd)) < 0) {
     return -1;

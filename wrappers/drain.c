@@ -196,6 +196,19 @@ static int wait_mpi_own(struct drain *d)
   }
 }
 
+/* Called on every rank once its threads are parked, before SUSPENDED (boundary.h).  Without
+ * it, a rank whose thread waits in MPI's own wait for such an operation could not park: its
+ * peers parked with theirs pending would wait for them only in the drain, after every rank
+ * has parked.  The safe point has been reached, so every member has started the same
+ * operations; the drain's wait_mpi_own then finds none left. */
+int mana_stub_settle_own_waits(char *reason, size_t len)
+{
+  struct drain d = {0, reason, len, 0, 0};
+  if (len)
+    reason[0] = '\0';
+  return mana_p2p_world_size == 0 ? 0 : wait_mpi_own(&d);
+}
+
 /* Tests every pending request the drain can finish; counts what is still pending. */
 static int test_requests(struct drain *d, int *colls, int *sends)
 {

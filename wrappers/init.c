@@ -54,6 +54,7 @@ __attribute__((constructor)) static void check_boundary(void)
   mana_records_init();
   MANA_BOUNDARY->stub_drain = mana_stub_drain;
   MANA_BOUNDARY->stub_cancel_receives = mana_stub_cancel_receives;
+  MANA_BOUNDARY->stub_settle_own_waits = mana_stub_settle_own_waits;
 }
 
 static int init(int required, int *provided)

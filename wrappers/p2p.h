@@ -260,6 +260,7 @@ void mana_message_drained(uint32_t index, struct mana_drained *m);
 
 int mana_stub_drain(char *reason, size_t len);
 void mana_stub_cancel_receives(void);
+int mana_stub_settle_own_waits(char *reason, size_t len);
 /* exit_receives.c: before a --kill checkpoint ends the job, completes the receives still posted
  * with empty messages from their sources (collective over the drain's communicator). */
 void mana_exit_complete_receives(MPI_Comm private_comm);

@@ -22,7 +22,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 4
+#define MANA_BOUNDARY_VERSION 5
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -102,6 +102,11 @@ struct mana_boundary {
    * is requested (both sequentially consistent, so either it sees the request and parks
    * instead, or parking sees it here and says why it waits). */
   volatile uint32_t in_mpi_own_wait;
+
+  /* Registered by the stub: completes, with MPI's own wait, the requests of that kind this
+   * rank holds, once its threads are parked and before it reports SUSPENDED, so that a peer's
+   * thread waiting for the same operation can return and park.  Same rules as stub_drain. */
+  int (*stub_settle_own_waits)(char *reason, size_t len);
 };
 
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the

@@ -65,6 +65,7 @@ set(MANA_TEST_PROGRAMS
   libc_locks:2:0:20,5000
   hybrid_omp:2:0:300,20000
   file_iall:2:0:60
+  file_wait_skew:2
   mt_p2p:2:0:200,3
   fortran_f77:2
   fortran_mod:2
