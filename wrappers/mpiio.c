@@ -129,6 +129,15 @@ static void add_hints(struct file_rec *r, MPI_Info info)
   mana_kvlist_free(&now);
 }
 
+/* A restarted file was opened again without MPI_MODE_CREATE and MPI_MODE_EXCL: the
+ * application is told the mode it opened the file with. */
+void mana_after_File_get_amode(MPI_File fh, int *amode)
+{
+  const struct file_rec *r = rec_of(fh);
+  if (r)
+    *amode = r->amode;
+}
+
 void mana_after_File_set_info(MPI_File fh, MPI_Info info)
 {
   struct file_rec *r = rec_of(fh);

@@ -177,7 +177,13 @@ int main(int argc, char **argv) {
     mt_check_ints("iread_at the other rank's data", in, exp, 8);
   }
 
-  /* 6. set_size truncates; close; delete */
+  /* 6. the access mode is still the one the file was opened with; set_size truncates;
+   * close; delete */
+  {
+    int amode;
+    MPI_File_get_amode(fh, &amode);
+    mt_check(amode == (MPI_MODE_CREATE | MPI_MODE_RDWR), "get_amode at the end = CREATE|RDWR");
+  }
   MPI_File_set_size(fh, 100);
   MPI_File_get_size(fh, &size);
   mt_check_int("size after set_size(100)", (long long)size, 100);
