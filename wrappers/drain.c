@@ -428,9 +428,9 @@ static int run(struct drain *d)
   return wait_own(d, &req, "the final barrier");
 }
 
-/* The job ends right after this checkpoint: cancel what the application still has posted
- * (MPI_Finalize would otherwise find those receives, and UCX reports each one on stdout) and
- * free its datatypes. */
+/* The job ends right after this checkpoint: complete or cancel what the application still has
+ * posted (MPI_Finalize would otherwise find those receives, and UCX reports each one on
+ * stdout), and free its persistent requests, windows, file views and datatypes. */
 void mana_stub_cancel_receives(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
@@ -445,6 +445,18 @@ void mana_stub_cancel_receives(void)
       continue;
     if (MANA_LH_ANY(MPI_Cancel, &real) == MPI_SUCCESS)
       MANA_LH_ANY(MPI_Wait, &real, MPI_STATUS_IGNORE);
+  }
+  /* Persistent requests, all inactive now, hold their datatypes inside MPI (reported at
+   * MPI_Finalize like the datatypes below; MPICH's pt2pt/multi_psend_derived). */
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    struct mana_req_extra *e = mana_req_extra(i);
+    if (!(s->flags & MANA_SLOT_USED) || !(s->flags & MANA_SLOT_PERSISTENT) || !e)
+      continue;
+    MPI_Request real = (s->flags & MANA_SLOT_REQ_DONE) ? e->saved_real
+                                                       : (MPI_Request)(uint32_t)s->real;
+    if (real != MPI_REQUEST_NULL)
+      MANA_LH_ANY(MPI_Request_free, &real);
   }
   /* MPICH 4.0.2 over UCX aborts in MPI_Finalize while a window exists. */
   mana_windows_free_for_exit();

@@ -58,14 +58,15 @@ static int find_comm(uint64_t ggid, uint64_t index, int world, MPI_Comm *real, i
   return -1;
 }
 
-/* The receives to complete: pending, not persistent, on an intracommunicator with a record. */
+/* The receives to complete: pending (a persistent one: started), on an intracommunicator with
+ * a record. */
 static int wanted(const struct mana_slot *s, const struct mana_req_extra *e, struct ask *a,
                   int *source_world)
 {
   uint32_t f = s->flags;
   if (!(f & MANA_SLOT_USED) || !(f & MANA_SLOT_REQ_RECV) || (f & MANA_SLOT_REQ_SEND) ||
-      (f & (MANA_SLOT_REQ_DONE | MANA_SLOT_PERSISTENT)) || !e ||
-      (MPI_Request)(uint32_t)s->real == MPI_REQUEST_NULL)
+      (f & MANA_SLOT_REQ_DONE) || ((f & MANA_SLOT_PERSISTENT) && !(f & MANA_SLOT_ACTIVE)) ||
+      !e || (MPI_Request)(uint32_t)s->real == MPI_REQUEST_NULL)
     return 0;
   int size;
   const int *ranks;
@@ -82,11 +83,12 @@ static int wanted(const struct mana_slot *s, const struct mana_req_extra *e, str
   return 1;
 }
 
+/* A persistent request stays allocated (inactive) when it completes: done is the flag. */
 static int wait_all(MPI_Request *reqs, int n, double deadline)
 {
   for (int i = 0; i < n; i++) {
     int flag = 0;
-    while (reqs[i] != MPI_REQUEST_NULL) {
+    while (!flag && reqs[i] != MPI_REQUEST_NULL) {
       if (MANA_LH_ANY(MPI_Test, &reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         break;
       if (!flag && MANA_LH_ANY(MPI_Wtime) > deadline)
@@ -171,8 +173,12 @@ void mana_exit_complete_receives(MPI_Comm private_comm)
     if (!wanted(s, mana_req_extra(i), &a, &src))
       continue;
     MPI_Request real = (MPI_Request)(uint32_t)s->real;
-    if (wait_all(&real, 1, deadline) == 0)
-      s->real = (uint32_t)MPI_REQUEST_NULL; /* complete: nothing for drain.c to cancel */
+    if (wait_all(&real, 1, deadline) != 0)
+      continue;
+    if (s->flags & MANA_SLOT_PERSISTENT) /* complete: drain.c frees it, cancels nothing */
+      s->flags &= ~MANA_SLOT_ACTIVE;
+    else
+      s->real = (uint32_t)MPI_REQUEST_NULL;
   }
 done:
   mana_raw_unmap(nsend, ints);

@@ -495,6 +495,7 @@ static void record(enum preq_mode mode, int large, const void *buf, MPI_Count co
   s->flags |= MANA_SLOT_PERSISTENT | (mode == PREQ_RECV ? MANA_SLOT_REQ_RECV : MANA_SLOT_REQ_SEND);
   e->comm = comm; /* what MPI_Start counts, and what completions count on */
   e->peer = peer;
+  e->tag = tag;
 }
 
 #define RECORD_INIT(name, mode, large, count_t, buf_t)                                      \
