@@ -106,6 +106,8 @@ struct mana_req_extra {
   MPI_Request saved_real;
   /* MPI_Isendrecv(_replace): the source its receive named (MPI_ANY_SOURCE or a rank). */
   int recv_source;
+  /* MANA_SLOT_GREQUEST: the stub's record of the generalized request (grequest.c). */
+  void *greq;
 };
 
 extern struct mana_req_extra *mana_req_extra_chunks[MANA_MAX_CHUNKS];
@@ -261,6 +263,12 @@ void mana_message_drained(uint32_t index, struct mana_drained *m);
 int mana_stub_drain(char *reason, size_t len);
 void mana_stub_cancel_receives(void);
 int mana_stub_settle_own_waits(char *reason, size_t len);
+/* grequest.c: a generalized request at restart (request slot index), in test mode the old
+ * real request that goes, and whether one is still incomplete (freed then, its slot stays
+ * until the application completes it). */
+int mana_greq_remake(uint32_t index);
+void mana_greq_discard(uint32_t index, MPI_Request real);
+int mana_greq_incomplete(MPI_Request request);
 /* exit_receives.c: before a --kill checkpoint ends the job, completes the receives still posted
  * with empty messages from their sources (collective over the drain's communicator). */
 void mana_exit_complete_receives(MPI_Comm private_comm);

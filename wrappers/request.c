@@ -206,6 +206,8 @@ static int request_free(MPI_Request *request)
 {
   MPI_Request real = real_of(*request);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+  /* Asked first: MPI may free the record of a complete one (grequest.c). */
+  int keep = s && (s->flags & MANA_SLOT_GREQUEST) && mana_greq_incomplete(*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
   if (rc == MPI_SUCCESS && s && (s->flags & MANA_REQ_SPECIAL)) {
     /* A pending receive freed here is never counted (docs: a limit of the drain). */
@@ -214,7 +216,8 @@ static int request_free(MPI_Request *request)
       MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
   }
   if (rc == MPI_SUCCESS) {
-    mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*request);
+    if (!keep)
+      mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*request);
     *request = MPI_REQUEST_NULL;
   }
   return rc;
@@ -540,7 +543,7 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
   const struct preq_rec *r = s->meta;
   uint32_t f = s->flags;
   if (f & MANA_SLOT_GREQUEST)
-    return "mana cannot rebuild generalized requests:";
+    return NULL; /* started again at restart (grequest.c) */
   if (f & MANA_SLOT_REQ_PCOLL)
     return mana_pcoll_refusal(s);
   if (f & MANA_SLOT_REQ_PART)
@@ -598,7 +601,9 @@ static int discard(void)
     struct mana_req_extra *e = mana_req_extra(i);
     if (!(f & MANA_SLOT_USED) || real == MPI_REQUEST_NULL || !e)
       continue;
-    if (f & MANA_SLOT_REQ_DONE) { /* the stand-in, and the persistent request behind it */
+    if (f & MANA_SLOT_GREQUEST) {
+      mana_greq_discard(i, real);
+    } else if (f & MANA_SLOT_REQ_DONE) { /* the stand-in, and the persistent request behind it */
       MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
       if (s->meta)
         MANA_LH_CALL_NOPARK(MPI_Request_free, &e->saved_real);
@@ -683,8 +688,9 @@ static int repost(struct pending *p, size_t n)
 static int needs_drain(const struct mana_slot *s)
 {
   uint32_t f = s->flags;
-  if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_DONE) || (s->meta && !(f & MANA_SLOT_ACTIVE)))
-    return 0;
+  if (!(f & MANA_SLOT_USED) || (f & (MANA_SLOT_REQ_DONE | MANA_SLOT_GREQUEST)) ||
+      (s->meta && !(f & MANA_SLOT_ACTIVE)))
+    return 0; /* a generalized request is the application's to complete, drained or not */
   return !((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
 }
 
@@ -717,6 +723,10 @@ static int rebuild(void)
     MPI_Request real;
     if (!(f & MANA_SLOT_USED))
       continue;
+    if (f & MANA_SLOT_GREQUEST) {
+      rc = mana_greq_remake(i);
+      continue;
+    }
     if (s->meta && !(f & MANA_SLOT_REQ_PCOLL)) { /* persistent collectives: made above */
       if ((rc = make(s->meta, &real)) != MPI_SUCCESS)
         return mana_rebuild_error("persistent request", v, "MPI_*_init", rc);
