@@ -142,7 +142,7 @@ static int settle(struct drain *d, uint32_t i, struct mana_slot *s, MPI_Request 
   struct mana_req_extra *e = mana_req_extra(i);
   s->real = (uint32_t)real; /* a persistent request is inactive now, others are gone */
   if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_STATUS))
-    mana_req_count_recv(s, e, &st);
+    mana_count_recv(e->comm, &st);
   if (f & MANA_SLOT_REQ_STATUS) { /* reports the receive served before (pt2pt_nonblocking.c) */
     s->flags &= ~MANA_SLOT_REQ_STATUS;
     st = e->status;
@@ -156,7 +156,8 @@ static int pending(const struct mana_slot *s)
   uint32_t f = s->flags;
   return (f & MANA_SLOT_USED) && !(f & MANA_SLOT_REQ_DONE) &&
          (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA)) &&
+               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA |
+               MANA_SLOT_REQ_PAIR)) &&
          !(s->meta && !(f & MANA_SLOT_ACTIVE));
 }
 
@@ -222,10 +223,11 @@ static int test_requests(struct drain *d, int *colls, int *sends)
     MPI_Request real = (MPI_Request)(uint32_t)s->real;
     MPI_Status st;
     int flag = 0;
-    if (!mana_req_extra(i))
+    const struct mana_req_extra *e = mana_req_extra(i);
+    if (!e)
       return fail(d, "out of memory for request extras", MPI_ERR_NO_MEM);
     st.MPI_ERROR = MPI_SUCCESS;
-    int rc = MANA_LH_ANY(MPI_Test, &real, &flag, &st);
+    int rc = MANA_LH_ANY(MPI_Test, &real, &flag, &st); /* a pair's halves: sendrecv_pair.c */
     if (rc != MPI_SUCCESS) { /* completed with an error: the application will see it */
       flag = 1;
       st.MPI_ERROR = rc;
@@ -235,6 +237,9 @@ static int test_requests(struct drain *d, int *colls, int *sends)
       /* Independent file operations complete locally, RMA requests once their window is
        * flushed (before this loop): they are waited for like sends. */
       *sends += (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA)) != 0;
+      /* An MPI_Isendrecv waits like a send until its send half is done; its receive half is
+       * posted again at restart like any pending receive. */
+      *sends += (f & MANA_SLOT_REQ_PAIR) && e->pair_send != MPI_REQUEST_NULL;
       continue;
     }
     if (settle(d, i, s, real, st) != 0)
@@ -445,6 +450,12 @@ void mana_stub_cancel_receives(void)
       continue;
     if (MANA_LH_ANY(MPI_Cancel, &real) == MPI_SUCCESS)
       MANA_LH_ANY(MPI_Wait, &real, MPI_STATUS_IGNORE);
+  }
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    const struct mana_slot *s = mana_slot_at(t, i);
+    if ((s->flags & MANA_SLOT_USED) && (s->flags & MANA_SLOT_REQ_PAIR) &&
+        !(s->flags & MANA_SLOT_REQ_DONE))
+      mana_pair_discard(i, 1);
   }
   /* Persistent requests, all inactive now, hold their datatypes inside MPI (reported at
    * MPI_Finalize like the datatypes below; MPICH's pt2pt/multi_psend_derived). */

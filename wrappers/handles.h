@@ -72,6 +72,9 @@ enum mana_slot_flags {
   /* A request-based RMA operation (MPI_Rput ...): complete once the drain has flushed its
    * window, waited for like a send. */
   MANA_SLOT_REQ_RMA = 1u << 14,
+  /* MPI_Isendrecv(_replace) made of an Isend and an Irecv the stub posted (sendrecv_pair.c):
+   * drained like a send while its send half is pending, posted again like a receive. */
+  MANA_SLOT_REQ_PAIR = 1u << 15,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number

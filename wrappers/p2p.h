@@ -104,8 +104,13 @@ struct mana_req_extra {
    * persistent request behind the stand-in. */
   MPI_Status status;
   MPI_Request saved_real;
-  /* MPI_Isendrecv(_replace): the source its receive named (MPI_ANY_SOURCE or a rank). */
-  int recv_source;
+  /* MANA_SLOT_REQ_PAIR (sendrecv_pair.c): the halves of an MPI_Isendrecv(_replace), the
+   * generalized request in front of them, whether it is complete, and the packed copy the
+   * send half of a _replace sends from. */
+  MPI_Request pair_send, pair_recv, pair_greq;
+  int pair_done;
+  void *pair_packed;
+  size_t pair_packed_len;
   /* MANA_SLOT_GREQUEST: the stub's record of the generalized request (grequest.c). */
   void *greq;
 };
@@ -185,12 +190,21 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len);
 /* The stub saw a request complete (Wait/Test family): counts a receive, puts a persistent
  * request back behind its stand-in, releases what the extras hold.  *real is the real handle
  * MPI left (MPI_REQUEST_NULL or a persistent request); st its status. */
-/* Counts the receive of a completed request (MPI_Isendrecv's by the source it named). */
-void mana_req_count_recv(const struct mana_slot *s, const struct mana_req_extra *e,
-                         const MPI_Status *st);
 void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
                         MPI_Status *st);
-#define MANA_REQ_SPECIAL (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_DONE | MANA_SLOT_REQ_STATUS)
+#define MANA_REQ_SPECIAL                                                                    \
+  (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_DONE | MANA_SLOT_REQ_STATUS | MANA_SLOT_REQ_PAIR)
+
+/* sendrecv_pair.c: MPI_Isendrecv(_replace) as an Isend and an Irecv behind one request
+ * (replace: recvbuf is sendbuf, sent from a packed copy); at restart its receive posted
+ * again; its receive cancelled, and the request completed and freed if free_front (rebuild
+ * in place, end of the job). */
+int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, int large, int replace,
+                   MPI_Request *request);
+int mana_pair_repost(uint32_t index);
+void mana_pair_discard(uint32_t index, int free_front);
 
 /* A blocking call must wait for a pending real request: it gets a virtual slot of the given
  * kind, so the drain sees it and a restart can replace it, and is waited on like MPI_Wait

@@ -115,22 +115,6 @@ int mana_req_make_done(uint32_t index, const MPI_Status *st)
   return MPI_SUCCESS;
 }
 
-/* MPICH 4.0.2 reports source 0 and tag 0 in the status of a completed MPI_Isendrecv(_replace),
- * whatever the sender: its receive is counted by the source it named, when it named one (else
- * the drain waited for a message it had received; pt2pt/sendrecv3 -isendrecv). */
-void mana_req_count_recv(const struct mana_slot *s, const struct mana_req_extra *e,
-                         const MPI_Status *st)
-{
-  if ((s->flags & MANA_SLOT_REQ_SEND) && (s->flags & MANA_SLOT_REQ_RECV) &&
-      e->recv_source != MPI_ANY_SOURCE && st->MPI_SOURCE >= 0 && !mana_status_cancelled(st)) {
-    MPI_Status named = *st;
-    named.MPI_SOURCE = e->recv_source;
-    mana_count_recv(e->comm, &named);
-    return;
-  }
-  mana_count_recv(e->comm, st);
-}
-
 void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
                         MPI_Status *st)
 {
@@ -149,7 +133,12 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
     s->flags &= ~MANA_SLOT_REQ_DONE;
     if (f & MANA_SLOT_PERSISTENT)
       *real = e->saved_real; /* the stand-in is gone; the request is inactive again */
-    else if ((f & MANA_SLOT_REQ_RECV) && e->type.rec)
+    else if ((f & (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_PAIR)) && e->type.rec)
+      mana_dt_arg_put(&e->type);
+    return;
+  }
+  if (f & MANA_SLOT_REQ_PAIR) { /* counted when its receive completed (sendrecv_pair.c) */
+    if (e->type.rec)
       mana_dt_arg_put(&e->type);
     return;
   }
@@ -161,7 +150,7 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
     return;
   }
   if (st)
-    mana_req_count_recv(s, e, st);
+    mana_count_recv(e->comm, st);
   if (e->type.rec)
     mana_dt_arg_put(&e->type);
 }

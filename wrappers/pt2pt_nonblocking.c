@@ -141,21 +141,12 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 IMRECV(MPI_Imrecv, int, 0)
 IMRECV(MPI_Imrecv_c, MPI_Count, 1)
 
-/* ---- MPI_Isendrecv: the send is counted, the request completes with the receive's status
- * and is counted as a receive.  If a buffered message matches its receive, the receive is
- * served from it at once and the request is the send's, with the receive's status kept to
- * report at completion (MANA_SLOT_REQ_STATUS). ---- */
+/* ---- MPI_Isendrecv: an Isend and an Irecv behind one request (sendrecv_pair.c).  If a
+ * buffered message matches its receive, the receive is served from it at once and the
+ * request is the send's, with the receive's status kept to report at completion
+ * (MANA_SLOT_REQ_STATUS). ---- */
 
-static void note_sendrecv(MPI_Request v, int dest, int source, MPI_Comm comm)
-{
-  mana_req_note_send(v, dest, comm);
-  mana_request_mark((uint32_t)v, MANA_SLOT_REQ_RECV);
-  struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)v));
-  if (e)
-    e->recv_source = source;
-}
-
-#define ISENDRECV(name, isend, count_t)                                                     \
+#define ISENDRECV(name, isend, count_t, large)                                              \
   int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, int dest,         \
            int sendtag, void *recvbuf, count_t recvcount, MPI_Datatype recvtype,            \
            int source, int recvtag, MPI_Comm comm, MPI_Request *request)                    \
@@ -176,24 +167,18 @@ static void note_sendrecv(MPI_Request v, int dest, int source, MPI_Comm comm)
         mana_req_note_status(*request, dest, comm, &st);                                    \
       }                                                                                     \
     } else {                                                                                \
-      rc = MANA_LH_CALL_NOPARK(name, sendbuf, sendcount, DT(sendtype), dest, sendtag,       \
-                               recvbuf, recvcount, DT(recvtype), source, recvtag,           \
-                               COMM(comm), &real);                                          \
-      if (rc == MPI_SUCCESS) {                                                              \
-        mana_count_send(comm, dest);                                                        \
-        *request = MANA_NEW(REQUEST, MPI_Request, real);                                    \
-        note_sendrecv(*request, dest, source, comm);                                                \
-      }                                                                                     \
+      rc = mana_pair_post(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,  \
+                          recvtype, source, recvtag, comm, large, 0, request);              \
     }                                                                                       \
     MANA_PARK_CHECK();                                                                      \
     return rc;                                                                              \
   }
-ISENDRECV(MPI_Isendrecv, MPI_Isend, int)
-ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
+ISENDRECV(MPI_Isendrecv, MPI_Isend, int, 0)
+ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count, 1)
 
 /* With a buffered message to receive, the data to send is packed aside first (the message
  * lands in the same buffer); the packed copy lives until the request completes. */
-#define ISENDRECV_REPLACE(name, pack_size, pack, isend, count_t)                            \
+#define ISENDRECV_REPLACE(name, pack_size, pack, isend, count_t, large)                     \
   int name(void *buf, count_t count, MPI_Datatype datatype, int dest, int sendtag,          \
            int source, int recvtag, MPI_Comm comm, MPI_Request *request)                    \
   {                                                                                         \
@@ -224,17 +209,12 @@ ISENDRECV(MPI_Isendrecv_c, MPI_Isend_c, MPI_Count)
       mana_req_note_status(*request, dest, comm, &st);                                      \
       mana_req_extra(mana_req_index((uint32_t)*request))->buf = packed;                     \
     } else {                                                                                \
-      rc = MANA_LH_CALL_NOPARK(name, buf, count, DT(datatype), dest, sendtag, source,       \
-                               recvtag, COMM(comm), &real);                                 \
-      if (rc == MPI_SUCCESS) {                                                              \
-        mana_count_send(comm, dest);                                                        \
-        *request = MANA_NEW(REQUEST, MPI_Request, real);                                    \
-        note_sendrecv(*request, dest, source, comm);                                                \
-      }                                                                                     \
+      rc = mana_pair_post(buf, count, datatype, dest, sendtag, buf, count, datatype, source, \
+                          recvtag, comm, large, 1, request);                                \
     }                                                                                       \
     MANA_PARK_CHECK();                                                                      \
     return rc;                                                                              \
   }
-ISENDRECV_REPLACE(MPI_Isendrecv_replace, MPI_Pack_size, MPI_Pack, MPI_Isend, int)
+ISENDRECV_REPLACE(MPI_Isendrecv_replace, MPI_Pack_size, MPI_Pack, MPI_Isend, int, 0)
 ISENDRECV_REPLACE(MPI_Isendrecv_replace_c, MPI_Pack_size_c, MPI_Pack_c, MPI_Isend_c,
-                  MPI_Count)
+                  MPI_Count, 1)

@@ -554,7 +554,7 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
                                        : NULL;
   if (f & MANA_SLOT_REQ_DONE)
     return NULL;
-  if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND)) {
+  if (((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND)) || (f & MANA_SLOT_REQ_PAIR)) {
     const struct mana_req_extra *e = mana_req_extra(i);
     return !e || !comm_live(e->comm) ? "the communicator was freed under the pending receive"
            : !mana_dt_arg_ok(&e->type) ? "no usable datatype record for"
@@ -603,6 +603,8 @@ static int discard(void)
       continue;
     if (f & MANA_SLOT_GREQUEST) {
       mana_greq_discard(i, real);
+    } else if ((f & MANA_SLOT_REQ_PAIR) && !(f & MANA_SLOT_REQ_DONE)) {
+      mana_pair_discard(i, 1);
     } else if (f & MANA_SLOT_REQ_DONE) { /* the stand-in, and the persistent request behind it */
       MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
       if (s->meta)
@@ -665,7 +667,13 @@ static int repost(struct pending *p, size_t n)
     const struct mana_req_extra *e = mana_req_extra(p[k].slot);
     MPI_Request real = (MPI_Request)s->real;
     int rc;
-    if (s->meta) {
+    if (s->flags & MANA_SLOT_REQ_PAIR) {
+      if ((rc = mana_pair_repost(p[k].slot)) != MPI_SUCCESS)
+        return mana_rebuild_error("pending MPI_Isendrecv", mana_handle_make(MANA_KIND_REQUEST,
+                                                                           p[k].slot),
+                                  "MPI_Irecv", rc);
+      continue;
+    } else if (s->meta) {
       rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
     } else {
       MPI_Datatype type = mana_dt_arg_real(&e->type);
@@ -685,12 +693,14 @@ static int repost(struct pending *p, size_t n)
 
 /* Whether slot s holds a request only a drain can settle: in progress and not a receive the
  * rebuild re-posts (rebuild's own test, ahead of any discarding). */
-static int needs_drain(const struct mana_slot *s)
+static int needs_drain(const struct mana_slot *s, const struct mana_req_extra *e)
 {
   uint32_t f = s->flags;
   if (!(f & MANA_SLOT_USED) || (f & (MANA_SLOT_REQ_DONE | MANA_SLOT_GREQUEST)) ||
       (s->meta && !(f & MANA_SLOT_ACTIVE)))
     return 0; /* a generalized request is the application's to complete, drained or not */
+  if (f & MANA_SLOT_REQ_PAIR)
+    return !e || e->pair_send != MPI_REQUEST_NULL;
   return !((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
 }
 
@@ -698,7 +708,7 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
   for (uint32_t i = 0; i < t->capacity; i++)
-    if (needs_drain(mana_slot_at(t, i))) {
+    if (needs_drain(mana_slot_at(t, i), mana_req_extra(i))) {
       mana_reason(reason, len, "only a checkpoint's drain can complete it",
                   "request", mana_handle_make(MANA_KIND_REQUEST, i));
       return 0;
@@ -736,10 +746,11 @@ static int rebuild(void)
       s->flags &= ~MANA_SLOT_REQ_DONE; /* made again: the stand-in saves the new request */
       if ((rc = mana_req_make_done(i, &e->status)) != MPI_SUCCESS)
         rc = mana_rebuild_error("completed request", v, "MPI_Grequest_start", rc);
-    } else if ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND) &&
-               (!s->meta || (f & MANA_SLOT_ACTIVE))) {
+    } else if (((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND) &&
+                (!s->meta || (f & MANA_SLOT_ACTIVE))) ||
+               ((f & MANA_SLOT_REQ_PAIR) && e->pair_send == MPI_REQUEST_NULL)) {
       pending[n++] = (struct pending){e->seq, i};
-    } else if (needs_drain(s)) {
+    } else if (needs_drain(s, e)) {
       fprintf(stderr, "mana: rebuilding MPI objects: request %#x is in progress and was not "
                       "drained\n", v);
       rc = MPI_ERR_REQUEST;
