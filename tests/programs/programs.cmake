@@ -25,6 +25,7 @@ set(MANA_TEST_PROGRAMS
   p2p_derived_pending:2
   p2p_persistent_derived:2
   grequest_pending:2
+  rma_lock_loop:2
   finalize_early:2
   p2p_cancel:2
   coll_blocking:3

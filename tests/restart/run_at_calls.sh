@@ -46,6 +46,9 @@
 #   --refusals-fail      a refused checkpoint is a failure (state that must be restartable)
 #   --min-restarts M     fail unless at least M points were killed and restarted (default 1,
 #                        0 when every point is plain)
+#   --max-raises R       fail a point whose committed generation took more than R raises
+#                        (the coordinator's count: how often a rank moved a target while the
+#                        ranks converged; each costs every rank a round)
 #   --bin DIR            mana_launch and mana_restart (default $MANA_BIN, else <build>/bin when
 #                        PROGRAM is in <build>/tests/..., else <checkout>/build/bin)
 #   --timeout S          limit of every run (default: 600 s for the native run, then 4 x the
@@ -65,7 +68,7 @@ usage() {
 die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
-from="" to="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0
+from="" to="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -75,7 +78,7 @@ while [ $# -gt 0 ]; do
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
     -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--keep-every|\
-    --restart-forms|--min-restarts|--bin|--timeout)
+    --restart-forms|--min-restarts|--max-raises|--bin|--timeout)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
       shift 2 ;;
@@ -98,6 +101,7 @@ while [ $# -gt 0 ]; do
     --keep-every) keep_every=$val ;;
     --restart-forms) rforms=$val ;;
     --min-restarts) min_restarts=$val ;;
+    --max-raises) max_raises=$val ;;
     --bin) bin=$val ;;
     --timeout) limit=$val ;;
   esac
@@ -244,6 +248,14 @@ leaks() {
   [ -n "$line" ] && echo "$line"
 }
 
+# too_many_raises: the committed generation's raise count, printed when over --max-raises.
+too_many_raises() {
+  [ -n "$max_raises" ] || return 1
+  local n
+  n=$(sed -n 's/.* committed: .* epochs, \([0-9]*\) raises,.*/\1/p' "$d/ck/.mana/coordinator.log" 2>/dev/null | tail -1)
+  [ -n "$n" ] && [ "$n" -gt "$max_raises" ] && echo "$n"
+}
+
 # point K PLAIN FORM: runs one point in $d; sets result (restarted, continued, refused, none,
 # fail, timeout), why, and logs (the files that tell why a point failed)
 point() {
@@ -279,6 +291,8 @@ point() {
       result=fail why="the stdout after the restart ($(form_name "$form")) differs from native: $(diff "$work/native.out" "$d/out" | head -4 | tr '\n' ' ' | cut -c1-300)"
     elif reason=$(leaks "$d/err1" "$d/err2"); then
       result=fail why="MPI reported leaks a native run does not: $reason"
+    elif reason=$(too_many_raises); then
+      result=fail why="the checkpoint took $reason raises to converge, more than --max-raises $max_raises"
     else
       result=restarted
     fi
