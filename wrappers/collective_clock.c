@@ -320,6 +320,19 @@ void mana_cc_peer_wait(int delta)
   __atomic_add_fetch(&peer_waits, delta, __ATOMIC_SEQ_CST);
 }
 
+/* Marked first, then the gate: a rank cannot report done, then enter the call unseen. */
+void mana_cc_peer_gate_enter(void)
+{
+  mana_cc_peer_wait(1);
+  enter_id(comm_id(MPI_COMM_SELF), 0);
+}
+
+void mana_cc_peer_gate_leave(void)
+{
+  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_peer_wait(-1);
+}
+
 /* After the collective returned to the stub (and, for a constructor, after the new
  * communicator's record exists: `child` is it, or MPI_COMM_NULL). */
 void mana_cc_leave(int kind, MPI_Comm child)

@@ -400,18 +400,30 @@ void mana_after_Buffer_attach_c(void *buffer, MPI_Count size)
   bsend_large = 1;
 }
 
-void mana_after_Buffer_detach(void *buffer_addr, int *size)
+/* MPICH's MPI_Buffer_detach waits until every buffered send has left the buffer, which a
+ * parked receiver never lets a large one do: it is entered through the clock's gate, so a
+ * checkpoint waits for it or catches the rank before it (MPICH's pt2pt/bsendfrag and
+ * bsendpending failed to park). */
+int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
-  (void)buffer_addr;
-  (void)size;
-  bsend_buffer = NULL;
+  mana_cc_peer_gate_enter();
+  int rc = MANA_LH_CALL_NOPARK(MPI_Buffer_detach, buffer_addr, size);
+  mana_cc_peer_gate_leave();
+  if (rc == MPI_SUCCESS)
+    bsend_buffer = NULL;
+  MANA_PARK_CHECK();
+  return rc;
 }
 
-void mana_after_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-  (void)buffer_addr;
-  (void)size;
-  bsend_buffer = NULL;
+  mana_cc_peer_gate_enter();
+  int rc = MANA_LH_CALL_NOPARK(MPI_Buffer_detach_c, buffer_addr, size);
+  mana_cc_peer_gate_leave();
+  if (rc == MPI_SUCCESS)
+    bsend_buffer = NULL;
+  MANA_PARK_CHECK();
+  return rc;
 }
 
 static int bsend_discard(void)

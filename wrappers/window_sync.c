@@ -37,8 +37,6 @@
 #define NOTICE_POST 1
 #define NOTICE_COMPLETE 2
 
-void mana_cc_peer_wait(int delta);
-
 /* ---- fence ---- */
 
 void mana_after_Win_fence(int assert, MPI_Win win)
@@ -169,18 +167,14 @@ static int grow(void **array, int *cap, int need, size_t elem)
  * MPI_COMM_SELF, and the rank is never done while inside (top of the file). */
 static void peer_wait_enter(int assert)
 {
-  if (assert & MPI_MODE_NOCHECK)
-    return; /* MPICH takes it locally */
-  mana_cc_peer_wait(1);
-  mana_cc_enter(MPI_COMM_SELF, 0);
+  if (!(assert & MPI_MODE_NOCHECK)) /* else MPICH takes it locally */
+    mana_cc_peer_gate_enter();
 }
 
 static void peer_wait_leave(int assert)
 {
-  if (assert & MPI_MODE_NOCHECK)
-    return;
-  mana_cc_leave(0, MPI_COMM_NULL);
-  mana_cc_peer_wait(-1);
+  if (!(assert & MPI_MODE_NOCHECK))
+    mana_cc_peer_gate_leave();
 }
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)

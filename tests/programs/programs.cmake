@@ -26,6 +26,7 @@ set(MANA_TEST_PROGRAMS
   p2p_persistent_derived:2
   grequest_pending:2
   rma_lock_loop:2
+  bsend_detach_wait:2
   finalize_early:2
   p2p_cancel:2
   coll_blocking:3
