@@ -410,6 +410,40 @@ void mana_after_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
   mana_comm_attr_set(comm, keyval, attribute_val, 0);
 }
 
+/* MPI answers the attributes it predefines on MPI_COMM_WORLD (MPI_TAG_UB, ...) with a pointer
+ * to its own int, in the lower half, which a restart replaces: a program that reads it after
+ * a checkpoint read what the old address held in the new process (MPICH's pt2pt/large_tag
+ * read 0 for MPI_TAG_UB).  The application gets a pointer to the stub's copy instead. */
+static int predefined_copy[8];
+
+static void answer_predefined(int keyval, void *attribute_val, const int *flag)
+{
+  static const int predefined[] = {MPI_TAG_UB,        MPI_HOST,       MPI_IO,
+                                   MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE,
+                                   MPI_APPNUM};
+  if (!*flag)
+    return;
+  for (size_t i = 0; i < sizeof(predefined) / sizeof(predefined[0]); i++)
+    if (keyval == predefined[i]) {
+      int **answer = attribute_val;
+      predefined_copy[i] = **answer;
+      *answer = &predefined_copy[i];
+      return;
+    }
+}
+
+void mana_after_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+  (void)comm;
+  answer_predefined(comm_keyval, attribute_val, flag);
+}
+
+void mana_after_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+  (void)comm;
+  answer_predefined(keyval, attribute_val, flag);
+}
+
 void mana_after_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
   struct comm_rec *r = rec_of(comm);

@@ -27,6 +27,7 @@ set(MANA_TEST_PROGRAMS
   grequest_pending:2
   rma_lock_loop:2
   bsend_detach_wait:2
+  attr_tag_ub:2
   finalize_early:2
   p2p_cancel:2
   coll_blocking:3
