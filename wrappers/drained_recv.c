@@ -25,6 +25,26 @@ int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
                                    st);
 }
 
+/* MPICH's MPI_Unpack refuses MPI_BOTTOM as its output buffer (a null pointer), which a
+ * receive into absolute addresses uses (MPICH's datatype/sendrecvt4): the data is unpacked
+ * at address 1 through a type that places `count` elements of `type` one byte lower. */
+static int unpack_at_bottom(const struct mana_drained *m, MPI_Count take, MPI_Count *position,
+                            MPI_Count count, MPI_Datatype real_type, MPI_Comm real_comm)
+{
+  MPI_Count disp = -1;
+  MPI_Datatype shifted;
+  int rc = MANA_LH_CALL_NOPARK(MPI_Type_create_struct_c, 1, &count, &disp, &real_type,
+                               &shifted);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  rc = MANA_LH_CALL_NOPARK(MPI_Type_commit, &shifted);
+  if (rc == MPI_SUCCESS)
+    rc = MANA_LH_CALL_NOPARK(MPI_Unpack_c, m->data, take, position, (void *)1, 1, shifted,
+                             real_comm);
+  MANA_LH_CALL_NOPARK(MPI_Type_free, &shifted);
+  return rc;
+}
+
 int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count,
                               MPI_Datatype real_type, MPI_Comm comm, MPI_Status *st)
 {
@@ -34,7 +54,9 @@ int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count
   if (rc == MPI_SUCCESS) {
     fits = size * count;
     MPI_Count take = m->bytes < fits ? m->bytes : fits;
-    if (take > 0)
+    if (take > 0 && buf == MPI_BOTTOM)
+      rc = unpack_at_bottom(m, take, &position, count, real_type, real_comm);
+    else if (take > 0)
       rc = MANA_LH_CALL_NOPARK(MPI_Unpack_c, m->data, take, &position, buf, count, real_type,
                                real_comm);
     if (rc == MPI_SUCCESS && m->bytes > fits)
