@@ -248,9 +248,10 @@ static int wait_for_go(uint64_t gen, struct coord_cmd *cmd)
 }
 
 /* DRAIN: park, complete what only MPI's own wait completes (boundary.h, settle); once every
- * rank has (GO), complete the network state, write the image, then wait for the verdict.  The drain is collective over the ranks: a rank starting it alone
- * would leave exchanges posted that the others never answer, so a rank that cannot park
- * refuses before any rank drains. */
+ * rank has (GO), complete the network state, write the image, then wait for the verdict.
+ * The drain is collective over the ranks: a rank starting it alone would leave exchanges
+ * posted that the others never answer, so a rank that cannot park refuses before any rank
+ * drains. */
 static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 {
   char reason[512], name[64], xxh[32];
@@ -328,9 +329,8 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   __atomic_store_n(&current_gen, gen, __ATOMIC_RELEASE);
   int begun = cc->begin(reason, sizeof(reason));
   note_begun(gen);
-  if (begun != 0)
-    __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
   if (begun != 0) {
+    __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
     coord_send_refuse(link_conn, gen, reason);
     return;
   }

@@ -110,7 +110,6 @@ struct mana_req_extra {
   MPI_Request pair_send, pair_recv, pair_greq;
   int pair_done;
   void *pair_packed;
-  size_t pair_packed_len;
   /* MANA_SLOT_GREQUEST: the stub's record of the generalized request (grequest.c). */
   void *greq;
 };

@@ -129,6 +129,10 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
     free(e->buf);
     e->buf = NULL;
   }
+  if (f & MANA_SLOT_REQ_PAIR) { /* the send half is done: its packed copy goes */
+    free(e->pair_packed);
+    e->pair_packed = NULL;
+  }
   if (f & MANA_SLOT_REQ_DONE) { /* counted when it was completed for real */
     s->flags &= ~MANA_SLOT_REQ_DONE;
     if (f & MANA_SLOT_PERSISTENT)

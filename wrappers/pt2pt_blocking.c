@@ -404,27 +404,19 @@ void mana_after_Buffer_attach_c(void *buffer, MPI_Count size)
  * parked receiver never lets a large one do: it is entered through the clock's gate, so a
  * checkpoint waits for it or catches the rank before it (MPICH's pt2pt/bsendfrag and
  * bsendpending failed to park). */
-int MPI_Buffer_detach(void *buffer_addr, int *size)
-{
-  mana_cc_peer_gate_enter();
-  int rc = MANA_LH_CALL_NOPARK(MPI_Buffer_detach, buffer_addr, size);
-  mana_cc_peer_gate_leave();
-  if (rc == MPI_SUCCESS)
-    bsend_buffer = NULL;
-  MANA_PARK_CHECK();
-  return rc;
-}
-
-int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-  mana_cc_peer_gate_enter();
-  int rc = MANA_LH_CALL_NOPARK(MPI_Buffer_detach_c, buffer_addr, size);
-  mana_cc_peer_gate_leave();
-  if (rc == MPI_SUCCESS)
-    bsend_buffer = NULL;
-  MANA_PARK_CHECK();
-  return rc;
-}
+#define BUFFER_DETACH(name, size_t_)                                                       \
+  int name(void *buffer_addr, size_t_ *size)                                               \
+  {                                                                                        \
+    mana_cc_peer_gate_enter();                                                             \
+    int rc = MANA_LH_CALL_NOPARK(name, buffer_addr, size);                                 \
+    mana_cc_peer_gate_leave();                                                             \
+    if (rc == MPI_SUCCESS)                                                                 \
+      bsend_buffer = NULL;                                                                 \
+    MANA_PARK_CHECK();                                                                     \
+    return rc;                                                                             \
+  }
+BUFFER_DETACH(MPI_Buffer_detach, int)
+BUFFER_DETACH(MPI_Buffer_detach_c, MPI_Count)
 
 static int bsend_discard(void)
 {

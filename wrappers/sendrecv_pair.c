@@ -11,19 +11,12 @@
  * would (p2p.h), the two real requests, and the receive's status.  MPICH calls the poll
  * function inside the Wait/Test family and in the drain, on the lower half's thread pointer:
  * it makes MPI calls and raw system calls only.  The receive is counted there, when it
- * completes (it names its real source; MPICH's own MPI_Isendrecv reported source 0). */
-#include <sys/mman.h>
-#include <sys/syscall.h>
+ * completes (it names its real source; MPICH's own MPI_Isendrecv reported source 0).  The
+ * packed copy a _replace sends from is upper-half memory, freed on an application thread
+ * when the stub sees the request complete (p2p_requests.c), never in the poll function. */
+#include <stdlib.h>
 
-#include "mana/raw_syscall.h"
 #include "p2p.h"
-
-static void release_packed(struct mana_req_extra *e)
-{
-  mana_raw_unmap(e->pair_packed, e->pair_packed_len);
-  e->pair_packed = NULL;
-  e->pair_packed_len = 0;
-}
 
 static int pair_poll(void *extra, MPI_Status *status)
 {
@@ -33,8 +26,6 @@ static int pair_poll(void *extra, MPI_Status *status)
   if (e->pair_send != MPI_REQUEST_NULL) {
     if (MANA_LH_ANY(MPI_Test, &e->pair_send, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
       e->pair_send = MPI_REQUEST_NULL; /* failed: MPI freed it; the receive tells the rest */
-    if (e->pair_send == MPI_REQUEST_NULL)
-      release_packed(e);
   }
   if (e->pair_recv != MPI_REQUEST_NULL) {
     MPI_Status st = {0};
@@ -84,8 +75,10 @@ static int pair_query(void *extra, MPI_Status *status)
 static int pair_free(void *extra)
 {
   struct mana_req_extra *e = extra;
-  if (e->pair_send != MPI_REQUEST_NULL)
+  if (e->pair_send != MPI_REQUEST_NULL) {
     MANA_LH_ANY(MPI_Request_free, &e->pair_send);
+    e->pair_packed = NULL; /* still being sent from: left to the process */
+  }
   if (e->pair_recv != MPI_REQUEST_NULL)
     MANA_LH_ANY(MPI_Request_free, &e->pair_recv);
   return MPI_SUCCESS;
@@ -131,13 +124,11 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
   MPI_Comm rcomm = MANA_REAL(COMM, MPI_Comm, comm);
   MPI_Datatype rsend = MANA_REAL(DATATYPE, MPI_Datatype, sendtype);
   void *packed = NULL;
-  size_t packed_len = 0;
   int rc = MPI_SUCCESS;
   if (replace) { /* the receive lands where the data to send is: send a packed copy */
     MPI_Count size = 0, position = 0;
     rc = MANA_LH_CALL_NOPARK(MPI_Pack_size_c, sendcount, rsend, rcomm, &size);
-    packed_len = (size_t)(size > 0 ? size : 1);
-    packed = rc == MPI_SUCCESS ? mana_raw_map(packed_len) : NULL;
+    packed = rc == MPI_SUCCESS ? malloc((size_t)(size > 0 ? size : 1)) : NULL;
     if (rc == MPI_SUCCESS && !packed)
       rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS)
@@ -156,7 +147,7 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
   if (rc != MPI_SUCCESS) {
     if (v)
       mana_handle_retire(MANA_KIND_REQUEST, v);
-    mana_raw_unmap(packed, packed_len);
+    free(packed);
     return rc;
   }
   mana_req_fill_recv(s, e, recvbuf, recvcount, source, recvtag, comm, large);
@@ -164,7 +155,6 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
   mana_dt_arg_get(recvtype, &e->type);
   e->pair_send = e->pair_recv = MPI_REQUEST_NULL;
   e->pair_packed = packed;
-  e->pair_packed_len = packed_len;
   e->status = (MPI_Status){0};
   rc = large ? MANA_LH_CALL_NOPARK(MPI_Isend_c, sendbuf, sendcount, rsend, dest, sendtag, rcomm,
                                    &e->pair_send)
@@ -182,7 +172,8 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (e->pair_send != MPI_REQUEST_NULL)
       MANA_LH_CALL_NOPARK(MPI_Request_free, &e->pair_send);
     else
-      release_packed(e);
+      free(packed); /* the send never started: nothing reads it */
+    e->pair_packed = NULL;
     if (e->type.rec)
       mana_dt_arg_put(&e->type);
     mana_handle_retire(MANA_KIND_REQUEST, v);
@@ -199,8 +190,6 @@ int mana_pair_repost(uint32_t index)
   struct mana_slot *s = mana_slot_at(&mana_tables[MANA_KIND_REQUEST], index);
   struct mana_req_extra *e = mana_req_extra(index);
   e->pair_send = MPI_REQUEST_NULL; /* the drain completed it */
-  e->pair_packed = NULL;           /* unmapped with it */
-  e->pair_packed_len = 0;
   int rc = post_recv(e, &e->pair_recv);
   if (rc == MPI_SUCCESS)
     rc = start_front(s, e);
