@@ -658,8 +658,9 @@ static int discard(void)
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     MPI_Comm real = (MPI_Comm)s->real;
-    if ((s->flags & MANA_SLOT_USED) && mana_real_is_created((uint32_t)real))
-      MANA_LH_CALL_NOPARK(MPI_Comm_free, &real);
+    if ((s->flags & (MANA_SLOT_USED | MANA_SLOT_FREED)) == MANA_SLOT_USED &&
+        mana_real_is_created((uint32_t)real))
+      MANA_LH_CALL_NOPARK(MPI_Comm_free, &real); /* a freed one went with its requests */
   }
   discard_predefined(MPI_COMM_WORLD, &world_rec, "MPI_COMM_WORLD");
   discard_predefined(MPI_COMM_SELF, &self_rec, "MPI_COMM_SELF");
@@ -805,8 +806,10 @@ static int rebuild(void)
     if ((s->flags & MANA_SLOT_USED) && r)
       keys[n++] = (struct mana_comm_key){r->ggid, r->index, i};
   }
+  int rc = mana_comm_freed_agree(keys, &n);
   mana_comm_sort(keys, n);
-  int rc = members_agree(keys, n);
+  if (rc == MPI_SUCCESS)
+    rc = members_agree(keys, n);
   for (size_t k = 0; k < n && rc == MPI_SUCCESS; k++) {
     struct mana_slot *s = mana_slot_at(t, keys[k].slot);
     MPI_Comm c = MPI_COMM_NULL;
@@ -826,7 +829,9 @@ const struct mana_kind_ops mana_comm_ops = {
     .name = "communicator",
     .kind = MANA_KIND_COMM,
     .release = release,
+    .retain = mana_comm_retain,
     .check = check,
     .discard = discard,
     .rebuild = rebuild,
+    .finish = mana_comm_freed_finish,
 };

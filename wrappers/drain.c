@@ -322,6 +322,10 @@ static int probe_all(struct drain *d)
       if (!(s->flags & MANA_SLOT_USED))
         continue;
       v = (MPI_Comm)mana_handle_make(MANA_KIND_COMM, i);
+      /* One the application freed is probed while MPI keeps it: a persistent receive on it
+       * not started yet takes its messages later. */
+      if ((s->flags & MANA_SLOT_FREED) && !mana_comm_freed_alive(v))
+        continue;
       real = (MPI_Comm)(uint32_t)s->real;
     }
     do

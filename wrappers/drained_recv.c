@@ -49,6 +49,10 @@ int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count
                               MPI_Datatype real_type, MPI_Comm comm, MPI_Status *st)
 {
   MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
+  /* MPI_Unpack only checks its communicator (the bytes are this machine's own): a freed one
+   * that the restart did not make again (comm_freed.c) has none. */
+  if (real_comm == MPI_COMM_NULL)
+    real_comm = MPI_COMM_SELF;
   MPI_Count size = 0, fits, position = 0;
   int rc = MANA_LH_CALL_NOPARK(MPI_Type_size_c, real_type, &size);
   if (rc == MPI_SUCCESS) {

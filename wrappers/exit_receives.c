@@ -36,8 +36,8 @@ static int find_comm(uint64_t ggid, uint64_t index, int world, MPI_Comm *real, i
       v = MPI_COMM_WORLD;
     else if (i == t->capacity + 1)
       v = MPI_COMM_SELF;
-    else if (mana_slot_at(t, i)->flags & MANA_SLOT_USED)
-      v = (MPI_Comm)mana_handle_make(MANA_KIND_COMM, i);
+    else if ((mana_slot_at(t, i)->flags & (MANA_SLOT_USED | MANA_SLOT_FREED)) == MANA_SLOT_USED)
+      v = (MPI_Comm)mana_handle_make(MANA_KIND_COMM, i); /* a freed one cannot send */
     else
       continue;
     uint64_t g, x;

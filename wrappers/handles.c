@@ -8,6 +8,8 @@
 
 struct mana_table mana_tables[MANA_KIND_COUNT];
 mana_release_fn *mana_slot_release[MANA_KIND_COUNT];
+mana_retain_fn *mana_slot_retain[MANA_KIND_COUNT];
+void (*mana_request_retiring)(struct mana_slot *slot, uint32_t index);
 
 void mana_handles_init(void)
 {
@@ -67,6 +69,12 @@ void mana_handle_retire(enum mana_kind kind, uint32_t virt)
     return;
   struct mana_table *t = &mana_tables[kind];
   mana_stub_lock_take();
+  if (__builtin_expect(mana_request_retiring != NULL, 0) && kind == MANA_KIND_REQUEST)
+    mana_request_retiring(s, virt & MANA_HANDLE_INDEX_MASK);
+  if (mana_slot_retain[kind] && mana_slot_retain[kind](s, virt)) {
+    mana_stub_lock_give();
+    return;
+  }
   if (s->meta) { /* most slots (requests) have none: no call on that path */
     if (mana_slot_release[kind])
       mana_slot_release[kind](s);
@@ -86,7 +94,7 @@ uint32_t mana_handle_virtual_of(enum mana_kind kind, uint64_t real)
   struct mana_table *t = &mana_tables[kind];
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
-    if ((s->flags & MANA_SLOT_USED) && s->real == real)
+    if ((s->flags & (MANA_SLOT_USED | MANA_SLOT_FREED)) == MANA_SLOT_USED && s->real == real)
       return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | i;
   }
   return (uint32_t)real; /* predefined or unknown: the same value on both sides */

@@ -75,6 +75,9 @@ enum mana_slot_flags {
   /* MPI_Isendrecv(_replace) made of an Isend and an Irecv the stub posted (sendrecv_pair.c):
    * drained like a send while its send half is pending, posted again like a receive. */
   MANA_SLOT_REQ_PAIR = 1u << 15,
+  /* A communicator the application freed while requests still name it (comm_freed.c): the
+   * slot and its record live on until the last of them is retired. */
+  MANA_SLOT_FREED = 1u << 16,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
@@ -121,6 +124,13 @@ extern struct mana_table mana_tables[MANA_KIND_COUNT];
  * to other records); NULL means free().  Filled in once at load time. */
 typedef void mana_release_fn(struct mana_slot *slot);
 extern mana_release_fn *mana_slot_release[MANA_KIND_COUNT];
+/* Whether a slot the application frees must stay (1: the kind keeps it and retires it later
+ * itself), per kind; NULL: never.  Called with the stub lock held. */
+typedef int mana_retain_fn(struct mana_slot *slot, uint32_t virt);
+extern mana_retain_fn *mana_slot_retain[MANA_KIND_COUNT];
+/* Told of every request slot about to be retired, while it is still intact; NULL (the
+ * common case: one load) unless a kind waits for requests to go (comm_freed.c). */
+extern void (*mana_request_retiring)(struct mana_slot *slot, uint32_t index);
 
 void mana_handles_init(void);
 uint32_t mana_handle_new(enum mana_kind kind, uint64_t real);

@@ -176,6 +176,13 @@ void mana_req_note_send(MPI_Request virt, int dest, MPI_Comm comm);
  * buf, if set, is freed then. */
 void mana_req_note_status(MPI_Request virt, int dest, MPI_Comm comm, const MPI_Status *st);
 
+/* The communicator whose record request slot `index` needs for as long as it lives: a
+ * receive's (counted when it completes, posted again at restart) and a persistent request's
+ * (made again at restart); MPI_COMM_NULL for others (a send is counted when it starts). */
+MPI_Comm mana_req_pinned_comm(const struct mana_slot *s, uint32_t index);
+/* How many live requests pin comm (a scan of the request table). */
+uint32_t mana_requests_pinning(MPI_Comm comm);
+
 /* Makes the real request of slot `index` a complete stand-in reporting *st (the drain, and
  * receives matched by buffered messages).  MPI calls only through the NOPARK forms, no
  * malloc: callable from the checkpoint thread.  Returns an MPI error code. */

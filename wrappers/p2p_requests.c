@@ -159,6 +159,31 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
     mana_dt_arg_put(&e->type);
 }
 
+MPI_Comm mana_req_pinned_comm(const struct mana_slot *s, uint32_t index)
+{
+  uint32_t f = s->flags;
+  int p2p_persistent = (f & MANA_SLOT_PERSISTENT) && (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV));
+  int receive = (f & MANA_SLOT_REQ_PAIR) || ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
+  if (!(f & MANA_SLOT_USED) || !(p2p_persistent || receive))
+    return MPI_COMM_NULL;
+  const struct mana_req_extra *e = mana_req_extra(index);
+  return e ? e->comm : MPI_COMM_NULL;
+}
+
+uint32_t mana_requests_pinning(MPI_Comm comm)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  uint32_t n = 0;
+  for (uint32_t i = 0, seen = 0; i < t->capacity && seen < t->in_use; i++) {
+    const struct mana_slot *s = mana_slot_at(t, i);
+    if (!(s->flags & MANA_SLOT_USED))
+      continue;
+    seen++;
+    n += mana_req_pinned_comm(s, i) == comm;
+  }
+  return n;
+}
+
 /* ---- blocking calls that must wait ---- */
 
 int mana_wait_blocking_recv(MPI_Request real, void *buf, MPI_Count count, MPI_Datatype type,

@@ -622,13 +622,14 @@ static int discard(void)
 
 /* The large-count forms take the same arguments with an MPI_Count count. */
 #define INIT(fn) \
-  (r->large ? MANA_LH_CALL_NOPARK(fn##_c, r->buf, r->count, type, r->peer, r->tag, comm, out) \
-            : MANA_LH_CALL_NOPARK(fn, r->buf, (int)r->count, type, r->peer, r->tag, comm, out))
+  (r->large ? MANA_LH_CALL_NOPARK(fn##_c, r->buf, r->count, type, peer, r->tag, comm, out) \
+            : MANA_LH_CALL_NOPARK(fn, r->buf, (int)r->count, type, peer, r->tag, comm, out))
 
 static int make(const struct preq_rec *r, MPI_Request *out)
 {
   MPI_Datatype type = mana_dt_arg_real(&r->type);
-  MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, r->comm);
+  int peer = r->peer;
+  MPI_Comm comm = mana_comm_real_for_request(r->comm, &peer);
   switch (r->mode) {
   case PREQ_SEND:
     return INIT(MPI_Send_init);
@@ -677,11 +678,12 @@ static int repost(struct pending *p, size_t n)
       rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
     } else {
       MPI_Datatype type = mana_dt_arg_real(&e->type);
-      MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, e->comm);
-      rc = e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, e->peer, e->tag,
+      int peer = e->peer;
+      MPI_Comm comm = mana_comm_real_for_request(e->comm, &peer);
+      rc = e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, peer, e->tag,
                                           comm, &real)
-                    : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, e->peer,
-                                          e->tag, comm, &real);
+                    : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, peer, e->tag,
+                                          comm, &real);
     }
     if (rc != MPI_SUCCESS)
       return mana_rebuild_error("pending receive", mana_handle_make(MANA_KIND_REQUEST, p[k].slot),

@@ -172,9 +172,12 @@ void mana_reason(char *reason, size_t len, const char *text, const char *what, u
 
 void mana_records_init(void)
 {
-  for (size_t i = 0; i < NKINDS; i++)
+  for (size_t i = 0; i < NKINDS; i++) {
     if (kinds[i]->kind && kinds[i]->release)
       mana_slot_release[kinds[i]->kind] = kinds[i]->release;
+    if (kinds[i]->kind && kinds[i]->retain)
+      mana_slot_retain[kinds[i]->kind] = kinds[i]->retain;
+  }
   MANA_BOUNDARY->stub_restart_hook = restart_hook;
   MANA_BOUNDARY->stub_can_checkpoint = mana_stub_can_checkpoint;
   mana_cc_register();
