@@ -122,14 +122,13 @@ static long launcher_rank(void)
   return 0;
 }
 
-/* A rank that cannot restart must not leave the others waiting in MPI_Init for it: Hydra
- * ends the job when a rank exits with an error, but srun (without --kill-on-bad-exit) waits
- * for ever.  Joining MPI_Init and aborting through it ends the whole step. */
+/* A rank that cannot restart must not leave the others waiting in MPI_Init for it: neither
+ * Hydra nor srun (without --kill-on-bad-exit) ends the job when a rank exits before it joined
+ * MPI, and the healthy ranks wait in MPI_Init's barrier for ever.  Joining MPI_Init and
+ * aborting through it ends the whole job within seconds (the error is already printed). */
 static void take_the_job_down(void)
 {
   int initialized = 0, provided;
-  if (!getenv("SLURM_PROCID"))
-    return;
   PMPI_Initialized(&initialized);
   if (!initialized && PMPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
     return;
