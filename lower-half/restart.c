@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "generation.h"
 #include "image.h"
 #include "mana/boundary.h"
 #include "mana/raw_syscall.h"
@@ -228,8 +229,15 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "cannot open %s: %s", dir_buf, strerror(errno));
     return -1;
   }
+  struct mana_generation gen;
   if (mana_image_open(&r, dirfd, basename(name_buf), &info, err, errlen) != 0 ||
       check_launch_size(&info, err, errlen) != 0 || check_image(&info, err, errlen) != 0)
+    return -1;
+  /* A committed generation: the image must be the one its MANIFEST lists (a local checkpoint's
+   * directory has none). */
+  if (faccessat(dirfd, "MANIFEST", F_OK, 0) == 0 &&
+      (mana_generation_of_dir(dir_buf, &gen, err, errlen) != 0 ||
+       mana_generation_check_image(&gen, basename(name_buf), &info, err, errlen) != 0))
     return -1;
   const struct mana_rank_facts *saved_facts;
   size_t len;

@@ -34,10 +34,10 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
 }
 
 static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint32_t expected,
-                           char *err, size_t errlen)
+                           uint64_t *xxh, char *err, size_t errlen)
 {
   uint64_t rank, bytes;
-  const char *file;
+  const char *file, *hash;
   char perr[COORD_ERR_LEN], path[4400];
   struct stat st;
   if (coord_msg_u64(m, "rank", &rank, perr, sizeof(perr)) != 0 ||
@@ -45,6 +45,14 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
       coord_msg_str(m, "file", &file, perr, sizeof(perr)) != 0 || rank != expected ||
       strchr(file, '/')) {
     snprintf(err, errlen, "%s/MANIFEST: bad RANK line for rank %u", g->dir, expected);
+    return -1;
+  }
+  char *end;
+  errno = 0;
+  if (coord_msg_str(m, "xxh", &hash, perr, sizeof(perr)) != 0 ||
+      (*xxh = strtoull(hash, &end, 16), errno != 0 || *end != '\0' || end == hash)) {
+    snprintf(err, errlen, "%s/MANIFEST: no image hash on the RANK line of rank %u", g->dir,
+             expected);
     return -1;
   }
   snprintf(path, sizeof(path), "%s/%s", g->dir, file);
@@ -60,7 +68,9 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
   return 0;
 }
 
-static int read_manifest(struct mana_generation *g, char *err, size_t errlen)
+/* Reads g's MANIFEST; *want_xxh gets the header hash listed for rank `want` (if listed). */
+static int read_manifest(struct mana_generation *g, uint32_t want, uint64_t *want_xxh, char *err,
+                         size_t errlen)
 {
   char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
   snprintf(path, sizeof(path), "%s/MANIFEST", g->dir);
@@ -91,7 +101,10 @@ static int read_manifest(struct mana_generation *g, char *err, size_t errlen)
       }
       g->world_size = (uint32_t)v;
     } else if (!strcmp(m.verb, "RANK")) {
-      rc = check_rank_line(g, &m, ranks_seen++, err, errlen);
+      uint64_t xxh = 0;
+      rc = check_rank_line(g, &m, ranks_seen, &xxh, err, errlen);
+      if (ranks_seen++ == want)
+        *want_xxh = xxh;
     } else if (!strcmp(m.verb, "END")) {
       ended = 1;
     }
@@ -123,7 +136,49 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
              ckptdir);
     return -1;
   }
-  return read_manifest(g, err, errlen);
+  uint64_t unused;
+  return read_manifest(g, UINT32_MAX, &unused, err, errlen);
+}
+
+int mana_generation_check_image(const struct mana_generation *g, const char *name,
+                                const struct mana_image_info *info, char *err, size_t errlen)
+{
+  struct mana_generation copy = *g;
+  uint64_t listed = 0;
+  if (info->generation != g->number) {
+    snprintf(err, errlen,
+             "%s in %s is an image of generation %llu, not %llu: images of different "
+             "checkpoints are mixed", name, g->dir, (unsigned long long)info->generation,
+             (unsigned long long)g->number);
+    return -1;
+  }
+  if (read_manifest(&copy, info->rank, &listed, err, errlen) != 0)
+    return -1;
+  if (info->rank >= copy.world_size || listed != info->header_hash) {
+    snprintf(err, errlen,
+             "%s in %s is not the image this checkpoint wrote for rank %u (its header hash is "
+             "%016llx, the MANIFEST lists %016llx)", name, g->dir, info->rank,
+             (unsigned long long)info->header_hash, (unsigned long long)listed);
+    return -1;
+  }
+  return 0;
+}
+
+int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
+                           size_t errlen)
+{
+  const char *base = strrchr(gendir, '/');
+  base = base ? base + 1 : gendir;
+  unsigned long long number = 0;
+  int used = 0;
+  if (sscanf(base, "gen-%llu%n", &number, &used) != 1 || base[used] != '\0' || number == 0) {
+    snprintf(err, errlen, "%s is not a generation directory (gen-NNNNNN)", gendir);
+    return -1;
+  }
+  g->number = number;
+  snprintf(g->dir, sizeof(g->dir), "%s", gendir);
+  uint64_t unused;
+  return read_manifest(g, UINT32_MAX, &unused, err, errlen);
 }
 
 int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen)
@@ -140,6 +195,8 @@ int mana_generation_verify(const struct mana_generation *g, char *err, size_t er
     struct mana_image_info info;
     mana_image_name(rank, name, sizeof(name));
     rc = mana_image_open(&r, dirfd, name, &info, err, errlen);
+    if (rc == 0)
+      rc = mana_generation_check_image(g, name, &info, err, errlen);
     if (rc == 0)
       rc = mana_image_verify(r, err, errlen);
     if (rc == 0 && (info.rank != rank || info.world_size != g->world_size)) {

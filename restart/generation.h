@@ -18,7 +18,19 @@ struct mana_generation {
 int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
                          char *err, size_t errlen);
 
-/* Verifies every image's checksums without restoring anything. */
+/* The same for a generation directory DIR/gen-NNNNNN named directly. */
+int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
+                           size_t errlen);
+
+struct mana_image_info;
+/* Whether an image opened from g (file `name`) is the one g's MANIFEST lists for its rank:
+ * of g's generation and with the header hash recorded at commit.  0, or -1 with one line in
+ * err (an image copied from another generation or another job). */
+int mana_generation_check_image(const struct mana_generation *g, const char *name,
+                                const struct mana_image_info *info, char *err, size_t errlen);
+
+/* Verifies every image's checksums (and that each is the one MANIFEST lists) without
+ * restoring anything. */
 int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen);
 
 #endif

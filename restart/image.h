@@ -35,6 +35,7 @@ struct mana_image_info {
   uint64_t vdso_base;      /* where the vDSO was mapped in the writing process */
   uint32_t thread_level;   /* MPI thread level the job was initialized with */
   int64_t created_unix_ns;
+  uint64_t header_hash;    /* the header's checksum: the image's digest in MANIFEST */
 };
 
 /* Region flags. Bits 0-15 belong to the library (unknown ones are refused); bits 16-31 are

@@ -91,6 +91,7 @@ static void fill_info(const struct img_header *h, struct mana_image_info *info)
   info->vdso_base = h->vdso_base;
   info->thread_level = h->thread_level;
   info->created_unix_ns = h->created_unix_ns;
+  info->header_hash = h->header_hash;
   memcpy(info->hostname, h->hostname, strnlen(h->hostname, sizeof(info->hostname) - 1));
   memcpy(info->kernel_release, h->kernel_release,
          strnlen(h->kernel_release, sizeof(info->kernel_release) - 1));

@@ -80,19 +80,34 @@ gen=$(printf '%s/gen-%06d' "$ckpt" "$latest")
 cp -r "$gen" "$work/damaged"
 img=$(ls "$work/damaged"/rank-*.img | head -1)
 printf '\377\377\377\377' | dd of="$img" bs=1 seek=$(($(stat -c %s "$img") / 2)) conv=notrunc 2>/dev/null
-mkdir -p "$work/ckpt2" && mv "$work/damaged" "$work/ckpt2/gen-000001" && echo 1 >"$work/ckpt2/LATEST"
+gen_name=$(basename "$gen")
+mkdir -p "$work/ckpt2" && mv "$work/damaged" "$work/ckpt2/$gen_name" && echo "$latest" >"$work/ckpt2/LATEST"
 expect_error "corrupt image (--check)" "checksum\|damaged\|mismatch" "$bin/mana_restart" --ckptdir "$work/ckpt2" --check
 # One rank's image damaged and the others sound: that rank says so and the whole job ends
 # (the sound ranks waited in MPI_Init for it, under Hydra as under srun).
 last=$(printf 'rank-%06d.img' $((ranks - 1)))
 cp -r "$gen" "$work/ckpt3"
-mkdir -p "$work/ckpt4" && mv "$work/ckpt3" "$work/ckpt4/gen-000001" && echo 1 >"$work/ckpt4/LATEST"
-printf '\132' | dd of="$work/ckpt4/gen-000001/$last" bs=1 seek=40 conv=notrunc 2>/dev/null
+mkdir -p "$work/ckpt4" && mv "$work/ckpt3" "$work/ckpt4/$gen_name" && echo "$latest" >"$work/ckpt4/LATEST"
+printf '\132' | dd of="$work/ckpt4/$gen_name/$last" bs=1 seek=40 conv=notrunc 2>/dev/null
 expect_error "one rank's image damaged (per-rank form)" "the header is damaged" \
   timeout 60 mpiexec.mpich -n "$ranks" "$bin/mana_restart" --ckptdir "$work/ckpt4"
 expect_error "one rank's image damaged (launcher form)" "the header is damaged" \
   timeout 60 "$bin/mana_restart" --ckptdir "$work/ckpt4" mpiexec.mpich -n "$ranks"
-img=$work/ckpt2/gen-000001/$(basename "$img")
+# Rank 0's image of the generation before put in the newest one (its size made to agree, as it
+# may by chance): --check and the restart name the mix instead of restoring the wrong state.
+prev=$(printf '%s/gen-%06d' "$ckpt" $((latest - 1)))
+if [ -f "$prev/rank-000000.img" ]; then
+  cp -r "$gen" "$work/ckpt5" && mkdir -p "$work/ckpt6" && mv "$work/ckpt5" "$work/ckpt6/$gen_name"
+  echo "$latest" >"$work/ckpt6/LATEST"
+  cp "$prev/rank-000000.img" "$work/ckpt6/$gen_name/rank-000000.img"
+  size=$(stat -c %s "$prev/rank-000000.img")
+  sed -i "s/^\(RANK rank=0 .*bytes=\)[0-9]*/\1$size/" "$work/ckpt6/$gen_name/MANIFEST"
+  expect_error "an image of the previous generation (--check)" "checkpoints are mixed" \
+    "$bin/mana_restart" --ckptdir "$work/ckpt6" --check
+  expect_error "an image of the previous generation" "checkpoints are mixed" \
+    timeout 60 mpiexec.mpich -n "$ranks" "$bin/mana_restart" --ckptdir "$work/ckpt6"
+fi
+img=$work/ckpt2/$gen_name/$(basename "$img")
 truncate -s 100 "$img"
 expect_error "truncated image" "bytes but the manifest says" "$bin/mana_restart" --ckptdir "$work/ckpt2"
 "$bin/mana_restart" --ckptdir "$ckpt" --check >/dev/null || fail "the committed generation was damaged"
