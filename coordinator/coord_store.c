@@ -1,6 +1,7 @@
 /* coord_store: the checkpoint directory (see coord_store.h). */
 #define _GNU_SOURCE /* nftw's FTW_DEPTH/FTW_PHYS */
 #include "coord_store.h"
+#include "coord_trust.h"
 
 #include "coord_log.h"
 #include "coord_net.h"
@@ -202,7 +203,8 @@ int store_open(struct coord_store *s, const char *dir, int lock_wait_ms, char *e
 	    snprintf(s->meta, sizeof(s->meta), "%s/" STORE_META_DIR, dir) >=
 		    (int)sizeof(s->meta))
 		return coord_fail(err, errlen, "checkpoint directory path too long: %s", dir);
-	if (store_mkdirs(s->dir, 0700, err, errlen) || make_meta_dir(s, err, errlen))
+	if (store_mkdirs(s->dir, 0700, err, errlen) ||
+	    coord_trusted(s->dir, 1, 1, err, errlen) || make_meta_dir(s, err, errlen))
 		return -1;
 	return take_lock(s, lock_wait_ms, err, errlen);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "coord_proto.h"
+#include "coord_trust.h"
 #include "image.h"
 #include "image_names.h"
 
@@ -19,6 +20,8 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
 {
   char path[4200], buf[64] = "";
   snprintf(path, sizeof(path), "%s/LATEST", ckptdir);
+  if (access(path, F_OK) == 0 && coord_trusted(path, 0, 0, err, errlen) != 0)
+    return -1;
   FILE *f = fopen(path, "r");
   if (!f) {
     snprintf(err, errlen, "%s holds no committed checkpoint (no LATEST)", ckptdir);
@@ -60,6 +63,8 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
     snprintf(err, errlen, "image of rank %u is missing: %s: %s", expected, path, strerror(errno));
     return -1;
   }
+  if (coord_trusted(path, 0, 0, err, errlen) != 0)
+    return -1;
   if ((uint64_t)st.st_size != bytes) {
     snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s",
              expected, (long long)st.st_size, (unsigned long long)bytes, path);
@@ -74,6 +79,9 @@ static int read_manifest(struct mana_generation *g, uint32_t want, uint64_t *wan
 {
   char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
   snprintf(path, sizeof(path), "%s/MANIFEST", g->dir);
+  if (coord_trusted(g->dir, 1, 0, err, errlen) != 0 ||
+      (access(path, F_OK) == 0 && coord_trusted(path, 0, 0, err, errlen) != 0))
+    return -1;
   FILE *f = fopen(path, "r");
   if (!f) {
     snprintf(err, errlen, "generation %llu was never committed (%s: %s)",
@@ -127,6 +135,8 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
              errno ? strerror(errno) : "not a directory");
     return -1;
   }
+  if (coord_trusted(ckptdir, 1, 1, err, errlen) != 0)
+    return -1;
   g->number = wanted;
   if (wanted == 0 && read_latest(ckptdir, &g->number, err, errlen) != 0)
     return -1;

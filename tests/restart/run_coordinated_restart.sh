@@ -107,6 +107,22 @@ if [ -f "$prev/rank-000000.img" ]; then
   expect_error "an image of the previous generation" "checkpoints are mixed" \
     timeout 60 mpiexec.mpich -n "$ranks" "$bin/mana_restart" --ckptdir "$work/ckpt6"
 fi
+# A checkpoint another user could have changed is never restarted, nor written to (as root,
+# the files are given to 'nobody').
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  cp -a "$ckpt" "$work/foreign1" && chown nobody "$work/foreign1/LATEST"
+  expect_error "LATEST of another user" "belongs to uid" "$bin/mana_restart" --ckptdir "$work/foreign1" --check
+  cp -a "$ckpt" "$work/foreign2" && chmod g+w "$work/foreign2/$gen_name/MANIFEST"
+  expect_error "group-writable MANIFEST" "lets group or others change it" \
+    timeout 60 mpiexec.mpich -n "$ranks" "$bin/mana_restart" --ckptdir "$work/foreign2"
+  cp -a "$ckpt" "$work/foreign3" && chown -R nobody "$work/foreign3" && chmod 0777 "$work/foreign3"
+  expect_error "a directory of another user (restart)" "belongs to uid" \
+    "$bin/mana_restart" --ckptdir "$work/foreign3"
+  expect_error "a directory of another user (launch)" "belongs to uid" \
+    timeout 60 "$bin/mana_launch" --ckptdir "$work/foreign3" mpiexec.mpich -n "$ranks" "$@"
+else
+  echo "skipped: the checks on another user's files need root and the user nobody"
+fi
 img=$work/ckpt2/$gen_name/$(basename "$img")
 truncate -s 100 "$img"
 expect_error "truncated image" "bytes but the manifest says" "$bin/mana_restart" --ckptdir "$work/ckpt2"
