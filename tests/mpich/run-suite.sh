@@ -136,7 +136,18 @@ fi
 # use the cache at the same time).
 mkdir -p "$cache/runs"
 work=$(mktemp -d "$cache/runs/run.XXXXXX")
+native_recorded=0
+record_native() {
+  if [ $native_recorded -eq 0 ] && [ -n "${state:-}" ] && [ -f "$work/native.junit.xml" ]; then
+    python3 "$here/suite.py" record-native --manifest "$work/manifest" \
+      --junit "$work/native.junit.xml" --state "$state" || true
+  fi
+  native_recorded=1
+}
+# An interrupted native run keeps what it measured (an hour at -maxnp=4 on 2 cores): the next
+# run measures only the tests still missing.
 cleanup() {
+  record_native
   if [ $keep -eq 1 ]; then say "work directory kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -206,10 +217,7 @@ else
     run_mode native mpiexec.mpich "$work/native-missing"
   fi
 fi
-if [ -f "$work/native.junit.xml" ]; then
-  python3 "$here/suite.py" record-native --manifest "$work/manifest" --junit "$work/native.junit.xml" \
-    --state "$state"
-fi
+record_native
 python3 "$here/suite.py" keys --manifest "$work/manifest" --state "$state" --native-pass \
   >"$work/native-pass"
 say "$(wc -l <"$work/native-pass") tests pass natively"
