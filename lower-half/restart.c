@@ -229,7 +229,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "cannot open %s: %s", dir_buf, strerror(errno));
     return -1;
   }
-  struct mana_generation gen;
+  struct mana_generation gen = {0};
   if (mana_image_open(&r, dirfd, basename(name_buf), &info, err, errlen) != 0 ||
       check_launch_size(&info, err, errlen) != 0 || check_image(&info, err, errlen) != 0)
     return -1;
@@ -239,6 +239,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
       (mana_generation_of_dir(dir_buf, &gen, err, errlen) != 0 ||
        mana_generation_check_image(&gen, basename(name_buf), &info, err, errlen) != 0))
     return -1;
+  mana_generation_release(&gen);
   const struct mana_rank_facts *saved_facts;
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_RANK, (const void **)&saved_facts, &len) != 0 ||

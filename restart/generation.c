@@ -36,8 +36,9 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
   return 0;
 }
 
+/* One RANK line: its image hash, and (stat_images) the image there with its recorded size. */
 static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint32_t expected,
-                           uint64_t *xxh, char *err, size_t errlen)
+                           int stat_images, uint64_t *xxh, char *err, size_t errlen)
 {
   uint64_t rank, bytes;
   const char *file, *hash;
@@ -58,6 +59,8 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
              expected);
     return -1;
   }
+  if (!stat_images)
+    return 0;
   snprintf(path, sizeof(path), "%s/%s", g->dir, file);
   if (stat(path, &st) != 0) {
     snprintf(err, errlen, "image of rank %u is missing: %s: %s", expected, path, strerror(errno));
@@ -73,9 +76,10 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
   return 0;
 }
 
-/* Reads g's MANIFEST; *want_xxh gets the header hash listed for rank `want` (if listed). */
-static int read_manifest(struct mana_generation *g, uint32_t want, uint64_t *want_xxh, char *err,
-                         size_t errlen)
+/* Reads g's MANIFEST into g (world size, every image's hash); stat_images also checks that
+ * every image is there, trusted and of its recorded size (one stat each: a restarting rank
+ * needs only its own). */
+static int read_manifest(struct mana_generation *g, int stat_images, char *err, size_t errlen)
 {
   char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
   snprintf(path, sizeof(path), "%s/MANIFEST", g->dir);
@@ -88,9 +92,11 @@ static int read_manifest(struct mana_generation *g, uint32_t want, uint64_t *wan
              (unsigned long long)g->number, path, strerror(errno));
     return -1;
   }
-  uint32_t ranks_seen = 0;
+  uint32_t ranks_seen = 0, room = 0;
   int ended = 0, rc = 0, lineno = 0;
   g->world_size = 0;
+  free(g->hashes);
+  g->hashes = NULL;
   while (rc == 0 && !ended && fgets(line, sizeof(line), f)) {
     struct coord_msg m;
     uint64_t v;
@@ -109,10 +115,18 @@ static int read_manifest(struct mana_generation *g, uint32_t want, uint64_t *wan
       }
       g->world_size = (uint32_t)v;
     } else if (!strcmp(m.verb, "RANK")) {
-      uint64_t xxh = 0;
-      rc = check_rank_line(g, &m, ranks_seen, &xxh, err, errlen);
-      if (ranks_seen++ == want)
-        *want_xxh = xxh;
+      if (ranks_seen == room) { /* grown as lines come: the GENERATION line is not trusted */
+        uint64_t *more = realloc(g->hashes, (room ? 2 * (size_t)room : 64) * sizeof(uint64_t));
+        if (!more) {
+          snprintf(err, errlen, "%s: no memory for the image hashes", path);
+          rc = -1;
+          continue;
+        }
+        g->hashes = more;
+        room = room ? 2 * room : 64;
+      }
+      rc = check_rank_line(g, &m, ranks_seen, stat_images, &g->hashes[ranks_seen], err, errlen);
+      ranks_seen++;
     } else if (!strcmp(m.verb, "END")) {
       ended = 1;
     }
@@ -130,6 +144,7 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
                          char *err, size_t errlen)
 {
   struct stat st;
+  g->hashes = NULL;
   if (stat(ckptdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     snprintf(err, errlen, "checkpoint directory %s: %s", ckptdir,
              errno ? strerror(errno) : "not a directory");
@@ -146,15 +161,19 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
              ckptdir);
     return -1;
   }
-  uint64_t unused;
-  return read_manifest(g, UINT32_MAX, &unused, err, errlen);
+  return read_manifest(g, 1, err, errlen);
+}
+
+void mana_generation_release(struct mana_generation *g)
+{
+  free(g->hashes);
+  g->hashes = NULL;
 }
 
 int mana_generation_check_image(const struct mana_generation *g, const char *name,
                                 const struct mana_image_info *info, char *err, size_t errlen)
 {
-  struct mana_generation copy = *g;
-  uint64_t listed = 0;
+  char path[4200];
   if (info->generation != g->number) {
     snprintf(err, errlen,
              "%s in %s is an image of generation %llu, not %llu: images of different "
@@ -162,16 +181,17 @@ int mana_generation_check_image(const struct mana_generation *g, const char *nam
              (unsigned long long)g->number);
     return -1;
   }
-  if (read_manifest(&copy, info->rank, &listed, err, errlen) != 0)
-    return -1;
-  if (info->rank >= copy.world_size || listed != info->header_hash) {
+  if (info->rank >= g->world_size || !g->hashes || g->hashes[info->rank] != info->header_hash) {
     snprintf(err, errlen,
              "%s in %s is not the image this checkpoint wrote for rank %u (its header hash is "
              "%016llx, the MANIFEST lists %016llx)", name, g->dir, info->rank,
-             (unsigned long long)info->header_hash, (unsigned long long)listed);
+             (unsigned long long)info->header_hash,
+             (unsigned long long)(info->rank < g->world_size && g->hashes
+                                      ? g->hashes[info->rank] : 0));
     return -1;
   }
-  return 0;
+  snprintf(path, sizeof(path), "%s/%s", g->dir, name);
+  return coord_trusted(path, 0, 0, err, errlen);
 }
 
 int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
@@ -186,9 +206,9 @@ int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *
     return -1;
   }
   g->number = number;
+  g->hashes = NULL;
   snprintf(g->dir, sizeof(g->dir), "%s", gendir);
-  uint64_t unused;
-  return read_manifest(g, UINT32_MAX, &unused, err, errlen);
+  return read_manifest(g, 0, err, errlen);
 }
 
 int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen)

@@ -9,6 +9,7 @@ struct mana_generation {
   uint64_t number;
   uint32_t world_size;
   char dir[4096]; /* DIR/gen-NNNNNN */
+  uint64_t *hashes; /* per rank, the image's header hash MANIFEST lists (malloc'd) */
 };
 
 /* Resolves generation `wanted` (0: the one LATEST names) of checkpoint directory `ckptdir`,
@@ -18,7 +19,8 @@ struct mana_generation {
 int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
                          char *err, size_t errlen);
 
-/* The same for a generation directory DIR/gen-NNNNNN named directly. */
+/* The same for a generation directory DIR/gen-NNNNNN named directly, reading MANIFEST only
+ * (a restarting rank checks its own image, not every rank's). */
 int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
                            size_t errlen);
 
@@ -28,6 +30,9 @@ struct mana_image_info;
  * err (an image copied from another generation or another job). */
 int mana_generation_check_image(const struct mana_generation *g, const char *name,
                                 const struct mana_image_info *info, char *err, size_t errlen);
+
+/* Frees what find and of_dir allocated (the hashes). */
+void mana_generation_release(struct mana_generation *g);
 
 /* Verifies every image's checksums (and that each is the one MANIFEST lists) without
  * restoring anything. */

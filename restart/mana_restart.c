@@ -104,6 +104,7 @@ int main(int argc, char **argv)
     }
     printf("generation %llu of %s: %u rank images, all checksums correct\n",
            (unsigned long long)g.number, dir, g.world_size);
+    mana_generation_release(&g);
     return 0;
   }
   if (bin_dir(bin, sizeof(bin)) != 0) {

@@ -31,7 +31,7 @@ static void unpin(struct mana_slot *request, uint32_t index)
   MPI_Comm v = mana_req_pinned_comm(request, index);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)v);
   uint64_t n = 0;
-  if (!s || !(s->flags & MANA_SLOT_FREED) || mana_u64map_get(&pins, (uint32_t)v, &n) != 0)
+  if (!s || !(s->flags & MANA_SLOT_FREED) || !mana_u64map_get(&pins, (uint32_t)v, &n))
     return;
   if (n > 1) {
     mana_u64map_put(&pins, (uint32_t)v, n - 1, NULL);
@@ -51,7 +51,7 @@ int mana_comm_retain(struct mana_slot *s, uint32_t virt)
   if (s->flags & MANA_SLOT_FREED)
     return 0; /* its last request is going */
   uint32_t n = mana_requests_pinning((MPI_Comm)virt);
-  if (n == 0 || mana_u64map_put(&pins, virt, n, NULL) != 0)
+  if (n == 0 || mana_u64map_put(&pins, virt, n, NULL) < 0)
     return 0; /* out of memory: as before, the count of its receives is lost */
   s->flags |= MANA_SLOT_FREED;
   mana_request_retiring = unpin;

@@ -324,8 +324,9 @@ static int probe_all(struct drain *d)
       v = (MPI_Comm)mana_handle_make(MANA_KIND_COMM, i);
       /* One the application freed is probed while MPI keeps it: a persistent receive on it
        * not started yet takes its messages later. */
-      if ((s->flags & MANA_SLOT_FREED) && !mana_comm_freed_alive(v))
-        continue;
+      if ((s->flags & MANA_SLOT_FREED) &&
+          ((MPI_Comm)(uint32_t)s->real == MPI_COMM_NULL || !mana_comm_freed_alive(v)))
+        continue; /* no real handle: one the restart did not make again (comm_freed.c) */
       real = (MPI_Comm)(uint32_t)s->real;
     }
     do
