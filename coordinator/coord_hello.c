@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A connection that authenticated but cannot be admitted: a problem of the job, always
+ * logged. */
 static void reject(struct coordinator *co, struct conn *c, const char *reason)
 {
 	(void)co;
@@ -142,19 +144,20 @@ void hello_handle(struct coordinator *co, struct conn *c, const struct coord_msg
 	const char *secret = coord_msg_get(msg, "secret");
 	const char *role = coord_msg_get(msg, "role");
 
-	coord_unpend(co, c);
+	/* anyone who can reach the port can cause these: within the log budget */
 	if (strcmp(msg->verb, "HELLO") != 0) {
-		reject(co, c, "the first message must be HELLO");
+		coord_refuse(co, c, "the first message must be HELLO");
 		return;
 	}
 	if (check_version(msg, why, sizeof(why))) {
-		reject(co, c, why);
+		coord_refuse(co, c, why);
 		return;
 	}
 	if (!secret || !coord_secret_equal(co->secret, secret)) {
-		reject(co, c, "authentication failed");
+		coord_refuse(co, c, "authentication failed");
 		return;
 	}
+	coord_unpend(co, c);
 	if (role && strcmp(role, "rank") == 0)
 		hello_rank(co, c, msg);
 	else if (role && strcmp(role, "control") == 0)

@@ -9,10 +9,13 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,5 +233,70 @@ int coord_listen(const char *host, const char *port, unsigned *bound_port, char 
 		return coord_fail(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*",
 			    port, strerror(last));
 	*bound_port = local_port(fd);
+	return fd;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* The local door                                                                        */
+/* ------------------------------------------------------------------------------------- */
+
+size_t coord_local_name(const char *port, const char *secret, char out[COORD_LOCAL_NAME_MAX])
+{
+	/* FNV-1a: the name only has to differ between coordinators, the peer's user id is
+	 * what admits a client */
+	uint64_t h = 0xcbf29ce484222325ull;
+	int n;
+
+	for (const char *p = secret; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	out[0] = '\0';
+	n = snprintf(out + 1, COORD_LOCAL_NAME_MAX - 1, "mana-coordinator-%s-%016llx", port,
+		     (unsigned long long)h);
+	return 1 + (size_t)n;
+}
+
+static socklen_t local_address(struct sockaddr_un *sun, const char *name, size_t len)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, name, len);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+}
+
+int coord_listen_local(const char *name, size_t len, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	socklen_t sl = local_address(&sun, name, len);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return coord_fail(err, errlen, "cannot create the local socket: %s",
+				  strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sun, sl) != 0 || listen(fd, SOMAXCONN) != 0) {
+		int e = errno;
+
+		close(fd);
+		return coord_fail(err, errlen, "cannot listen on the local socket @%s: %s",
+				  name + 1, strerror(e));
+	}
+	return fd;
+}
+
+int coord_connect_local(const char *name, size_t len)
+{
+	struct sockaddr_un sun;
+	socklen_t sl = local_address(&sun, name, len);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	/* a Unix stream connect completes at once or fails (EAGAIN: backlog full) */
+	if (connect(fd, (struct sockaddr *)&sun, sl) != 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	return fd;
 }

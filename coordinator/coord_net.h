@@ -31,6 +31,25 @@ int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
 int coord_listen(const char *host, const char *port, unsigned *bound_port, char *err,
 		 size_t errlen);
 
+/* The coordinator's second door for clients on its own host: an abstract Unix socket
+ * (no file, gone with the process, one name space per network namespace) where the
+ * kernel tells the coordinator the connecting user, so that only the job's owner and root
+ * get in and no other local user can crowd them out. Its name is derived from the TCP port
+ * and the job secret, which every client already has; knowing the name admits nobody.
+ * COORD_LOCAL_NAME_MAX includes the leading NUL of the abstract name space. */
+#define COORD_LOCAL_NAME_MAX 48
+
+/* The local name for a coordinator on port with secret (the hex secret). Returns its
+ * length in bytes (the leading NUL included). */
+size_t coord_local_name(const char *port, const char *secret, char out[COORD_LOCAL_NAME_MAX]);
+
+/* Listens on the local name. Returns the non-blocking socket or -1 with err. */
+int coord_listen_local(const char *name, size_t len, char *err, size_t errlen);
+
+/* Connects to the local name without waiting: a non-blocking, close-on-exec socket, or -1
+ * with errno (ECONNREFUSED: no coordinator of that name on this host). */
+int coord_connect_local(const char *name, size_t len);
+
 /* Milliseconds of CLOCK_MONOTONIC, for deadlines. */
 /* Monotonic microseconds, for the phase times of a generation. */
 long long coord_now_us(void);

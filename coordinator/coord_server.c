@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +35,27 @@ void coord_unpend(struct coordinator *co, struct conn *c)
 	if (!c->pending)
 		return;
 	c->pending = false;
+	if (c->local) {
+		co->pending_local--;
+		return;
+	}
 	co->pending--;
+	if (c->older)
+		c->older->newer = c->newer;
+	else
+		co->pend_oldest = c->newer;
+	if (c->newer)
+		c->newer->older = c->older;
+	else
+		co->pend_newest = c->older;
+	c->older = c->newer = NULL;
+}
+
+void coord_refuse(struct coordinator *co, struct conn *c, const char *why)
+{
+	coord_unpend(co, c);
+	coord_log_limited(&co->reject_log, "rejected connection from %s: %s", c->peer, why);
+	conn_reject(c, why);
 }
 
 static void remove_port_files(struct coordinator *co)
@@ -61,7 +82,9 @@ void coord_stop(struct coordinator *co, int code, const char *why)
 /* Connections                                                                           */
 /* ------------------------------------------------------------------------------------- */
 
-static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
+/* The peer as "address:port" for the log and its address alone for the per-source limit. */
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len, char *source,
+		      size_t source_len)
 {
 	char addr[INET6_ADDRSTRLEN] = "?";
 	unsigned port = 0;
@@ -78,6 +101,7 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
 		port = ntohs(in6->sin6_port);
 	}
 	coord_hostport_join(out, len, addr, port);
+	snprintf(source, source_len, "%s", addr);
 }
 
 static int add_conn(struct coordinator *co, struct conn *c)
@@ -95,7 +119,51 @@ static int add_conn(struct coordinator *co, struct conn *c)
 	return 0;
 }
 
-static void accept_one(struct coordinator *co, int fd, const char *peer)
+static void read_conn(struct coordinator *co, struct conn *c);
+
+/* Drops a pending connection to make room for a newer one; it gets no ERROR line (it has
+ * not spoken, and may not read). */
+static void evict(struct coordinator *co, struct conn *c, const char *why)
+{
+	coord_unpend(co, c);
+	coord_log_limited(&co->reject_log, "dropped connection from %s: %s", c->peer, why);
+	c->dead = true;
+}
+
+/* Makes room for one more pending TCP connection from source. */
+static void make_room(struct coordinator *co, const char *source)
+{
+	struct conn *oldest_here = NULL;
+	size_t here = 0;
+
+	for (struct conn *c = co->pend_oldest; c; c = c->newer)
+		if (strcmp(c->source, source) == 0 && here++ == 0)
+			oldest_here = c;
+	if (here >= COORD_MAX_PENDING_SOURCE)
+		evict(co, oldest_here, "its address has too many connections waiting to "
+		      "authenticate");
+	else if (co->pending >= COORD_MAX_PENDING)
+		evict(co, co->pend_oldest, "too many connections are waiting to authenticate");
+}
+
+static void queue_pending(struct coordinator *co, struct conn *c)
+{
+	c->pending = true;
+	if (c->local) {
+		co->pending_local++;
+		return;
+	}
+	co->pending++;
+	c->older = co->pend_newest;
+	if (co->pend_newest)
+		co->pend_newest->newer = c;
+	else
+		co->pend_oldest = c;
+	co->pend_newest = c;
+}
+
+static void accept_one(struct coordinator *co, int fd, const char *peer, const char *source,
+		       bool local)
 {
 	struct conn *c;
 	int one = 1;
@@ -104,13 +172,18 @@ static void accept_one(struct coordinator *co, int fd, const char *peer)
 		close(fd);
 		return;
 	}
-	if (co->pending >= COORD_MAX_PENDING) {
-		coord_log("rejected connection from %s: %d connections are already waiting to "
-			  "authenticate", peer, COORD_MAX_PENDING);
+	if (local && co->pending_local >= COORD_MAX_PENDING_LOCAL) {
+		/* only the owner can get here: it is its own flood */
+		coord_log_limited(&co->reject_log, "rejected connection from %s: %d local "
+				  "connections are already waiting to authenticate", peer,
+				  COORD_MAX_PENDING_LOCAL);
 		close(fd);
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!local) {
+		make_room(co, source);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	c = conn_new(fd, peer, coord_now_ms() + co->cfg->auth_timeout_ms);
 	if (!c || add_conn(co, c)) {
 		coord_log("rejected connection from %s: out of memory", peer);
@@ -120,8 +193,12 @@ static void accept_one(struct coordinator *co, int fd, const char *peer)
 			close(fd);
 		return;
 	}
-	c->pending = true;
-	co->pending++;
+	snprintf(c->source, sizeof(c->source), "%s", source);
+	c->local = local;
+	queue_pending(co, c);
+	/* A client that means it has sent its HELLO by now: reading it at once admits it
+	 * before newer connections of a flood can push it out of the queue. */
+	read_conn(co, c);
 }
 
 static void accept_all(struct coordinator *co)
@@ -129,7 +206,7 @@ static void accept_all(struct coordinator *co)
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
-		char peer[64];
+		char peer[64], source[48];
 		int fd = accept4(co->listen_fd, (struct sockaddr *)&ss, &len,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -139,8 +216,47 @@ static void accept_all(struct coordinator *co)
 				coord_log("accept failed: %s", strerror(errno));
 			return;
 		}
-		peer_name(&ss, peer, sizeof(peer));
-		accept_one(co, fd, peer);
+		peer_name(&ss, peer, sizeof(peer), source, sizeof(source));
+		accept_one(co, fd, peer, source, false);
+	}
+}
+
+/* The local socket admits only the user the coordinator runs as, and root. */
+static bool local_peer_allowed(struct coordinator *co, int fd, char *peer, size_t len)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+		coord_log_limited(&co->reject_log, "rejected local connection: cannot learn "
+				  "its user: %s", strerror(errno));
+		return false;
+	}
+	snprintf(peer, len, "local pid %d", (int)cred.pid);
+	if (cred.uid == geteuid() || cred.uid == 0)
+		return true;
+	coord_log_limited(&co->reject_log, "rejected local connection from pid %d: user %u "
+			  "is not the job's owner", (int)cred.pid, (unsigned)cred.uid);
+	return false;
+}
+
+static void accept_all_local(struct coordinator *co)
+{
+	for (;;) {
+		char peer[64];
+		int fd = accept4(co->local_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				coord_log("accept on the local socket failed: %s", strerror(errno));
+			return;
+		}
+		if (!local_peer_allowed(co, fd, peer, sizeof(peer))) {
+			close(fd);
+			continue;
+		}
+		accept_one(co, fd, peer, "local", true);
 	}
 }
 
@@ -149,9 +265,8 @@ static void bad_input(struct coordinator *co, struct conn *c, const char *why)
 {
 	switch (c->role) {
 	case CONN_PENDING:
-		coord_unpend(co, c);
-		coord_log("rejected connection from %s: %s", c->peer, why);
-		break;
+		coord_refuse(co, c, why);
+		return;
 	case CONN_RANK:
 		coord_log("rank %zu (%s): %s; closing its connection", c->rank, c->peer, why);
 		hello_rank_gone(co, c);
@@ -347,6 +462,8 @@ static long long next_deadline(const struct coordinator *co)
 	}
 	d = earliest(d, co->next_ckpt_ms);
 	d = earliest(d, job_deadline(co));
+	if (co->reject_log.dropped)
+		d = earliest(d, co->reject_log.window_start + COORD_LOG_WINDOW_MS);
 	d = earliest(d, connect_deadline(co));
 	if (co->stopping)
 		d = earliest(d, co->stop_deadline);
@@ -356,12 +473,14 @@ static long long next_deadline(const struct coordinator *co)
 }
 
 /* The fixed descriptors come first in the poll array. */
-enum { PFD_LISTEN, PFD_SIGNAL, PFD_WATCH, PFD_FIXED };
+enum { PFD_LISTEN, PFD_LOCAL, PFD_SIGNAL, PFD_WATCH, PFD_FIXED };
 
 static struct pollfd *build_pollfds(struct coordinator *co, struct pollfd *pfds)
 {
 	pfds[PFD_LISTEN] = (struct pollfd){ .fd = co->stopping ? -1 : co->listen_fd,
 					    .events = POLLIN };
+	pfds[PFD_LOCAL] = (struct pollfd){ .fd = co->stopping ? -1 : co->local_fd,
+					   .events = POLLIN };
 	pfds[PFD_SIGNAL] = (struct pollfd){ .fd = co->signal_fd, .events = POLLIN };
 	pfds[PFD_WATCH] = (struct pollfd){ .fd = co->watch_fd, .events = POLLIN };
 	for (size_t i = 0; i < co->nconns; i++) {
@@ -393,6 +512,7 @@ static void run_timers(struct coordinator *co)
 	long long now = coord_now_ms();
 
 	check_auth_deadlines(co, now);
+	coord_log_limit_tick(&co->reject_log);
 	job_check_deadlines(co, now);
 	if (co->next_ckpt_ms >= 0 && now >= co->next_ckpt_ms && !co->stopping)
 		job_timer(co);
@@ -441,6 +561,8 @@ static int one_round(struct coordinator *co)
 		serve_conns(co, pfds, count);
 		if (pfds[PFD_LISTEN].revents & POLLIN)
 			accept_all(co);
+		if (pfds[PFD_LOCAL].revents & POLLIN)
+			accept_all_local(co);
 	}
 	free(pfds);
 	run_timers(co);
@@ -471,6 +593,7 @@ int coord_serve(struct coordinator *co)
 		return 1;
 	}
 	co->started_ms = coord_now_ms();
+	co->reject_log.what = "refused connections";
 	co->next_ckpt_ms = co->ckpt_deadline = co->stall_deadline = -1;
 	coord_log("listening on %s for the job in %s", co->address, co->store.dir);
 	while (!co->stopping || (!all_flushed(co) && coord_now_ms() < co->stop_deadline))

@@ -22,13 +22,16 @@
 
 #include "coord_ckpt.h"
 #include "coord_linebuf.h"
+#include "coord_log.h"
 #include "coord_net.h"
 #include "coord_proto.h"
 #include "coord_secret.h"
 #include "coord_store.h"
 
 #define COORD_MAX_RANKS (1u << 24)
-#define COORD_MAX_PENDING 128       /* connections that have not said HELLO yet */
+#define COORD_MAX_PENDING 128       /* TCP connections that have not said HELLO yet */
+#define COORD_MAX_PENDING_SOURCE 16 /* of them from one address */
+#define COORD_MAX_PENDING_LOCAL 64  /* the same on the owner-only local socket */
 #define COORD_MAX_CONTROL 64        /* control connections at once */
 #define COORD_OUT_MAX (16u << 20)   /* unsent bytes a peer may leave queued */
 #define COORD_CLOSE_GRACE_MS 1000   /* time to deliver a last ERROR before closing */
@@ -58,11 +61,14 @@ struct conn {
 	enum conn_role role;
 	size_t rank;               /* CONN_RANK */
 	char peer[64];             /* address, for the log */
+	char source[48];           /* the peer's address without the port, "local" */
+	bool local;                /* came through the owner-only local socket */
 	long long auth_deadline;   /* CONN_PENDING */
+	struct conn *older, *newer; /* the queue of pending TCP connections */
 	long long close_deadline;  /* set when closing */
 	bool closing;              /* close once the output is delivered */
 	bool dead;                 /* close and forget at the end of this round */
-	bool pending;              /* counted in coordinator.pending */
+	bool pending;              /* counted in coordinator.pending or .pending_local */
 	struct coord_linebuf in;
 	char *out;
 	size_t out_len, out_cap;
@@ -86,12 +92,17 @@ struct coordinator {
 	char secret[COORD_SECRET_HEX + 1];
 	char address[COORD_HOSTPORT_MAX]; /* what the port files say */
 	char port_file[PATH_MAX + 32];    /* DIR/.mana/coordinator */
-	int listen_fd, signal_fd, watch_fd;
+	int listen_fd, local_fd, signal_fd, watch_fd;
 	long long started_ms;
 
 	struct conn **conns;
 	size_t nconns, conns_cap;
-	size_t pending, controls;
+	size_t pending, pending_local, controls;
+	/* Pending TCP connections, oldest first: when the limits are reached the oldest
+	 * makes room, so that idle connections held open cannot lock out a client that
+	 * authenticates at once (the owner's mana_status, a rank). */
+	struct conn *pend_oldest, *pend_newest;
+	struct coord_log_limit reject_log; /* refusals of connections not yet authenticated */
 
 	struct rank_slot *slots; /* size entries once the size is known */
 	size_t size, connected;
@@ -145,6 +156,9 @@ void coord_stop(struct coordinator *co, int code, const char *why);
 
 /* The connection no longer counts as one waiting for HELLO. */
 void coord_unpend(struct coordinator *co, struct conn *c);
+/* Logs the refusal of a connection that has not authenticated (within the log budget)
+ * and closes it after an ERROR line. */
+void coord_refuse(struct coordinator *co, struct conn *c, const char *why);
 
 /* Wall clock in ms. */
 int64_t coord_wall_ms(void);

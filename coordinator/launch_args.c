@@ -41,6 +41,9 @@ static const struct mana_option mana_options[] = {
 	  "checkpoint every SECONDS seconds (0: never)" },
 	{ "coordinator", 0, MANA_VALUE_HOSTPORT, MANA_ACTION_EXPORT, "MANA_COORDINATOR",
 	  "HOST:PORT", "use this coordinator instead of starting one" },
+	{ "coordinator-host", 0, MANA_VALUE_HOST, MANA_ACTION_EXPORT, "MANA_COORDINATOR_HOST",
+	  "ADDR", "address the coordinator started here listens on; * for all (default: "
+	  "127.0.0.1 when every rank runs on this host, else all)" },
 	{ "restart-from", 0, MANA_VALUE_PATH, MANA_ACTION_RESTART, NULL, "GENDIR",
 	  "restart every rank from GENDIR, no PROGRAM (mana_restart)" },
 	{ "expect-ranks", 0, MANA_VALUE_COUNT, MANA_ACTION_EXPECT_RANKS, NULL, "N",
@@ -50,6 +53,14 @@ static const struct mana_option mana_options[] = {
 #define MANA_OPTION_COUNT (sizeof(mana_options) / sizeof(mana_options[0]))
 
 _Static_assert(MANA_OPTION_COUNT <= LAUNCH_MAX_ENV, "raise LAUNCH_MAX_ENV");
+
+const char *launch_plan_value(const struct launch_plan *plan, const char *env_name)
+{
+	for (size_t i = 0; i < plan->env_count; i++)
+		if (strcmp(plan->env[i].option->env_name, env_name) == 0)
+			return plan->env[i].value;
+	return NULL;
+}
 
 const struct mana_option *launch_options(size_t *count)
 {
@@ -187,6 +198,9 @@ static bool valid_value(enum mana_value_kind kind, const char *value, const char
 		return parse_bounded(value, UINT32_MAX, &seconds);
 	case MANA_VALUE_HOSTPORT:
 		return valid_hostport(value, why);
+	case MANA_VALUE_HOST:
+		*why = "expected a host name or address, or *";
+		return strcmp(value, "*") == 0 || valid_hostname(value, strlen(value));
 	case MANA_VALUE_COUNT:
 		*why = "expected a number of ranks";
 		return parse_bounded(value, 1ul << 24, &seconds) && seconds > 0;
@@ -367,7 +381,8 @@ enum role {
 	ROLE_CONFIGFILE, /* Hydra -configfile: the programs are in a file we do not rewrite */
 	ROLE_MULTIPROG,  /* srun --multi-prog: same, for srun */
 	ROLE_BCAST,      /* srun --bcast: would copy mana_lh to the nodes, not the program */
-	ROLE_NPROCS      /* number of processes of this segment (-n, --ntasks) */
+	ROLE_NPROCS,     /* number of processes of this segment (-n, --ntasks) */
+	ROLE_HOSTS       /* names hosts or nodes: ranks may run elsewhere */
 };
 
 struct launcher_option {
@@ -383,15 +398,15 @@ static const struct launcher_option hydra_options[] = {
 	{ "genvlist", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "genvnone", 0, TAKES_NONE, ROLE_PLAIN },
 	{ "genvall", 0, TAKES_NONE, ROLE_PLAIN },
-	{ "f", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "hostfile", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "machinefile", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "machine", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "machines", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "machinelist", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "hosts", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "host", 0, TAKES_ONE, ROLE_PLAIN },
-	{ "hostlist", 0, TAKES_ONE, ROLE_PLAIN },
+	{ "f", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "hostfile", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "machinefile", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "machine", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "machines", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "machinelist", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "hosts", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "host", 0, TAKES_ONE, ROLE_HOSTS },
+	{ "hostlist", 0, TAKES_ONE, ROLE_HOSTS },
 	{ "ppn", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "profile", 0, TAKES_NONE, ROLE_PLAIN },
 	{ "output-from", 0, TAKES_ONE, ROLE_PLAIN },
@@ -525,8 +540,8 @@ static const struct launcher_option srun_options[] = {
 	{ "no-allocate", 'Z', TAKES_NONE, ROLE_PLAIN },
 	{ "no-kill", 'k', TAKES_OPTIONAL, ROLE_PLAIN },
 	{ "nodefile", 'F', TAKES_ONE, ROLE_PLAIN },
-	{ "nodelist", 'w', TAKES_ONE, ROLE_PLAIN },
-	{ "nodes", 'N', TAKES_ONE, ROLE_PLAIN },
+	{ "nodelist", 'w', TAKES_ONE, ROLE_HOSTS },
+	{ "nodes", 'N', TAKES_ONE, ROLE_HOSTS },
 	{ "ntasks", 'n', TAKES_ONE, ROLE_NPROCS },
 	{ "ntasks-per-core", 0, TAKES_ONE, ROLE_PLAIN },
 	{ "ntasks-per-gpu", 0, TAKES_ONE, ROLE_PLAIN },
@@ -717,6 +732,10 @@ static int note_option(struct parse_state *st, const struct launcher_option *opt
 		return 0;
 	if (opt->role == ROLE_WDIR) {
 		st->wdir = value;
+		return 0;
+	}
+	if (opt->role == ROLE_HOSTS) {
+		st->plan->names_hosts = true;
 		return 0;
 	}
 	if (opt->role == ROLE_NPROCS) {

@@ -41,7 +41,8 @@ enum mana_value_kind {
 	MANA_VALUE_PATH,     /* non-empty path; made absolute before export */
 	MANA_VALUE_SECONDS,  /* non-negative decimal integer */
 	MANA_VALUE_HOSTPORT, /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
-	MANA_VALUE_COUNT     /* a number of ranks, 1..2^24 */
+	MANA_VALUE_COUNT,    /* a number of ranks, 1..2^24 */
+	MANA_VALUE_HOST      /* a host name or address, or "*" (every address) */
 };
 
 /* What mana_launch does with an option once it is parsed. */
@@ -106,6 +107,10 @@ struct launch_plan {
 	 * every segment. The coordinator then learns it from the first rank. */
 	unsigned long ranks;
 
+	/* Wrap-launcher form: the command line names hosts or nodes (Hydra -hosts, -f, ...;
+	 * srun -w, -N), so ranks may run on other hosts than this one. */
+	bool names_hosts;
+
 	/* --restart-from: the generation directory every rank restarts from (no APP), or NULL.
 	 * --expect-ranks: the number of ranks the launcher must start, 0 when not given; a
 	 * launcher command line that says otherwise is a usage error. */
@@ -134,5 +139,8 @@ void launch_plan_free(struct launch_plan *plan);
  * malformed. */
 bool launch_style_for(const char *program, const char *extra_launchers,
 		      enum launcher_style *style, char *err, size_t errlen);
+
+/* The value a mana option of the plan set (by its environment name), or NULL. */
+const char *launch_plan_value(const struct launch_plan *plan, const char *env_name);
 
 #endif

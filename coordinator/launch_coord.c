@@ -203,6 +203,10 @@ static void build_argv(const struct launch_coord_request *req, char *path, char 
 	argv[n++] = (char *)req->ckptdir;
 	argv[n++] = "--watch-pid";
 	argv[n++] = pid;
+	if (req->host) {
+		argv[n++] = "--host";
+		argv[n++] = (char *)req->host;
+	}
 	if (req->ranks) {
 		argv[n++] = "--ranks";
 		argv[n++] = ranks;

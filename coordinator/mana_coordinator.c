@@ -298,6 +298,23 @@ static int read_history(struct coordinator *co)
 	return 0;
 }
 
+/* The owner-only local socket beside the TCP port (see coord_net.h): clients on this host
+ * use it first, so that other users cannot crowd the owner out of the TCP port. */
+static int open_local_door(struct coordinator *co, unsigned port)
+{
+	char err[COORD_ERR_LEN], name[COORD_LOCAL_NAME_MAX], portstr[COORD_PORT_MAX];
+	size_t len;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	len = coord_local_name(portstr, co->secret, name);
+	co->local_fd = coord_listen_local(name, len, err, sizeof(err));
+	if (co->local_fd < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static int open_listener(struct coordinator *co, const struct coord_config *cfg)
 {
 	char err[COORD_ERR_LEN], host[COORD_HOST_MAX];
@@ -310,7 +327,7 @@ static int open_listener(struct coordinator *co, const struct coord_config *cfg)
 	}
 	advertised_host(cfg, host, sizeof(host));
 	coord_hostport_join(co->address, sizeof(co->address), host, port);
-	return 0;
+	return open_local_door(co, port);
 }
 
 static int write_port_files(struct coordinator *co, const struct coord_config *cfg)
@@ -402,7 +419,7 @@ int main(int argc, char **argv)
 	}
 	co.cfg = &cfg;
 	co.interval = cfg.interval;
-	co.listen_fd = co.watch_fd = co.signal_fd = -1;
+	co.listen_fd = co.local_fd = co.watch_fd = co.signal_fd = -1;
 	rc = prepare(&co, &cfg);
 	if (rc == 0)
 		rc = coord_serve(&co);

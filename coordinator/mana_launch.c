@@ -11,6 +11,7 @@
 #include "coord_client.h"
 #include "launch_args.h"
 #include "launch_coord.h"
+#include "launch_locality.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -313,15 +314,6 @@ static void print_warnings(const char *warnings)
 /* The coordinator                                                                       */
 /* ------------------------------------------------------------------------------------- */
 
-/* The value an option of the plan set, or NULL. */
-static const char *plan_value(const struct launch_plan *plan, const char *env_name)
-{
-	for (size_t i = 0; i < plan->env_count; i++)
-		if (strcmp(plan->env[i].option->env_name, env_name) == 0)
-			return plan->env[i].value;
-	return NULL;
-}
-
 static int set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) != 0) {
@@ -380,7 +372,9 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
 	struct launch_coord_request req = {
 		.bin_dir = bin_dir, .ckptdir = ckptdir,
 		.ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
-		.interval = plan_value(plan, "MANA_INTERVAL"), .command = command,
+		.interval = launch_plan_value(plan, "MANA_INTERVAL"), .command = command,
+		.host = launch_coordinator_host(plan,
+						launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
 	};
 	char err[1024];
 

@@ -6,14 +6,15 @@
 #   environment: MANA_BIN (mana_coordinator, mana_status, mana_launch), FAKE_RANK (the
 #   fake_rank program), MPI_APP (an MPICH-linked program, for the launch scenario)
 #
-# Scenarios: commit refuse fail unparked disconnect raise stall timeout auth garbage kill interval
-#            status-errors lock job-over sigterm launch
+# Scenarios: commit refuse fail unparked disconnect raise stall timeout auth flood garbage kill
+#            interval status-errors lock job-over sigterm launch
 #
 # Exit status 0 when every check of the scenario held; otherwise the failed check, the
 # fake ranks' output and the coordinator's log are printed and the status is 1.
 set -u
 
 scenario=${1:?usage: fake_job.sh SCENARIO}
+here=$(cd "$(dirname "$0")" && pwd)
 bin=${MANA_BIN:?MANA_BIN must name the directory of mana_coordinator}
 fake=${FAKE_RANK:?FAKE_RANK must name the fake_rank program}
 PY=${PYTHON:-python3}
@@ -354,6 +355,57 @@ send_raw() {
   (trap '' PIPE; "$@" >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || true
 }
 
+# Other users hold the TCP port full of idle connections: the owner's mana_status (local
+# socket) and clients that authenticate at once over TCP still get in, the job
+# checkpoints, refusals are logged within a budget, and the local socket refuses another
+# user. Two floods: 200 idle connections from the owner's own address renewed every 5 s
+# (what locked owners out before), then 300 from another address replaced as soon as they
+# are dropped (limited per address, so it cannot crowd out the others).
+scenario_flood() {
+  start_coord --auth-timeout 5
+  start_ranks 2
+  wait_connected 2
+  local port=${coord_addr##*:} flood="$here/flood.py" rejects flooder gen=0 round
+  # the system's python: a per-user interpreter (pyenv) may not be readable by nobody
+  if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null &&
+     [ -x /usr/bin/python3 ]; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 "$flood" local "$port" \
+      "$(cat "$ck/.mana/secret")" >"$work/other-user.out" 2>&1 &&
+      fail "another user came in through the local socket: $(cat "$work/other-user.out")"
+    grep -qE "Connection reset|Broken pipe|closed without a reply" "$work/other-user.out" ||
+      fail "another user on the local socket: $(cat "$work/other-user.out")"
+    wait_until 10 grep -q "is not the job's owner" "$ck/.mana/coordinator.log" ||
+      fail "the local socket did not log refusing another user"
+  fi
+  for round in "127.0.0.1 200 5" "127.0.0.2 300 0"; do
+    set -- $round
+    rm -f "$work/flood.ready"
+    "$PY" "$flood" hold "$port" "$2" "$work/flood.ready" "$1" "$3" >"$work/flood.out" 2>&1 &
+    flooder=$!
+    extra_pids="$extra_pids $flooder"
+    wait_until 30 test -e "$work/flood.ready" || fail "the flood from $1 did not start"
+    status --json >"$work/flood-status.json" 2>"$work/flood-status.err" ||
+      fail "mana_status during the flood from $1: $(cat "$work/flood-status.err")"
+    for i in 1 2 3; do
+      "$PY" "$flood" hello "$port" "$ck/.mana/secret" >"$work/tcp-hello.out" 2>&1 ||
+        fail "a client over TCP was locked out by the flood from $1: $(cat "$work/tcp-hello.out")"
+    done
+    gen=$((gen + 1))
+    checkpoint_ok "$gen"
+    connected_is 2 || fail "the job lost ranks during the flood from $1"
+    # the auth timeout (5 s) has not passed for most: they were dropped to make room
+    grep -q "^closed" "$work/flood.out" ||
+      fail "the flood's connections from $1 were not dropped to make room"
+    kill "$flooder" 2>/dev/null
+  done
+  grep -q "dropped connection from 127.0.0.1:" "$ck/.mana/coordinator.log" ||
+    fail "dropping connections is not logged"
+  wait_until 20 grep -q "refused connections in 10 s were not logged" \
+    "$ck/.mana/coordinator.log" || fail "no summary of the refusals left out of the log"
+  rejects=$(grep -cE "(rejected|dropped) connection from" "$ck/.mana/coordinator.log")
+  [ "$rejects" -le 40 ] || fail "$rejects refusals logged one by one (the budget is 10 per 10 s)"
+}
+
 scenario_garbage() {
   start_coord --auth-timeout 1
   start_ranks 2
@@ -683,7 +735,7 @@ PYEOF
 }
 
 case "$scenario" in
-  commit|refuse|fail|unparked|disconnect|raise|stall|timeout|auth|garbage|kill|interval|lock|sigterm|launch)
+  commit|refuse|fail|unparked|disconnect|raise|stall|timeout|auth|flood|garbage|kill|interval|lock|sigterm|launch)
     "scenario_$scenario" ;;
   status-errors) scenario_status_errors ;;
   job-over) scenario_job_over ;;

@@ -18,7 +18,7 @@ target_link_libraries(coord_mpi_app PRIVATE PkgConfig::MPICH)
 target_link_options(coord_mpi_app PRIVATE LINKER:--as-needed)
 
 set(_coord_scenarios
-  commit refuse fail unparked disconnect raise stall timeout auth garbage kill interval status-errors
+  commit refuse fail unparked disconnect raise stall timeout auth flood garbage kill interval status-errors
   lock job-over sigterm launch)
 foreach(_scenario ${_coord_scenarios})
   add_test(NAME coordinator.${_scenario}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "launch_args.h"
+#include "launch_locality.h"
 
 static struct launch_plan plan;
 
@@ -27,15 +28,19 @@ static int parse_list(const char *first, va_list ap)
 	return launch_args_parse(argc, argv, LH, NULL, &plan);
 }
 
+/* Parses a command line that must be valid, into plan. */
+static void parse_valid(const char *first, va_list ap)
+{
+	cr_assert_eq(parse_list(first, ap), 0, "%s", plan.error);
+}
+
 static unsigned long ranks_of(const char *first, ...)
 {
 	va_list ap;
-	int rc;
 
 	va_start(ap, first);
-	rc = parse_list(first, ap);
+	parse_valid(first, ap);
 	va_end(ap);
-	cr_assert_eq(rc, 0, "%s", plan.error);
 	return plan.ranks;
 }
 
@@ -149,4 +154,69 @@ Test(coord_launch, expected_ranks)
 	cr_assert(strstr(out, "expected a number of ranks"), "%s", out);
 	out = COMMAND("--expect-ranks=3", "mpiexec", "-n", "1", "./app");
 	cr_assert(strstr(out, "the checkpoint has 3 ranks"), "%s", out);
+}
+
+/* Where the coordinator mana_launch starts listens (coordinator/launch_locality.c). */
+static const char *listen_host_of(const char *first, ...)
+{
+	va_list ap;
+
+	va_start(ap, first);
+	parse_valid(first, ap);
+	va_end(ap);
+	return launch_coordinator_host(&plan, launch_plan_value(&plan, LAUNCH_ENV_COORD_HOST));
+}
+
+#define LISTEN_HOST(...) listen_host_of(__VA_ARGS__, (char *)NULL)
+
+static void clear_rm_env(void)
+{
+	static const char *const names[] = {
+		"SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "HYDRA_HOST_FILE",
+		"PBS_NODEFILE", "LSB_DJOB_HOSTFILE", "LSB_HOSTS", "PE_HOSTFILE", "COBALT_NODEFILE",
+		LAUNCH_ENV_COORD_HOST,
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unsetenv(names[i]);
+}
+
+Test(coord_launch, loopback_when_every_rank_is_here, .init = clear_rm_env)
+{
+	cr_assert_str_eq(LISTEN_HOST("mpirun", "-n", "2", "./app"), "127.0.0.1");
+	cr_assert_null(LISTEN_HOST("mpirun", "-hosts", "a,b", "-n", "2", "./app"));
+	cr_assert_null(LISTEN_HOST("mpiexec", "-f", "hosts.txt", "-n", "2", "./app"));
+	cr_assert_null(LISTEN_HOST("mpiexec", "-n", "1", "./a", ":", "-host", "b", "-n", "1",
+				   "./a"), "a host in a later segment");
+	setenv("HYDRA_HOST_FILE", "/etc/hosts.mpi", 1);
+	cr_assert_null(LISTEN_HOST("mpirun", "-n", "2", "./app"), "Hydra reads HYDRA_HOST_FILE");
+}
+
+Test(coord_launch, loopback_follows_the_allocation, .init = clear_rm_env)
+{
+	cr_assert_null(LISTEN_HOST("srun", "-n", "2", "./app"), "srun outside an allocation");
+	setenv("SLURM_JOB_ID", "42", 1);
+	setenv("SLURM_JOB_NUM_NODES", "1", 1);
+	cr_assert_str_eq(LISTEN_HOST("srun", "-n", "2", "./app"), "127.0.0.1");
+	cr_assert_str_eq(LISTEN_HOST("mpirun", "-n", "2", "./app"), "127.0.0.1");
+	cr_assert_null(LISTEN_HOST("srun", "-N", "2", "-n", "2", "./app"));
+	cr_assert_null(LISTEN_HOST("srun", "--nodelist=n1", "-n", "2", "./app"));
+	setenv("SLURM_JOB_NUM_NODES", "3", 1);
+	cr_assert_null(LISTEN_HOST("srun", "-n", "2", "./app"));
+	cr_assert_null(LISTEN_HOST("mpirun", "-n", "2", "./app"), "Hydra uses Slurm's nodes");
+	unsetenv("SLURM_JOB_ID");
+	setenv("PBS_NODEFILE", "/var/spool/pbs/aux/1", 1);
+	cr_assert_null(LISTEN_HOST("mpirun", "-n", "2", "./app"));
+}
+
+Test(coord_launch, listen_host_as_asked, .init = clear_rm_env)
+{
+	cr_assert_str_eq(LISTEN_HOST("--coordinator-host", "10.0.0.5", "mpirun", "-hosts", "a,b",
+				     "-n", "2", "./app"), "10.0.0.5");
+	cr_assert_null(LISTEN_HOST("--coordinator-host=*", "mpirun", "-n", "2", "./app"));
+	setenv(LAUNCH_ENV_COORD_HOST, "node7-ib", 1);
+	cr_assert_str_eq(LISTEN_HOST("mpirun", "-n", "2", "./app"), "node7-ib");
+	cr_assert_str_eq(COMMAND("--coordinator-host", "a b", "mpirun", "-n", "2", "./app"),
+			 "ERROR: invalid value 'a b' for --coordinator-host: expected a host name "
+			 "or address, or *");
 }
