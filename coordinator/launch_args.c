@@ -1088,8 +1088,9 @@ static int check_expected_ranks(struct launch_plan *plan)
 {
 	if (!plan->expect_ranks || !plan->ranks || plan->ranks == plan->expect_ranks)
 		return 0;
-	return fail(plan, "the checkpoint has %lu ranks but the launcher would start %lu: "
-		    "start it with -n %lu", plan->expect_ranks, plan->ranks, plan->expect_ranks);
+	fail(plan, "the checkpoint has %lu ranks but the launcher would start %lu: start it "
+	     "with -n %lu", plan->expect_ranks, plan->ranks, plan->expect_ranks);
+	return LAUNCH_EXIT_MISMATCH;
 }
 
 static int parse_command(struct parse_state *st, int first, const char *lh_path)

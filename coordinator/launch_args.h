@@ -22,6 +22,9 @@
 
 /* Exit status for command-line mistakes (same as most GNU tools). */
 #define LAUNCH_EXIT_USAGE 2
+/* A valid command that does not fit the checkpoint to restart (its rank count): the same
+ * status as every other reason a restart cannot go ahead. */
+#define LAUNCH_EXIT_MISMATCH 1
 
 enum launch_form {
 	LAUNCH_FORM_PER_RANK,     /* exec mana_lh directly */
@@ -126,8 +129,8 @@ struct launch_plan {
 
 /* Parse mana_launch's argv (argv[0] is mana_launch itself). lh_path is the absolute path
  * of mana_lh to insert; extra_launchers is the MANA_LAUNCHERS value or NULL.
- * Returns 0 on success (check plan->help / plan->version first) or LAUNCH_EXIT_USAGE with
- * plan->error set. The plan must be released with launch_plan_free() in both cases. */
+ * Returns 0 on success (check plan->help / plan->version first), or LAUNCH_EXIT_USAGE or
+ * LAUNCH_EXIT_MISMATCH with plan->error set. The plan must be released with launch_plan_free() in both cases. */
 int launch_args_parse(int argc, char *const argv[], const char *lh_path,
 		      const char *extra_launchers, struct launch_plan *plan);
 

@@ -29,7 +29,9 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
   }
   if (!fgets(buf, sizeof(buf), f) || !coord_parse_u64(strtok(buf, "\n"), gen) || *gen == 0) {
     fclose(f);
-    snprintf(err, errlen, "%s is damaged", path);
+    snprintf(err, errlen, "%s is damaged (it must hold a generation number); a generation "
+             "can still be named with --generation N (the gen-N directories in %s)", path,
+             ckptdir);
     return -1;
   }
   fclose(f);

@@ -70,7 +70,8 @@ int main(int argc, char **argv)
     case 'g':
       errno = 0;
       wanted = strtoull(optarg, &end, 10);
-      if (errno || *end || wanted == 0) {
+      /* strtoull takes "-1" as 2^64-1 */
+      if (errno || *end || wanted == 0 || optarg[0] < '0' || optarg[0] > '9') {
         fprintf(stderr, "mana_restart: --generation needs a positive number, not '%s'\n", optarg);
         return 2;
       }

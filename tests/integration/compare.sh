@@ -82,6 +82,8 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-compare.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
+# the coordinator's files go with the rest, not into the directory the test runs in
+export MANA_CKPTDIR=${MANA_CKPTDIR:-$work/mana-ckpt}
 trap 'exit 1' INT TERM HUP
 
 # run LABEL CMD... : runs the command with a timeout, stdin from /dev/null, stdout and stderr

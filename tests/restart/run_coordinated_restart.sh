@@ -75,6 +75,14 @@ expect_error "unknown generation" "does not exist" "$bin/mana_restart" --ckptdir
 expect_error "wrong rank count" "restart with -n $ranks" \
   timeout 60 mpiexec.mpich -n $((ranks + 1)) "$bin/mana_restart" --ckptdir "$ckpt"
 expect_error "unknown option" "unknown option" "$bin/mana_restart" --frobnicate
+expect_error "negative generation" "needs a positive number, not '-1'" \
+  "$bin/mana_restart" --ckptdir "$ckpt" --generation -1
+# the launcher form says the same about the rank count, with the status the man page gives
+rc=0
+out=$(timeout 60 "$bin/mana_restart" --ckptdir "$ckpt" mpiexec.mpich -n $((ranks + 1)) 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && printf '%s\n' "$out" | grep -q "start it with -n $ranks" ||
+  fail "wrong rank count (launcher form): exit status $rc (mana_restart(1) says 1): $out"
+echo "ok: wrong rank count (launcher form): status 1: $out"
 latest=$(cat "$ckpt/LATEST")
 gen=$(printf '%s/gen-%06d' "$ckpt" "$latest")
 cp -r "$gen" "$work/damaged"
@@ -107,6 +115,12 @@ if [ -f "$prev/rank-000000.img" ]; then
   expect_error "an image of the previous generation" "checkpoints are mixed" \
     timeout 60 mpiexec.mpich -n "$ranks" "$bin/mana_restart" --ckptdir "$work/ckpt6"
 fi
+# A damaged LATEST: the message says that a generation can still be named.
+cp -a "$ckpt" "$work/latest-damaged" && echo "x7" >"$work/latest-damaged/LATEST"
+expect_error "damaged LATEST" "can still be named with --generation N" \
+  "$bin/mana_restart" --ckptdir "$work/latest-damaged" --check
+"$bin/mana_restart" --ckptdir "$work/latest-damaged" --generation "$latest" --check >/dev/null ||
+  fail "with a damaged LATEST, --generation $latest --check fails"
 # A checkpoint another user could have changed is never restarted, nor written to (as root,
 # the files are given to 'nobody').
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
