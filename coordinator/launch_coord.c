@@ -4,6 +4,7 @@
 #include "coord_proto.h"
 
 #include "coord_client.h"
+#include "coord_lock_probe.h"
 #include "coord_store.h"
 
 #include <errno.h>
@@ -25,26 +26,6 @@
 static void meta_path(const char *ckptdir, const char *name, char *out, size_t len)
 {
 	snprintf(out, len, "%s/" STORE_META_DIR "/%s", ckptdir, name);
-}
-
-/* A coordinator serves ckptdir while it holds the lock there. */
-static bool coordinator_alive(const char *ckptdir)
-{
-	char path[PATH_MAX + 32];
-	bool alive;
-	int fd;
-
-	meta_path(ckptdir, STORE_LOCK_FILE, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		close(fd); /* releases the probe at once */
-		return false;
-	}
-	alive = errno == EWOULDBLOCK;
-	close(fd);
-	return alive;
 }
 
 static int read_address_once(const char *ckptdir, char *out, size_t len)
@@ -71,7 +52,7 @@ static int live_address(const char *ckptdir, char *out, size_t len)
 {
 	long long deadline = coord_now_ms() + ADDRESS_WAIT_MS;
 
-	while (coordinator_alive(ckptdir)) {
+	while (coord_dir_served(ckptdir)) {
 		if (read_address_once(ckptdir, out, len) == 0)
 			return 0;
 		if (coord_now_ms() >= deadline)
@@ -142,7 +123,7 @@ static bool wait_until_free(const char *ckptdir, int wait_ms)
 {
 	long long deadline = coord_now_ms() + wait_ms;
 
-	while (coordinator_alive(ckptdir)) {
+	while (coord_dir_served(ckptdir)) {
 		if (coord_now_ms() >= deadline)
 			return false;
 		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "coord_client.h"
+#include "coord_lock_probe.h"
 #include "coord_store.h"
 #include "status_render.h"
 
@@ -194,6 +195,7 @@ struct target {
 	char hostport[COORD_HOSTPORT_MAX];
 	char secret_file[PATH_MAX];
 	char from[PATH_MAX + 64]; /* where the address came from, for messages */
+	char dir[PATH_MAX];       /* the checkpoint directory whose port file named it, or "" */
 };
 
 static int read_port_file(const char *dir, struct target *t)
@@ -216,6 +218,7 @@ static int read_port_file(const char *dir, struct target *t)
 	t->hostport[n] = '\0';
 	t->hostport[strcspn(t->hostport, "\n")] = '\0';
 	snprintf(t->from, sizeof(t->from), " (from %s)", path);
+	snprintf(t->dir, sizeof(t->dir), "%s", dir);
 	return 0;
 }
 
@@ -278,6 +281,13 @@ static struct coord_client *open_control(const struct options *o)
 		return NULL;
 	}
 	c = coord_client_connect(&ep, timeout, err, sizeof(err));
+	if (!c && t.dir[0] && !coord_dir_served(t.dir)) {
+		/* the port file outlived its coordinator (killed, or its host went down) */
+		fail("no coordinator is running for %s: the one at %s that wrote %s/" STORE_META_DIR
+		     "/" STORE_PORT_FILE " is gone (killed?); restart the job from its last "
+		     "checkpoint with mana_restart", t.dir, t.hostport, t.dir);
+		return NULL;
+	}
 	if (!c) {
 		fail("%s%s", err, t.from);
 		return NULL;

@@ -471,6 +471,14 @@ scenario_kill() {
   latest_is 1 || fail "LATEST"
   grep -q "exiting: the job ended after its last checkpoint" "$ck/.mana/coordinator.log" ||
     fail "exit reason not logged"
+
+  # a coordinator killed with SIGKILL leaves its port file: mana_status names it as gone
+  start_coord
+  kill -KILL "$coord_pid"
+  wait_until 5 coord_gone || fail "the coordinator survived SIGKILL"
+  [ -e "$ck/.mana/coordinator" ] || fail "SIGKILL removed the port file?"
+  expect_exit 1 "that wrote $ck/.mana/coordinator is gone (killed?)" \
+    "$bin/mana_status" --ckptdir "$ck"
 }
 
 scenario_interval() {
@@ -511,7 +519,9 @@ scenario_status_errors() {
   "$PY" -c 'import os; print(os.urandom(32).hex())' >"$work/stale/.mana/secret"
   chmod 600 "$work/stale/.mana/secret"
   echo 127.0.0.1:1 >"$work/stale/.mana/coordinator"
-  expect_exit 1 "Connection refused" "$st" --ckptdir "$work/stale"
+  # no coordinator holds the lock: the port file is a leftover, and the message says so
+  expect_exit 1 "the one at 127.0.0.1:1 that wrote $work/stale/.mana/coordinator is gone" \
+    "$st" --ckptdir "$work/stale"
   expect_exit 2 "unknown option '--bogus'" "$st" --bogus
   expect_exit 2 "needs --checkpoint" "$st" --wait
   expect_exit 2 "cannot be combined" "$st" --quit --checkpoint
