@@ -18,8 +18,9 @@ const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_window, &mana_state_signals, &mana_state_files, NULL};
 
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
-                          const struct mana_rank_facts *facts, uint64_t *bytes, uint64_t *hash,
-                          char *err, size_t errlen)
+                          const struct mana_rank_facts *facts,
+                          const struct mana_write_progress *progress, uint64_t *bytes,
+                          uint64_t *hash, char *err, size_t errlen)
 {
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) {
@@ -37,6 +38,8 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
   struct mana_image_writer *w = NULL;
   int rc = mana_image_writer_open(&w, dirfd, name, &info, err, errlen);
   uint64_t upper_bytes = 0;
+  if (rc == 0 && progress && progress->fn)
+    mana_image_writer_on_progress(w, progress->fn, progress->arg, progress->every);
   if (rc == 0)
     rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
   if (rc == 0)

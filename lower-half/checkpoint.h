@@ -6,17 +6,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image.h"
 #include "image_names.h"
 
 struct mana_rank_facts {
   uint32_t rank, world_size, thread_level, pad;
 };
 
+/* How a writer reports how far it is: progress(bytes so far, arg) every `every` bytes. */
+struct mana_write_progress {
+  mana_image_progress_fn *fn; /* NULL: no reports */
+  void *arg;
+  uint64_t every;
+};
+
 /* With every upper-half thread parked: writes `name` (e.g. "rank-0000.img") in directory
- * `dir`.  On success *bytes gets the image size and *hash its digest. */
+ * `dir`.  On success *bytes gets the image size and *hash its digest. progress may be
+ * NULL. */
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
-                          const struct mana_rank_facts *facts, uint64_t *bytes, uint64_t *hash,
-                          char *err, size_t errlen);
+                          const struct mana_rank_facts *facts,
+                          const struct mana_write_progress *progress, uint64_t *bytes,
+                          uint64_t *hash, char *err, size_t errlen);
 
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
  * the image `path` and continues the parked threads.  Returns only on failure. */

@@ -247,6 +247,23 @@ static int wait_for_go(uint64_t gen, struct coord_cmd *cmd)
   }
 }
 
+/* While a large image is written the coordinator hears how far the rank is (PROGRESS, the
+ * WRITTEN column of mana_status), every PROGRESS_EVERY_BYTES. A report that cannot be sent
+ * is dropped: the write goes on, and WRITTEN or FAILED says the rest. */
+#define PROGRESS_EVERY_BYTES (16ull << 20)
+
+struct write_report {
+  uint64_t gen;
+  int broken;
+};
+
+static void report_progress(uint64_t bytes, void *arg)
+{
+  struct write_report *r = arg;
+  if (!r->broken && coord_send_progress(link_conn, r->gen, bytes) != 0)
+    r->broken = 1;
+}
+
 /* DRAIN: park, complete what only MPI's own wait completes (boundary.h, settle); once every
  * rank has (GO), complete the network state, write the image, then wait for the verdict.
  * The drain is collective over the ranks: a rank starting it alone would leave exchanges
@@ -290,8 +307,11 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
   } else {
     struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
     uint64_t bytes = 0, hash = 0;
+    struct write_report report = {gen, 0};
+    struct mana_write_progress progress = {report_progress, &report, PROGRESS_EVERY_BYTES};
     mana_image_name(my_rank, name, sizeof(name));
-    if (mana_checkpoint_write(dir, name, gen, &facts, &bytes, &hash, reason, sizeof(reason)) != 0) {
+    if (mana_checkpoint_write(dir, name, gen, &facts, &progress, &bytes, &hash, reason,
+                              sizeof(reason)) != 0) {
       coord_send_failed(link_conn, gen, reason);
     } else {
       snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);

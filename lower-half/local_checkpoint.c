@@ -48,8 +48,8 @@ static void *run(void *arg)
                                   (uint32_t)mana_mpi_thread_level(), 0};
   mana_image_name(facts.rank, name, sizeof(name));
   uint64_t bytes = 0, hash = 0;
-  if (mana_checkpoint_write(getenv("MANA_TEST_CHECKPOINT_DIR"), name, 1, &facts, &bytes, &hash,
-                            err, sizeof(err)) != 0) {
+  if (mana_checkpoint_write(getenv("MANA_TEST_CHECKPOINT_DIR"), name, 1, &facts, NULL, &bytes,
+                            &hash, err, sizeof(err)) != 0) {
     fprintf(stderr, "mana_lh: local checkpoint of rank %u failed: %s\n", facts.rank, err);
   } else if (getenv("MANA_TEST_CHECKPOINT_VERBOSE")) {
     fprintf(stderr, "mana_lh: rank %u wrote %s (%lu bytes, digest %016lx)\n", facts.rank, name,

@@ -104,6 +104,13 @@ void mana_image_writer_abort(struct mana_image_writer *w);
 /* Bytes handed to the file so far; safe to call from another thread while `w` works. */
 void mana_image_progress(const struct mana_image_writer *w, uint64_t *bytes);
 
+/* Has `fn` called, on the thread that adds the data, each time another `every` bytes (at
+ * least) have been handed to the file, with the total so far: a writer of a large image can
+ * say how far it is (mana_status's WRITTEN column during a write). */
+typedef void mana_image_progress_fn(uint64_t bytes, void *arg);
+void mana_image_writer_on_progress(struct mana_image_writer *w, mana_image_progress_fn *fn,
+                                   void *arg, uint64_t every);
+
 /* The writer's first error ("" if none). */
 const char *mana_image_writer_error(const struct mana_image_writer *w);
 

@@ -273,6 +273,15 @@ void mana_image_progress(const struct mana_image_writer *w, uint64_t *bytes)
   *bytes = atomic_load_explicit(&w->io->moved, memory_order_relaxed);
 }
 
+void mana_image_writer_on_progress(struct mana_image_writer *w, mana_image_progress_fn *fn,
+                                   void *arg, uint64_t every)
+{
+  w->on_progress = fn;
+  w->progress_arg = arg;
+  w->progress_every = every ? every : 1;
+  w->progress_next = w->progress_every;
+}
+
 const char *mana_image_writer_error(const struct mana_image_writer *w)
 {
   return w->err;

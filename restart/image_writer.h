@@ -33,6 +33,9 @@ struct mana_image_writer {
   struct mana_image_stats stats;
   bool failed;
   bool renamed;            /* commit got as far as the rename */
+  mana_image_progress_fn *on_progress; /* see mana_image_writer_on_progress */
+  void *progress_arg;
+  uint64_t progress_every, progress_next;
   char err[512];
 };
 
@@ -40,6 +43,18 @@ struct mana_image_writer {
  * with errno = errnum. Later errors keep the first message. */
 int img_writer_fail(struct mana_image_writer *w, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Calls the progress callback when another progress_every bytes were handed to the file. */
+static inline void img_writer_progress(struct mana_image_writer *w)
+{
+  if (!w->on_progress)
+    return;
+  uint64_t moved = atomic_load_explicit(&w->io->moved, memory_order_relaxed);
+  if (moved < w->progress_next)
+    return;
+  w->progress_next = moved + w->progress_every;
+  w->on_progress(moved, w->progress_arg);
+}
 
 /* Makes room for `need` elements of `elem` bytes in *arr (capacity doubling). */
 int img_grow(void **arr, size_t *cap, size_t need, size_t elem);

@@ -124,6 +124,7 @@ static int keep_page(struct region_walk *rw, uint64_t page)
   img_content_add_page(w->content, page, addr);
   if (img_io_add(w->io, addr, IMG_PAGE, page) < 0)
     return io_failed(rw);
+  img_writer_progress(w);
   return 0;
 }
 

@@ -431,3 +431,43 @@ Test(image_roundtrip, snapshot_region_saves_one_instant_and_is_not_flagged)
   cr_assert_eq(memcmp(p, expect, sizeof(expect)), 0);
   mana_image_close(r);
 }
+
+/* The writer tells its caller how far it is while a large image is written. */
+struct progress_log {
+  uint64_t calls, last;
+  int decreasing;
+};
+
+static void log_progress(uint64_t bytes, void *arg)
+{
+  struct progress_log *l = arg;
+  if (bytes < l->last)
+    l->decreasing = 1;
+  l->last = bytes;
+  l->calls++;
+}
+
+Test(image_roundtrip, progress_reports_during_the_write)
+{
+  /* four of the writer's 16 MiB batches: the first ones are on their way to the file
+   * while the last is filled */
+  size_t len = 64UL << 20, every = 4UL << 20;
+  char *base = reserve(len);
+  char *p = map_rw_at(base, len);
+  fill_random(p, len, 3);
+
+  struct mana_image_writer *w;
+  char err[512];
+  struct mana_image_info info = test_info();
+  struct progress_log log = {0};
+  cr_assert_eq(mana_image_writer_open(&w, dir.fd, "p.img", &info, err, sizeof(err)), 0);
+  mana_image_writer_on_progress(w, log_progress, &log, every);
+  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, len, PROT_READ | PROT_WRITE, 0, "data"), 0);
+  cr_assert_geq(log.calls, 1, "no progress report while %zu bytes were written", len);
+  cr_assert_leq(log.calls, len / every, "more reports than one per %zu bytes", every);
+  cr_assert_not(log.decreasing);
+  cr_assert_leq(log.last, len);
+  uint64_t size;
+  cr_assert_eq(mana_image_writer_commit(w, &size, NULL, err, sizeof(err)), 0, "%s", err);
+  rereserve(base, len);
+}
