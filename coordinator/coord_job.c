@@ -6,7 +6,10 @@
 #include "coord_log.h"
 #include "coord_manifest.h"
 
+#include "mana/fault.h"
+
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +331,8 @@ static enum ckpt_action on_progress(struct coordinator *co, size_t rank,
 	 * rank is quiet from then on; the last one to get there ends the job's drain. */
 	if (co->ckpt->ranks[rank].state == CKPT_RANK_DRAINING)
 		co->ckpt_drained_us = coord_now_us();
+	if (mana_fault("coord-kill-in-write", -1))
+		raise(SIGKILL);
 	return ckpt_on_progress(co->ckpt, rank, bytes);
 }
 

@@ -4,12 +4,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "image.h"
 #include "mana/boundary.h"
+#include "mana/fault.h"
 #include "mana/image_blobs.h"
 #include "memory.h"
 #include "state.h"
@@ -44,6 +46,8 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
     rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
   if (rc == 0)
     rc = mana_memory_dump(w, &upper_bytes, err, errlen);
+  if (rc == 0 && mana_fault("write-kill", (long)facts->rank))
+    raise(SIGKILL); /* the image is half written: its temporary file stays behind */
   for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++)
     rc = mana_state_kinds[i]->dump(w, err, errlen);
   if (rc == 0)

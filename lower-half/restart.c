@@ -30,6 +30,7 @@
 #include "generation.h"
 #include "image.h"
 #include "mana/boundary.h"
+#include "mana/fault.h"
 #include "mana/raw_syscall.h"
 #include "mana/fs_switch.h"
 #include "mana/image_blobs.h"
@@ -271,6 +272,8 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   }
   if (mana_mpi_threads_restore(err, errlen) != 0)
     return -1;
+  if (mana_fault("restart-kill", (long)facts.rank))
+    raise(SIGKILL); /* the other ranks are in (or on their way to) MPI_Init */
   if (init_mpi(&facts, err, errlen) != 0)
     return -1;
   /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,

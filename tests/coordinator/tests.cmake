@@ -28,3 +28,5 @@ foreach(_scenario ${_coord_scenarios})
     TIMEOUT 60
     ENVIRONMENT "MANA_BIN=${CMAKE_BINARY_DIR}/bin;FAKE_RANK=$<TARGET_FILE:coord_fake_rank>;MPI_APP=$<TARGET_FILE:coord_mpi_app>")
 endforeach()
+# A connection flood is one of the fault-injection cases too.
+set_tests_properties(coordinator.flood PROPERTIES LABELS "integration;faults")

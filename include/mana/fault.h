@@ -1,0 +1,33 @@
+/* Named fault points, for the fault-injection tests (tests/faults/run_faults.sh).
+ *
+ * MANA_FAULT=NAME makes the code at fault point NAME fail the way a real fault there would
+ * (a process killed, a rank lost), in every process that reaches it; MANA_FAULT=NAME:RANK
+ * only in rank RANK. One point at a time. The points sit on rare paths only (writing a
+ * checkpoint, committing it, restarting), where one getenv costs nothing; without
+ * MANA_FAULT nothing changes.
+ *
+ *   write-kill             a rank is killed (SIGKILL) in the middle of writing its image
+ *   coord-kill-in-write    the coordinator is killed once a rank has begun writing
+ *   restart-kill           a restarting rank is killed before it joins MPI
+ */
+#ifndef MANA_FAULT_H
+#define MANA_FAULT_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* True when MANA_FAULT names this point, for every rank or for `rank` (-1: not a rank). */
+static inline bool mana_fault(const char *name, long rank)
+{
+  const char *v = getenv("MANA_FAULT");
+  size_t n = strlen(name);
+
+  if (!v || strncmp(v, name, n) != 0)
+    return false;
+  if (v[n] == '\0')
+    return true;
+  return v[n] == ':' && rank >= 0 && strtol(v + n + 1, NULL, 10) == rank;
+}
+
+#endif
