@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +76,7 @@ void mana_local_checkpoint_start(void)
   if (!v || !getenv("MANA_TEST_CHECKPOINT_DIR") || (after_ms = atoi(v)) <= 0)
     return;
   pthread_t t;
-  if (pthread_create(&t, NULL, run, NULL) != 0)
-    fprintf(stderr, "mana_lh: cannot start the local checkpoint thread\n");
+  int rc = pthread_create(&t, NULL, run, NULL);
+  if (rc != 0)
+    fprintf(stderr, "mana_lh: cannot start the local checkpoint thread: %s\n", strerror(rc));
 }

@@ -130,7 +130,8 @@ static int recreate_threads(char *err, size_t errlen)
     size_t size = 64 * 1024;
     char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (stack == MAP_FAILED) {
-      snprintf(err, errlen, "cannot allocate a start-up stack for thread %u", r->tid);
+      snprintf(err, errlen, "cannot allocate a start-up stack for thread %u: %s", r->tid,
+               strerror(errno));
       return -1;
     }
     /* pthread_join waits on the tid field in glibc's struct pthread: the kernel keeps it. */
@@ -189,8 +190,12 @@ static int init_mpi(const struct mana_rank_facts *facts, char *err, size_t errle
   int provided, rank = -1, size = -1;
   int level = facts->thread_level < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
                                                           : (int)facts->thread_level;
-  if (PMPI_Init_thread(NULL, NULL, level, &provided) != MPI_SUCCESS) {
-    snprintf(err, errlen, "MPI_Init_thread failed");
+  int rc = PMPI_Init_thread(NULL, NULL, level, &provided);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    PMPI_Error_string(rc, text, &len); /* allowed before MPI is initialized */
+    snprintf(err, errlen, "MPI_Init_thread failed: %s", text[0] ? text : "unknown MPI error");
     return -1;
   }
   mana_mpi_thread_level_restored((int)facts->thread_level);

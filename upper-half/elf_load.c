@@ -22,6 +22,7 @@ static int prot_of(uint32_t flags)
 }
 
 struct elf_file {
+  const char *path; /* for messages */
   int fd;
   Elf *elf;
   GElf_Ehdr ehdr;
@@ -30,6 +31,7 @@ struct elf_file {
 
 static int open_elf(const char *path, struct elf_file *f, char *err, size_t errlen)
 {
+  f->path = path;
   f->fd = -1;
   f->elf = NULL;
   if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -80,7 +82,7 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
   for (size_t i = 0; i < f->phnum; i++) {
     GElf_Phdr ph;
     if (!gelf_getphdr(f->elf, (int)i, &ph)) {
-      snprintf(err, errlen, "bad program header %zu", i);
+      snprintf(err, errlen, "%s: bad program header %zu: %s", f->path, i, elf_errmsg(-1));
       return -1;
     }
     switch (ph.p_type) {
@@ -100,8 +102,10 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
       break;
     case PT_INTERP: {
       size_t n = ph.p_filesz < sizeof(img->interp) ? ph.p_filesz : sizeof(img->interp) - 1;
+      errno = 0;
       if (pread(f->fd, img->interp, n, (off_t)ph.p_offset) != (ssize_t)n) {
-        snprintf(err, errlen, "cannot read PT_INTERP");
+        snprintf(err, errlen, "%s: cannot read its interpreter name (PT_INTERP): %s", f->path,
+                 errno ? strerror(errno) : "short read");
         return -1;
       }
       img->interp[n] = '\0';
@@ -113,7 +117,7 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
     }
   }
   if (img->lo == UINT64_MAX) {
-    snprintf(err, errlen, "no loadable segments");
+    snprintf(err, errlen, "%s has no loadable segments", f->path);
     return -1;
   }
   img->entry = f->ehdr.e_entry;
@@ -131,7 +135,8 @@ int mana_elf_inspect(const char *path, struct mana_elf_image *img, char *err, si
   return rc;
 }
 
-static int map_segment(int fd, const GElf_Phdr *ph, uint64_t bias, char *err, size_t errlen)
+static int map_segment(const struct elf_file *f, const GElf_Phdr *ph, uint64_t bias, char *err,
+                       size_t errlen)
 {
   uint64_t start = PAGE_DOWN(bias + ph->p_vaddr);
   uint64_t file_end = bias + ph->p_vaddr + ph->p_filesz;
@@ -140,10 +145,10 @@ static int map_segment(int fd, const GElf_Phdr *ph, uint64_t bias, char *err, si
   if (ph->p_filesz > 0) {
     uint64_t len = PAGE_UP(file_end) - start;
     void *p = mmap((void *)start, len, prot | (ph->p_memsz > ph->p_filesz ? PROT_WRITE : 0),
-                   MAP_PRIVATE | MAP_FIXED, fd, (off_t)PAGE_DOWN(ph->p_offset));
+                   MAP_PRIVATE | MAP_FIXED, f->fd, (off_t)PAGE_DOWN(ph->p_offset));
     if (p == MAP_FAILED) {
-      snprintf(err, errlen, "mmap of segment at %#lx failed: %s", (unsigned long)start,
-               strerror(errno));
+      snprintf(err, errlen, "%s: mmap of the segment at %#lx failed: %s", f->path,
+               (unsigned long)start, strerror(errno));
       return -1;
     }
   }
@@ -157,8 +162,8 @@ static int map_segment(int fd, const GElf_Phdr *ph, uint64_t bias, char *err, si
       void *p = mmap((void *)zero_page_end, mem_end - zero_page_end, prot,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
       if (p == MAP_FAILED) {
-        snprintf(err, errlen, "mmap of bss at %#lx failed: %s", (unsigned long)zero_page_end,
-                 strerror(errno));
+        snprintf(err, errlen, "%s: mmap of the bss at %#lx failed: %s", f->path,
+                 (unsigned long)zero_page_end, strerror(errno));
         return -1;
       }
     }
@@ -179,7 +184,7 @@ int mana_elf_map(const char *path, uint64_t bias, struct mana_elf_image *img, ch
     GElf_Phdr ph;
     gelf_getphdr(f.elf, (int)i, &ph);
     if (ph.p_type == PT_LOAD)
-      rc = map_segment(f.fd, &ph, bias, err, errlen);
+      rc = map_segment(&f, &ph, bias, err, errlen);
   }
   if (rc == 0) {
     img->bias = bias;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "loader.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,10 +74,15 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
 
   uint64_t size = stack_size();
   uint64_t low = mana_window_alloc(w, size, 2 * MIB);
-  if (!low || mmap((void *)low, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-                   0) == MAP_FAILED) {
-    snprintf(err, errlen, "cannot map the upper half's stack");
+  if (!low) {
+    snprintf(err, errlen, "the window has no room for the upper half's stack (%lu bytes)",
+             (unsigned long)size);
+    return -1;
+  }
+  if (mmap((void *)low, size, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+    snprintf(err, errlen, "cannot map the upper half's stack (%lu bytes at %#lx): %s",
+             (unsigned long)size, (unsigned long)low, strerror(errno));
     return -1;
   }
   struct mana_auxv_overrides ov = {

@@ -99,8 +99,15 @@ static int fail(struct drain *d, const char *what, int rc)
     put(d, "drain: ");
     put(d, what);
     if (rc != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING] = "";
+      int len = 0;
+      MANA_LH_CALL_NOPARK(MPI_Error_string, rc, text, &len);
       put(d, " (MPI error ");
       put_num(d, (uint64_t)rc);
+      if (len > 0) {
+        put(d, ": ");
+        put(d, text);
+      }
       put(d, ")");
     }
   }

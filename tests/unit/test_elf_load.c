@@ -1,7 +1,10 @@
 /* ELF loading pieces: header inspection of real system objects and mapping at a chosen bias. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../../upper-half/elf_load.h"
 #include "../../upper-half/environment.h"
@@ -70,4 +73,22 @@ Test(environment, stub_directory_first_and_rseq_off_for_the_upper_half_only)
     cr_assert(strncmp(*e, "MANA_LH_ENV_ADDED", 17));
   }
   cr_assert(saw_path && saw_ld && saw_tun);
+}
+
+/* A damaged executable: the message names the file, not just what is wrong with it. */
+Test(elf, errors_name_the_file)
+{
+  char path[] = "/tmp/mana-elf-cut-XXXXXX", cmd[256], err[256];
+  struct mana_elf_image img;
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  /* the ELF header and part of the program headers survive (300 bytes: libelf then fails
+   * on the first program header) */
+  snprintf(cmd, sizeof(cmd), "head -c 300 /bin/true > %s", path);
+  cr_assert_eq(system(cmd), 0);
+  int rc = mana_elf_inspect(path, &img, err, sizeof(err));
+  unlink(path);
+  cr_assert_neq(rc, 0, "a cut executable was accepted");
+  cr_assert(strstr(err, path), "the message does not name %s: %s", path, err);
 }
