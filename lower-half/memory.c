@@ -75,8 +75,8 @@ int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *e
       flags |= MANA_IMAGE_REGION_SNAPSHOT;
     if (mana_image_add_region(w, m.start, m.end - m.start, m.prot, flags,
                               m.path[0] ? m.path : NULL) != 0) {
-      snprintf(err, errlen, "region %#lx-%#lx %s: %s", (unsigned long)m.start,
-               (unsigned long)m.end, m.path, mana_image_writer_error(w));
+      /* the writer's message names the file, the region and the reason */
+      snprintf(err, errlen, "%s", mana_image_writer_error(w));
       rc = -1;
     }
     *upper_bytes += m.end - m.start;
