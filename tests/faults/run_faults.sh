@@ -147,8 +147,11 @@ fault_in_checkpoint() {
     # on (no rank left parked), then it is stopped here
     fate="goes on"
     at=$(last_step "$work/$name.err")
-    wait_step "$work/$name.err" $((at + 2 * ITERATIVE_PROGRESS)) "$job" ||
+    # (a job that reaches its end meanwhile went on too)
+    if ! wait_step "$work/$name.err" $((at + 2 * ITERATIVE_PROGRESS)) "$job" &&
+       kill -0 "$job" 2>/dev/null; then
       fail "the job is alive but makes no progress after the failed checkpoint (step $at)"
+    fi
     kill "$job" 2>/dev/null
   fi
   wait "$job" 2>/dev/null
