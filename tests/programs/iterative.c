@@ -21,12 +21,17 @@
  * times must print exactly what an uninterrupted run prints. Wall time goes to stderr, and
  * so does progress with ITERATIVE_PROGRESS=N in the environment: rank 0 prints
  * "iterative: step K of ITERS" every N iterations, for scripts that checkpoint at a step.
+ * ITERATIVE_HOLD=FILE:K holds the run after iteration K, still calling MPI (a broadcast
+ * every 10 ms), until FILE exists: a script can let periodic checkpoints happen and then
+ * release the job, instead of hoping the run lasts long enough. Neither changes the output.
  * Checks: heat is conserved (periodic domain), every ring hop came from the left
  * neighbour, and the ring tokens add up to the value computed in closed form.
  * Ranks: 2 (any count works).
  */
 #include "mpitest.h"
 #include <math.h>
+#include <time.h>
+#include <unistd.h>
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
@@ -61,6 +66,12 @@ int main(int argc, char **argv) {
   double t_start = MPI_Wtime();
   const char *progress = getenv("ITERATIVE_PROGRESS");
   const long progress_every = progress ? atol(progress) : 0;
+  const char *hold = getenv("ITERATIVE_HOLD");
+  const char *hold_colon = hold ? strrchr(hold, ':') : NULL;
+  const long hold_step = hold_colon ? atol(hold_colon + 1) : 0;
+  char hold_file[4096] = "";
+  if (hold_colon)
+    snprintf(hold_file, sizeof(hold_file), "%.*s", (int)(hold_colon - hold), hold);
 
   MPI_Comm ring;
   MPI_Comm_dup(MPI_COMM_WORLD, &ring);
@@ -126,6 +137,19 @@ int main(int argc, char **argv) {
     }
     if (progress_every > 0 && me == 0 && it % progress_every == 0)
       fprintf(stderr, "iterative: step %ld of %ld\n", it, iters);
+    if (it == hold_step) {
+      int go = 0;
+      if (me == 0)
+        fprintf(stderr, "iterative: holding at step %ld until %s exists\n", it, hold_file);
+      for (;;) {
+        if (me == 0)
+          go = access(hold_file, F_OK) == 0;
+        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (go)
+          break;
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000}, NULL);
+      }
+    }
   }
 
   /* final field: per-rank weighted sum and hash, combined in rank order on rank 0 */
