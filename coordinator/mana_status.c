@@ -266,6 +266,12 @@ static int locate(const struct options *o, struct target *t)
 	return 0;
 }
 
+static bool loopback_only(const char *host)
+{
+	return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
+	       strcmp(host, "localhost") == 0;
+}
+
 static struct coord_client *open_control(const struct options *o)
 {
 	struct coord_endpoint ep;
@@ -286,6 +292,12 @@ static struct coord_client *open_control(const struct options *o)
 		fail("no coordinator is running for %s: the one at %s that wrote %s/" STORE_META_DIR
 		     "/" STORE_PORT_FILE " is gone (killed?); restart the job from its last "
 		     "checkpoint with mana_restart", t.dir, t.hostport, t.dir);
+		return NULL;
+	}
+	if (!c && loopback_only(ep.host)) {
+		/* mana_launch binds it to loopback when every rank runs on its host */
+		fail("%s%s; it listens on its own host only: run mana_status there, or start the "
+		     "job with mana_launch --coordinator-host ADDR", err, t.from);
 		return NULL;
 	}
 	if (!c) {

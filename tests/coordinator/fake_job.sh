@@ -531,6 +531,11 @@ scenario_status_errors() {
   "$bin/mana_coordinator" --help | grep -q '^Usage: mana_coordinator' || fail "--help"
 
   start_coord --ranks 3
+  # a live coordinator that this host cannot reach on loopback (as from a login node)
+  cp "$ck/.mana/coordinator" "$work/port-file"
+  echo 127.0.0.1:1 >"$ck/.mana/coordinator"
+  expect_exit 1 "it listens on its own host only: run mana_status there" "$st" --ckptdir "$ck"
+  cp "$work/port-file" "$ck/.mana/coordinator"
   expect_exit 1 "no rank has connected yet" "$st" --ckptdir "$ck" --checkpoint
   local r
   for r in 0 1; do
