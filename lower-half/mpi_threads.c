@@ -16,8 +16,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mana/fs_switch.h"
@@ -74,11 +76,20 @@ static void block_signals(void)
   pthread_sigmask(SIG_SETMASK, &all, NULL);
 }
 
+/* Testing aid (MANA_TEST_HOLDER_QUIET_DELAY_MS=N): a new holder waits N ms between blocking its
+ * signals and saying it is quiet, so that a park round begun meanwhile signals it, as one
+ * does now and then by chance (tests/programs/mt_new_threads.c). */
+static long holder_quiet_delay_ms;
+
 static void *holder_main(void *arg)
 {
   struct holder_start *h = arg;
   static volatile uint32_t never;
   block_signals();
+  if (holder_quiet_delay_ms > 0) {
+    struct timespec ts = {holder_quiet_delay_ms / 1000, (holder_quiet_delay_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   note_quiet(gettid());
   h->fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
   __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
@@ -138,6 +149,8 @@ int mana_mpi_threads_start(void)
   a->slot[0].lower_fs = MANA_BOUNDARY->lower_fs;
   if (factory_running)
     return 0;
+  const char *delay = getenv("MANA_TEST_HOLDER_QUIET_DELAY_MS");
+  holder_quiet_delay_ms = delay ? atol(delay) : 0;
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -43,7 +43,10 @@ extern char __executable_start[], etext[];
 static volatile uint32_t release_word; /* futex: changes when parked threads may go on */
 static volatile uint32_t parked;       /* threads parked in this round */
 static volatile uint32_t not_upper;    /* signalled threads that are the lower half's own */
-static volatile uint32_t not_upper_tids[64]; /* the first of them, for the timeout's message */
+/* Which they are: a round counts a thread that settled otherwise (quiet, exited) only if it is
+ * not among them, so every one must be kept (as many as a round can signal). */
+#define MAX_SIGNALLED 4096
+static volatile uint32_t not_upper_tids[MAX_SIGNALLED], not_upper_listed;
 /* Threads the handler declined inside the upper libc (park_libc.c), to be signalled again; a
  * slot holds a thread id or 0.  Declines overall, and the last thread declined, for the
  * timeout's message. */
@@ -190,9 +193,11 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   if (t && t->cc_window == 2)
     return; /* counted a collective the other members may be inside: parks on its way out */
   if (!in_window(fs)) {
-    uint32_t n = __atomic_fetch_add(&not_upper, 1, __ATOMIC_RELEASE);
-    if (n < 64)
-      not_upper_tids[n] = raw_gettid();
+    /* The id is listed before the count grows, so no round counts the thread twice. */
+    uint32_t n = __atomic_fetch_add(&not_upper_listed, 1, __ATOMIC_ACQ_REL);
+    if (n < MAX_SIGNALLED)
+      __atomic_store_n(&not_upper_tids[n], raw_gettid(), __ATOMIC_RELEASE);
+    __atomic_add_fetch(&not_upper, 1, __ATOMIC_RELEASE);
     futex_wake_all(&parked);
     return;
   }
@@ -263,23 +268,32 @@ static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int m
 
 static int lower_half_thread(uint32_t tid)
 {
-  for (uint32_t k = 0; k < not_upper && k < 64; k++)
-    if (not_upper_tids[k] == tid)
+  uint32_t listed = __atomic_load_n(&not_upper_listed, __ATOMIC_ACQUIRE);
+  for (uint32_t k = 0; k < listed && k < MAX_SIGNALLED; k++)
+    if (__atomic_load_n(&not_upper_tids[k], __ATOMIC_ACQUIRE) == tid)
       return 1;
   return 0;
 }
 
-/* Signalled threads that exited before their handler ran (an application's worker returning,
- * a lower-half helper finishing): the signal died with them, and nothing of theirs is left to
- * park.  A thread that parked or reported itself as the lower half's is not counted again. */
-static uint32_t exited_unparked(const pid_t *seen, int n_seen)
+/* Signalled threads that will never run the handler and have nothing to park:
+ * - those that exited before it ran (an application's worker returning, a lower-half helper
+ *   finishing): the signal died with them;
+ * - lower-half threads that made themselves quiet after they were signalled (a holder of
+ *   mpi_threads.c is visible in /proc/self/task from its clone on, but blocks every signal and
+ *   says it is quiet only a moment later, so a round that began in between signalled it and
+ *   would have waited for it until the timeout).
+ * A thread that parked or reported itself as the lower half's is not counted again. */
+static uint32_t settled_unparked(const pid_t *seen, int n_seen)
 {
-  uint32_t gone = 0;
-  for (int i = 0; i < n_seen; i++)
-    if (syscall(SYS_tgkill, getpid(), seen[i], 0) != 0 && errno == ESRCH &&
-        !record_parked((uint32_t)seen[i]) && !lower_half_thread((uint32_t)seen[i]))
-      gone++;
-  return gone;
+  uint32_t settled = 0;
+  for (int i = 0; i < n_seen; i++) {
+    if (record_parked((uint32_t)seen[i]) || lower_half_thread((uint32_t)seen[i]))
+      continue;
+    if (mana_mpi_threads_is_quiet(seen[i]) ||
+        (syscall(SYS_tgkill, getpid(), seen[i], 0) != 0 && errno == ESRCH))
+      settled++;
+  }
+  return settled;
 }
 
 /* For the timeout's message: the signalled threads that have not parked and still exist, with
@@ -288,7 +302,8 @@ static void describe_unparked(const pid_t *seen, int n_seen, char *err, size_t e
 {
   int listed = 0;
   for (int i = 0; i < n_seen && listed < 3 && at > 0 && (size_t)at < errlen; i++) {
-    if (lower_half_thread((uint32_t)seen[i]) || record_parked((uint32_t)seen[i]))
+    if (lower_half_thread((uint32_t)seen[i]) || record_parked((uint32_t)seen[i]) ||
+        mana_mpi_threads_is_quiet(seen[i]))
       continue;
     char path[64], line[256], state[32] = "?", name[32] = "?";
     unsigned long long blocked = 0;
@@ -335,12 +350,12 @@ static int64_t now_ms(void)
 int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
 {
   struct mana_park_area *area = MANA_PARK;
-  enum { MAX_SEEN = 4096 };
-  static pid_t seen[MAX_SEEN];
+  static pid_t seen[MAX_SIGNALLED];
   int n_seen = 0, signalled = 0;
   uint32_t rounds = 0;
   parked = 0;
-  not_upper = 0;
+  not_upper = not_upper_listed = 0;
+  memset((void *)not_upper_tids, 0, sizeof(not_upper_tids));
   declines = declined_lost = 0;
   for (uint32_t i = 0; i < MAX_DECLINED; i++)
     declined_tids[i] = 0;
@@ -356,7 +371,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   int64_t deadline = now_ms() + timeout_ms;
   for (;;) {
     /* Threads the application created since the last pass are signalled too. */
-    int more = signal_threads(signo, gettid(), seen, &n_seen, MAX_SEEN);
+    int more = signal_threads(signo, gettid(), seen, &n_seen, MAX_SIGNALLED);
     if (more < 0) {
       snprintf(err, errlen, "cannot list /proc/self/task: %s", strerror(errno));
       return -1;
@@ -365,7 +380,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
     signal_declined(signo, seen, n_seen, ++rounds % 16 == 0);
     uint32_t done = parked + not_upper;
     if (more == 0 && done < (uint32_t)signalled)
-      done += exited_unparked(seen, n_seen);
+      done += settled_unparked(seen, n_seen);
     if (more == 0 && done >= (uint32_t)signalled)
       return 0;
     if (now_ms() > deadline) {

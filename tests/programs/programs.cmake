@@ -74,6 +74,7 @@ set(MANA_TEST_PROGRAMS
   file_iall:2:0:60
   file_wait_skew:2
   mt_p2p:2:0:200,3
+  mt_new_threads:2:0:6
   fortran_f77:2
   fortran_mod:2
 )
