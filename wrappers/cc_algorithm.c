@@ -381,7 +381,12 @@ enum cc_decision cc_on_collective_entry(struct cc_state *st, uint64_t ggid, uint
     member_set(st, s, s->seq + 1, s->target);
     return CC_PROCEED;
   }
-  if (cc_all_targets_met(st))
+  /* Every target met: park here, even while another thread of this rank is inside a
+   * constructor.  The rank does not look done until that constructor returns (its status
+   * says so), so no safe point is declared meanwhile; raising here instead made threads
+   * that take turns in constructors raise each other forever (MPICH's threads/comm/
+   * dup_leak_test: four threads, each duplicating and freeing its own communicator). */
+  if (!st->broken && st->unmet == 0)
     return CC_PARK;
   /* This group's target is met but another is not: the rank must pass this collective to
    * reach it, so every member must start it too. */

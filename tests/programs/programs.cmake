@@ -75,6 +75,7 @@ set(MANA_TEST_PROGRAMS
   file_wait_skew:2
   mt_p2p:2:0:200,3
   mt_new_threads:2:0:6
+  mt_dup_loop:2:0:500,4
   fortran_f77:2
   fortran_mod:2
 )

@@ -338,6 +338,25 @@ Test(cc_rank, a_constructor_in_progress_is_never_done)
   cc_destroy(&st);
 }
 
+/* MPI_THREAD_MULTIPLE: one thread inside a constructor on group 1 while another reaches a
+ * collective on group 2 with every target met.  It parks, without a raise: raising there made
+ * threads that take turns in constructors raise each other without end. */
+Test(cc_rank, another_threads_constructor_parks_instead_of_raising)
+{
+  struct cc_state st;
+  rank_at(&st, 2, 3, 3, 3);
+  cr_assert_eq(cc_on_constructor_entry(&st, 1, NULL), CC_PROCEED);
+  uint64_t to = 0;
+  cr_assert_eq(cc_on_collective_entry(&st, 2, &to), CC_PARK);
+  cr_assert_eq(to, 0, "no raise");
+  cr_assert_eq(cc_seq(&st, 2), 3, "not counted");
+  cr_assert_eq(cc_status(&st, CC_AT_ENTRY), CC_ST_RUNNING,
+               "the rank is not parked while a constructor runs");
+  cr_assert_eq(cc_constructor_done(&st, 9), 0);
+  cr_assert_eq(cc_status(&st, CC_AT_ENTRY), CC_ST_PARKED);
+  cc_destroy(&st);
+}
+
 Test(cc_rank, end_forgets_targets_and_keeps_counts)
 {
   struct cc_state st;
