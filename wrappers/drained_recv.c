@@ -18,6 +18,24 @@ void mana_drained_status(const struct mana_drained *m, MPI_Status *st)
    * never set it (MPI 4.0, 3.2.5; MPICH's pt2pt/mprobe checks it) */
 }
 
+/* The list is read under the lock and the header copied: another thread may take the message
+ * and unmap it the moment the lock is given back (MPICH's threads/pt2pt/mt_probe_isendrecv
+ * crashed in a probe after a restart that had left messages buffered). */
+int mana_drained_probe(MPI_Comm comm, int source, int tag, MPI_Status *st)
+{
+  struct mana_drained seen;
+  mana_stub_lock_take();
+  const struct mana_drained *m = mana_drained_match(comm, source, tag, NULL);
+  if (m)
+    seen = *m;
+  mana_stub_lock_give();
+  if (!m)
+    return 0;
+  if (st != MPI_STATUS_IGNORE)
+    mana_drained_status(&seen, st);
+  return 1;
+}
+
 int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
                          MPI_Datatype type, MPI_Comm comm, MPI_Status *st)
 {

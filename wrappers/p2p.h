@@ -253,6 +253,9 @@ size_t mana_drained_count(void);
 
 /* Probe-style status of a buffered message (source, tag, count in bytes). */
 void mana_drained_status(const struct mana_drained *m, MPI_Status *st);
+/* A probe of the buffered messages: 1 and st filled (unless MPI_STATUS_IGNORE) if one on comm
+ * matches source and tag, else 0.  Safe while other threads take messages. */
+int mana_drained_probe(MPI_Comm comm, int source, int tag, MPI_Status *st);
 /* Receives m (already unlinked) into the application's buffer as MPI would: unpacks it with
  * the receive's datatype, fills st, frees m.  MPI_ERR_TRUNCATE (raised on comm's error
  * handler) if it does not fit. */

@@ -306,14 +306,9 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
   for (;;) {
     int flag = 0;
-    if (__builtin_expect(mana_drained_head != NULL, 0)) {
-      const struct mana_drained *m = mana_drained_match(comm, source, tag, NULL);
-      if (m) {
-        if (status != MPI_STATUS_IGNORE)
-          mana_drained_status(m, status);
-        return MPI_SUCCESS;
-      }
-    }
+    if (__builtin_expect(mana_drained_head != NULL, 0) &&
+        mana_drained_probe(comm, source, tag, status))
+      return MPI_SUCCESS;
     int rc = MANA_UNTIL(iprobe_until, source, tag, COMM(comm), &flag, status);
     if (rc != MPI_SUCCESS || flag)
       return rc;

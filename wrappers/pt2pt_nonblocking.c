@@ -80,15 +80,11 @@ IRECV(MPI_Irecv_c, MPI_Count, 1)
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-  if (__builtin_expect(mana_drained_head != NULL, 0)) {
-    const struct mana_drained *m = mana_drained_match(comm, source, tag, NULL);
-    if (m) {
-      *flag = 1;
-      if (status != MPI_STATUS_IGNORE)
-        mana_drained_status(m, status);
-      MANA_PARK_CHECK();
-      return MPI_SUCCESS;
-    }
+  if (__builtin_expect(mana_drained_head != NULL, 0) &&
+      mana_drained_probe(comm, source, tag, status)) {
+    *flag = 1;
+    MANA_PARK_CHECK();
+    return MPI_SUCCESS;
   }
   return MANA_LH_CALL(MPI_Iprobe, source, tag, COMM(comm), flag, status);
 }

@@ -76,6 +76,7 @@ set(MANA_TEST_PROGRAMS
   mt_p2p:2:0:200,3
   mt_new_threads:2:0:6
   mt_dup_loop:2:0:500,4
+  mt_probe_recv:2:0:40,4
   fortran_f77:2
   fortran_mod:2
 )
