@@ -17,7 +17,7 @@
 #include "state.h"
 
 const struct mana_state_ops *const mana_state_kinds[] = {
-    &mana_state_window, &mana_state_signals, &mana_state_files, NULL};
+    &mana_state_window, &mana_state_signals, &mana_state_files, &mana_state_pending, NULL};
 
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
                           const struct mana_rank_facts *facts,

@@ -147,6 +147,13 @@ void mana_park_self(int in_signal_handler_arg)
   /* Resumed in a restarted process: new kernel thread id, same everything else. */
   r->tid = raw_gettid();
   r->state = MANA_THREAD_RUNNING;
+  /* Its pending signals, again: every signal is still blocked here, so they wait for the mask
+   * the thread had (restored below or by the signal frame), as they did before. */
+  uint32_t pid = (uint32_t)mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+  for (int sig = 1; sig <= 64; sig++)
+    if (r->pending_signals & (1ull << (sig - 1)))
+      mana_raw_syscall4(SYS_tgkill, pid, r->tid, sig, 0);
+  r->pending_signals = 0;
   if (!in_signal_handler) {
     r->sigmask = mana_app_sigmask(r->sigmask);
     mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);

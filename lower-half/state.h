@@ -17,6 +17,7 @@ struct mana_state_ops {
 extern const struct mana_state_ops mana_state_window;  /* state_window.c */
 extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 extern const struct mana_state_ops mana_state_files;   /* state_files.c */
+extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
 
 /* In dump and restore order. */
 extern const struct mana_state_ops *const mana_state_kinds[];

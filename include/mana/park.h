@@ -30,6 +30,9 @@ struct mana_thread_record {
   uint32_t in_signal_handler;
   uint32_t is_main;
   struct mana_context ctx;
+  /* Signals pending on it at the checkpoint, filled at restart (lower-half/state_pending.c);
+   * the thread sends them to itself again as it resumes. */
+  uint64_t pending_signals;
 };
 
 /* Only what stays still while an image is written lives here; the counters a parking round

@@ -69,6 +69,7 @@ set(MANA_TEST_PROGRAMS
   multi_comm:2:0:300,20000
   heat_cart:2:0:400
   signal_masks:2:0:40
+  signal_pending:2:0:300
   libc_locks:2:0:20,5000
   hybrid_omp:2:0:300,20000
   file_iall:2:0:60
