@@ -46,6 +46,9 @@ static pthread_cond_t begun_cond = PTHREAD_COND_INITIALIZER;
  * lets it go then). */
 static volatile uint64_t current_gen;
 static volatile int must_go_on;
+/* A peer is inside a collective on a group this rank has not joined yet (a constructor over
+ * groups it has not entered): DONE as it is, it must not be held either. */
+static volatile int awaited;
 
 static void note_begun(uint64_t gen)
 {
@@ -69,7 +72,8 @@ int mana_coordinator_link_is_self(void)
 int mana_coordinator_link_may_hold(uint64_t gen)
 {
   return __atomic_load_n(&current_gen, __ATOMIC_ACQUIRE) == gen &&
-         !__atomic_load_n(&must_go_on, __ATOMIC_ACQUIRE);
+         !__atomic_load_n(&must_go_on, __ATOMIC_ACQUIRE) &&
+         !__atomic_load_n(&awaited, __ATOMIC_ACQUIRE);
 }
 
 int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
@@ -182,6 +186,7 @@ static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
 {
   uint64_t ggid = 0, seq = 0, rg, rt;
   int st = cc->status(&ggid, &seq);
+  __atomic_store_n(&awaited, cc->awaited && cc->awaited(), __ATOMIC_RELEASE);
   /* RAISEs first: the coordinator must know a target moved before it hears this status. */
   while (cc->pop_raise(&rg, &rt))
     if (coord_send_raise(link_conn, gen, rg, rt) != 0)
@@ -346,6 +351,7 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
     return;
   }
   __atomic_store_n(&must_go_on, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&awaited, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&current_gen, gen, __ATOMIC_RELEASE);
   int begun = cc->begin(reason, sizeof(reason));
   note_begun(gen);

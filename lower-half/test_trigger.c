@@ -166,7 +166,8 @@ static void trigger(int hold)
   }
   /* A short program would otherwise run on to MPI_Finalize while the ranks agree on the safe
    * point, and the checkpoint be refused: this rank holds its call until the ranks park.  It
-   * goes on as soon as the agreement needs it to (a target it has not reached), or the
+   * goes on as soon as the agreement needs it to (a target it has not reached, or a peer
+   * inside a constructor over groups this rank has not entered yet), or the
    * generation ends; and after HOLD_MAX_MS in any case, since a peer may be waiting for a
    * message this call is about to send, which the coordinator cannot see.  The hold waits for
    * a state, not for a time: on a loaded machine the agreement can take seconds. */

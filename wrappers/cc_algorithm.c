@@ -285,6 +285,16 @@ uint64_t cc_target(const struct cc_state *st, uint64_t ggid)
   return s ? s->target : 0;
 }
 
+bool cc_awaits_joining(const struct cc_state *st)
+{
+  uint64_t cursor = 0;
+  struct cc_slot *s;
+  while (table_next(&st->foreign, &cursor, &s))
+    if (s->target > 0)
+      return true;
+  return false;
+}
+
 bool cc_is_member(const struct cc_state *st, uint64_t ggid)
 {
   return table_find(&st->groups, ggid) != NULL;

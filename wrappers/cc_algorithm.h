@@ -154,6 +154,9 @@ static inline int cc_tick(struct cc_state *st, uint64_t ggid)
 
 uint64_t cc_seq(const struct cc_state *st, uint64_t ggid);    /* 0 if not a member */
 uint64_t cc_target(const struct cc_state *st, uint64_t ggid); /* member or foreign */
+/* Another rank has started a collective on a group this rank has not joined yet (its target
+ * waits in the foreign table): this rank is on its way into that group's constructor. */
+bool cc_awaits_joining(const struct cc_state *st);
 bool cc_is_member(const struct cc_state *st, uint64_t ggid);
 
 /* A checkpoint request arrived: from now on collectives wait for targets.  The caller then

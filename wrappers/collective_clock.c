@@ -481,6 +481,14 @@ static int cc_status_op(uint64_t *ggid, uint64_t *seq)
   return st;
 }
 
+static int cc_awaited_op(void)
+{
+  lock();
+  int awaited = cc_ready && cc_awaits_joining(&cc);
+  unlock();
+  return awaited;
+}
+
 static void cc_end_op(void)
 {
   lock();
@@ -498,6 +506,7 @@ static const struct mana_stub_cc stub_cc = {
     .targets_done = cc_targets_done_op,
     .pop_raise = cc_pop_raise_op,
     .status = cc_status_op,
+    .awaited = cc_awaited_op,
     .end = cc_end_op,
 };
 

@@ -127,6 +127,9 @@ struct mana_stub_cc {
   /* The rank's status now (enum cc_status: 1 running, 2 blocked, 3 parked at a collective
    * entry on *ggid with SEQ *seq there, 4 done). */
   int (*status)(uint64_t *ggid, uint64_t *seq);
+  /* 1 if another rank already counted a collective on a group this rank has not joined yet
+   * (the test trigger's hold must let this rank go on to it). */
+  int (*awaited)(void);
   /* The checkpoint is over (written, aborted or restarted): collectives proceed again. */
   void (*end)(void);
 };
