@@ -20,18 +20,6 @@ static void on_session_error(MPI_Session *s, int *code, ...) {
   last_code = *code;
 }
 
-static int pset_count(MPI_Session s) {
-  int n = 0, found = 0;
-  MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n);
-  for (int i = 0; i < n; i++) {
-    char name[256];
-    int len = sizeof name;
-    MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name);
-    found += strcmp(name, "mpi://WORLD") == 0 || strcmp(name, "mpi://SELF") == 0;
-  }
-  return found;
-}
-
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_session");
@@ -77,7 +65,8 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&world);
     MPI_Comm_free(&self);
 
-    if (pset_count(s) != 2) bad++;
+    int npsets = 0;
+    if (mt_standard_psets(s, &npsets) != 2) bad++;
     MPI_Info used;
     char value[64];
     int flag = 0, len = sizeof value;

@@ -283,4 +283,19 @@ static inline long mt_arg(const char *prog, int argc, char **argv, int i, long d
   return v;
 }
 
+/* How many of the process sets every session has (mpi://WORLD, mpi://SELF) session s lists;
+ * *n gets how many it lists in all. */
+static inline int mt_standard_psets(MPI_Session s, int *n) {
+  int found = 0;
+  *n = 0;
+  MPI_Session_get_num_psets(s, MPI_INFO_NULL, n);
+  for (int i = 0; i < *n; i++) {
+    char name[256];
+    int len = sizeof name;
+    MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name);
+    found += strcmp(name, "mpi://WORLD") == 0 || strcmp(name, "mpi://SELF") == 0;
+  }
+  return found;
+}
+
 #endif /* MANA_TESTS_MPITEST_H */

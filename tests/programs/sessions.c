@@ -104,14 +104,7 @@ static void self_pset(MPI_Session s) {
 }
 
 static void psets(MPI_Session s) {
-  int n = 0, found = 0;
-  MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n);
-  for (int i = 0; i < n; i++) {
-    char name[256];
-    int len = sizeof name;
-    MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name);
-    found += strcmp(name, "mpi://WORLD") == 0 || strcmp(name, "mpi://SELF") == 0;
-  }
+  int n = 0, found = mt_standard_psets(s, &n);
   mt_check(n >= 2 && found == 2, "process sets include mpi://WORLD and mpi://SELF");
   MPI_Info info;
   char value[64];
