@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <string.h>
 
 #include "mana/boundary.h"
@@ -64,6 +65,26 @@ int mana_park_libc_scan(void)
   return 0;
 }
 
+/* System calls that never wait, so never come back rewound: a thread found at one of their
+ * `syscall` instructions has not made it yet, and may hold a lock of libc's (malloc's, around
+ * its mprotect, madvise and munmap).  The kernel leaves the same registers for a call rewound
+ * and for one about to be made (the number in rax), so only the number tells them apart. */
+static int never_waits(uint64_t nr)
+{
+  switch (nr) {
+  case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_madvise: case SYS_mremap:
+  case SYS_brk: case SYS_rt_sigprocmask: case SYS_rt_sigaction: case SYS_tgkill:
+  case SYS_tkill: case SYS_kill: case SYS_getpid: case SYS_gettid: case SYS_lseek:
+  case SYS_fstat: case SYS_newfstatat: case SYS_statx: case SYS_mincore:
+  case SYS_sched_getaffinity: case SYS_sched_yield: case SYS_prctl: case SYS_clock_gettime:
+  case SYS_gettimeofday: case SYS_getrusage: case SYS_set_robust_list: case SYS_rseq:
+  case SYS_clone: case SYS_clone3: case SYS_exit: case SYS_exit_group:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 int mana_park_libc_may_park(uint64_t ip, uint64_t rax)
 {
   const struct mana_park_area *area = MANA_PARK;
@@ -79,7 +100,7 @@ int mana_park_libc_may_park(uint64_t ip, uint64_t rax)
   const unsigned char *at = (const unsigned char *)(uintptr_t)ip;
   /* rewound to issue the call again once the handler returns */
   if (ip + 2 <= area->libc_code[in].hi && at[0] == 0x0f && at[1] == 0x05)
-    return 1;
+    return !never_waits(rax);
   /* just after a system call that returned EINTR to this thread */
   if (ip >= area->libc_code[in].lo + 2 && at[-2] == 0x0f && at[-1] == 0x05 &&
       (int64_t)rax == -EINTR)

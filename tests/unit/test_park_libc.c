@@ -89,6 +89,20 @@ Test(park_libc, parks_in_a_waiting_system_call)
   cr_assert_eq(mana_park_libc_may_park(sc + 2, 0), 0);
 }
 
+Test(park_libc, declines_before_a_call_that_never_waits)
+{
+  cr_assert_eq(mana_park_libc_scan(), 0);
+  uint64_t sc = find_bytes(0x0f, 0x05);
+  /* about to be made, not rewound: malloc's calls, made under its arena lock */
+  cr_assert_eq(mana_park_libc_may_park(sc, 10 /* mprotect */), 0);
+  cr_assert_eq(mana_park_libc_may_park(sc, 28 /* madvise */), 0);
+  cr_assert_eq(mana_park_libc_may_park(sc, 11 /* munmap */), 0);
+  cr_assert_eq(mana_park_libc_may_park(sc, 14 /* rt_sigprocmask */), 0);
+  /* calls that wait are rewound when a signal interrupts them */
+  cr_assert_eq(mana_park_libc_may_park(sc, 7 /* poll */), 1);
+  cr_assert_eq(mana_park_libc_may_park(sc, 230 /* clock_nanosleep */), 1);
+}
+
 Test(park_libc, remembers_the_code_of_a_restarted_process)
 {
   cr_assert_eq(mana_park_libc_scan(), 0);
