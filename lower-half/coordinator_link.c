@@ -22,6 +22,7 @@
 #include "coord_client.h"
 #include "coord_client_rank.h"
 #include "mana/boundary.h"
+#include "lower_threads.h"
 #include "park.h"
 #include "services.h"
 #include "test_trigger.h"
@@ -426,7 +427,10 @@ void mana_coordinator_link_start(void)
             my_rank, err);
     return;
   }
+  sigset_t mask;
+  mana_lower_threads_mask_enter(&mask);
   int err_create = pthread_create(&link_thread, NULL, run, NULL);
+  mana_lower_threads_mask_leave(&mask);
   if (err_create != 0) {
     fprintf(stderr, "mana_lh: rank %u: cannot start the checkpoint thread: %s\n", my_rank,
             strerror(err_create));

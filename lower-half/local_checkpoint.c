@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "lower_threads.h"
 #include "park.h"
 #include "services.h"
 
@@ -76,7 +77,10 @@ void mana_local_checkpoint_start(void)
   if (!v || !getenv("MANA_TEST_CHECKPOINT_DIR") || (after_ms = atoi(v)) <= 0)
     return;
   pthread_t t;
+  sigset_t mask;
+  mana_lower_threads_mask_enter(&mask);
   int rc = pthread_create(&t, NULL, run, NULL);
+  mana_lower_threads_mask_leave(&mask);
   if (rc != 0)
     fprintf(stderr, "mana_lh: cannot start the local checkpoint thread: %s\n", strerror(rc));
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mana/park.h"
+#include "lower_threads.h"
 #include "park.h"
 
 static int interval_ms;
@@ -43,6 +44,9 @@ void mana_park_storm_start(void)
   if (!v || (interval_ms = atoi(v)) <= 0)
     return;
   pthread_t t;
+  sigset_t mask;
+  mana_lower_threads_mask_enter(&mask);
   if (pthread_create(&t, NULL, storm, NULL) != 0)
     fprintf(stderr, "mana_lh: cannot start the park storm thread\n");
+  mana_lower_threads_mask_leave(&mask);
 }

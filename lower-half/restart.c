@@ -38,6 +38,7 @@
 #include "mana/signals.h"
 #include "coordinator_link.h"
 #include "local_checkpoint.h"
+#include "lower_threads.h"
 #include "memory.h"
 #include "services.h"
 #include "mpi_threads.h"
@@ -190,7 +191,10 @@ static int init_mpi(const struct mana_rank_facts *facts, char *err, size_t errle
   int provided, rank = -1, size = -1;
   int level = facts->thread_level < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
                                                           : (int)facts->thread_level;
+  sigset_t mask;
+  mana_lower_threads_mask_enter(&mask); /* for the threads MPICH and UCX make */
   int rc = PMPI_Init_thread(NULL, NULL, level, &provided);
+  mana_lower_threads_mask_leave(&mask);
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;

@@ -2,6 +2,7 @@
 #include "services.h"
 
 #include "coordinator_link.h"
+#include "lower_threads.h"
 #include "mpi_threads.h"
 #include "park.h"
 #include "test_trigger.h"
@@ -39,7 +40,10 @@ static int init_thread(int required, int *provided)
 {
   int level = required < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
   int real_provided = MPI_THREAD_SINGLE;
+  sigset_t app_mask;
+  mana_lower_threads_mask_enter(&app_mask); /* for the threads MPICH and UCX make */
   int rc = PMPI_Init_thread(NULL, NULL, level, &real_provided);
+  mana_lower_threads_mask_leave(&app_mask);
   *provided = real_provided < required ? real_provided : required;
   if (rc == MPI_SUCCESS) {
     mpi_thread_level = *provided;

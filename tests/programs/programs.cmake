@@ -71,6 +71,7 @@ set(MANA_TEST_PROGRAMS
   heat_cart:2:0:400
   signal_masks:2:0:40
   signal_pending:2:0:300
+  signal_process:2:0:50
   libc_locks:2:0:20,5000
   hybrid_omp:2:0:300,20000
   file_iall:2:0:60
