@@ -9,7 +9,7 @@
  * again before its own mask is back (mana_park_self), so it is delivered when the program
  * would have taken it.  Signals pending on the whole process (blocked by every thread) are
  * sent again to the main thread.  A real-time signal queued several times comes back once,
- * without its value.  mana's own signals (SIGSYS, the park signal) are left out. */
+ * without its value. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -28,9 +28,11 @@ struct saved_pending {
   uint64_t signals; /* bit N-1 for signal N */
 };
 
+/* Left out: mana's own signals, and glibc's internal 32 and 33 (thread cancellation and the
+ * set*id broadcast), whose handlers act on an operation of the old process. */
 static uint64_t mana_own(void)
 {
-  return (1ull << (SIGSYS - 1)) | (1ull << (MANA_PARK_SIGNAL - 1));
+  return (1ull << (SIGSYS - 1)) | (1ull << (MANA_PARK_SIGNAL - 1)) | (1ull << 31) | (1ull << 32);
 }
 
 /* The hexadecimal set after `key` in a /proc status file, or 0 (also when unreadable). */
