@@ -241,11 +241,22 @@ static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cm
 
 /* After SUSPENDED: GO (1), or the generation ended without it (0: ABORT, QUIT), or the link
  * is gone (-1). */
+/* Suspended, this rank still drives MPI's progress until GO: a rank still parking may have a
+ * thread inside MPI_Win_flush or MPI_Win_unlock, which waits for this rank's progress engine
+ * only and returns to be parked once it moves (MPICH's threads/rma/multiget: the other rank's
+ * threads could not park within 10 s).  No application thread is inside MPI now, so this
+ * thread may call it at any thread level the lower half initialized (SERIALIZED or more). */
 static int wait_for_go(uint64_t gen, struct coord_cmd *cmd)
 {
   for (;;) {
-    if (next_command(gen, cmd) != 0)
+    int rc = next_command_within(gen, cmd, 1);
+    if (rc < 0)
       return -1;
+    if (rc == 0) {
+      int flag;
+      PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      continue;
+    }
     if (cmd->kind == COORD_CMD_GO)
       return 1;
     if (cmd->kind == COORD_CMD_ABORT || cmd->kind == COORD_CMD_QUIT)
