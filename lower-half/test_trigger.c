@@ -134,14 +134,19 @@ static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
 static void trigger(int hold)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
-  uint64_t k = b->test_checkpoint_at_call, gen = 0;
+  /* Claimed once: under MPI_THREAD_MULTIPLE two threads may both find their crossing to be
+   * the K-th (the count is not atomic), and the second request was refused as "already in
+   * progress" on stderr (MPICH's threads/pt2pt/mt_mprobe_sendirecv). */
+  uint64_t k = __atomic_exchange_n(&b->test_checkpoint_at_call, 0, __ATOMIC_ACQ_REL), gen = 0;
   char err[512];
+  if (k == 0)
+    return;
   if (!app_ready || mana_coordinator_link_is_self()) {
-    b->test_checkpoint_at_call = b->mpi_calls + 1; /* at the next crossing (the drain's own
-                                                      calls are not the application's) */
+    __atomic_store_n(&b->test_checkpoint_at_call, b->mpi_calls + 1,
+                     __ATOMIC_RELEASE); /* at the next crossing (the drain's own calls are not
+                                           the application's) */
     return;
   }
-  b->test_checkpoint_at_call = 0;
   /* A rank may reach its K-th call before the other ranks have connected (they connect at
    * the end of their MPI_Init): ask again until they have, rather than lose the checkpoint.
    * This rank waits here, inside its call; the others do not need it to connect. */
