@@ -75,7 +75,11 @@ int MPI_T_event_handle_free(MPI_T_event_registration reg, void *user_data,
     return MPI_T_ERR_MEMORY;
   r->free_cb = free_cb;
   r->user_data = user_data;
-  return MANA_LH_CALL(MPI_T_event_handle_free, reg, r, free_tramp);
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_event_handle_free, reg, r, free_tramp);
+  if (rc == MPI_SUCCESS)
+    mana_mpi_t_event_handle_freed();
+  MANA_PARK_CHECK();
+  return rc;
 }
 
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,

@@ -1,0 +1,192 @@
+/* The MPI tool information interface (MPI_T) across a restart.
+ *
+ * MPI_T has a state of its own, apart from MPI: how often MPI_T_init_thread was called and not
+ * finalized.  A restarted lower half starts without it, and every MPI_T call would fail with
+ * MPI_T_ERR_NOT_INITIALIZED, leaving its outputs unset (MPICH's threads/mpi_t/mpit_threading
+ * then looped over garbage counts).  The rebuild initializes MPI_T as often, at the recorded
+ * level.
+ *
+ * A control variable handle is a pointer into MPICH's memory, which a restart does not bring
+ * back: the application gets a handle of the stub's (a record in upper-half memory) and the
+ * rebuild allocates a real one for it again, for the same variable and object.  Performance
+ * variable sessions and event registrations are not rebuilt yet: a checkpoint is refused, with
+ * the reason, while one exists. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "records.h"
+#include "stub_hooks.h"
+#include "stub_lock.h"
+
+static int t_inits, t_level = MPI_THREAD_SINGLE;
+static int live_pvar_sessions, live_event_registrations;
+
+/* The stub's control variable handle. */
+struct cvar_handle {
+  struct cvar_handle *next, *prev;
+  MPI_T_cvar_handle real;
+  int index;
+  void *obj_handle; /* as the application passed it */
+};
+static struct cvar_handle *cvars;
+
+static MPI_T_cvar_handle real_cvar(MPI_T_cvar_handle h)
+{
+  return h == MPI_T_CVAR_HANDLE_NULL ? h : ((struct cvar_handle *)(void *)h)->real;
+}
+
+void mana_after_T_init_thread(int required, int *provided)
+{
+  (void)provided;
+  if (t_inits++ == 0 || required > t_level)
+    t_level = required;
+}
+
+void mana_after_T_finalize(void)
+{
+  if (t_inits > 0)
+    t_inits--;
+}
+
+void mana_after_T_pvar_session_create(MPI_T_pvar_session *session)
+{
+  (void)session;
+  live_pvar_sessions++;
+}
+
+void mana_after_T_pvar_session_free(MPI_T_pvar_session *session)
+{
+  (void)session;
+  if (live_pvar_sessions > 0)
+    live_pvar_sessions--;
+}
+
+void mana_after_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                                     MPI_T_event_registration *event_registration)
+{
+  (void)event_index;
+  (void)obj_handle;
+  (void)info;
+  (void)event_registration;
+  live_event_registrations++;
+}
+
+void mana_mpi_t_event_handle_freed(void)
+{
+  if (live_event_registrations > 0)
+    live_event_registrations--;
+}
+
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                            int *count)
+{
+  struct cvar_handle *h = malloc(sizeof(*h));
+  if (!h)
+    return MPI_T_ERR_MEMORY;
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_alloc, cvar_index, obj_handle, &h->real, count);
+  if (rc != MPI_SUCCESS) {
+    free(h);
+    MANA_PARK_CHECK();
+    return rc;
+  }
+  h->index = cvar_index;
+  h->obj_handle = obj_handle;
+  mana_stub_lock_take();
+  h->prev = NULL;
+  h->next = cvars;
+  if (cvars)
+    cvars->prev = h;
+  cvars = h;
+  mana_stub_lock_give();
+  *handle = (MPI_T_cvar_handle)(void *)h;
+  MANA_PARK_CHECK(); /* once the handle and its record exist */
+  return rc;
+}
+
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
+{
+  if (!handle || *handle == MPI_T_CVAR_HANDLE_NULL)
+    return MANA_LH_CALL(MPI_T_cvar_handle_free, handle);
+  struct cvar_handle *h = (struct cvar_handle *)(void *)*handle;
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &h->real);
+  if (rc == MPI_SUCCESS) {
+    mana_stub_lock_take();
+    if (h->prev)
+      h->prev->next = h->next;
+    else
+      cvars = h->next;
+    if (h->next)
+      h->next->prev = h->prev;
+    mana_stub_lock_give();
+    free(h);
+    *handle = MPI_T_CVAR_HANDLE_NULL;
+  }
+  MANA_PARK_CHECK();
+  return rc;
+}
+
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+{
+  return MANA_LH_CALL(MPI_T_cvar_read, real_cvar(handle), buf);
+}
+
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
+{
+  return MANA_LH_CALL(MPI_T_cvar_write, real_cvar(handle), buf);
+}
+
+/* May run on the lower half's thread pointer: no snprintf (records.h). */
+static int check(char *reason, size_t len)
+{
+  const char *what = live_pvar_sessions
+                         ? "mana cannot rebuild yet: an MPI_T performance variable session"
+                     : live_event_registrations
+                         ? "mana cannot rebuild yet: an MPI_T event registration"
+                         : NULL;
+  if (!what)
+    return 1;
+  size_t i = 0;
+  for (; len && i + 1 < len && what[i]; i++)
+    reason[i] = what[i];
+  if (len)
+    reason[i] = '\0';
+  return 0;
+}
+
+/* Rebuild-in-place test mode: the real handles and MPI_T's own state go first. */
+static int discard(void)
+{
+  for (struct cvar_handle *h = cvars; h; h = h->next)
+    MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &h->real);
+  for (int i = 0; i < t_inits; i++)
+    MANA_LH_CALL_NOPARK(MPI_T_finalize);
+  return MPI_SUCCESS;
+}
+
+static int rebuild(void)
+{
+  for (int i = 0; i < t_inits; i++) {
+    int provided, rc = MANA_LH_CALL_NOPARK(MPI_T_init_thread, t_level, &provided);
+    if (rc != MPI_SUCCESS) {
+      fprintf(stderr, "mana: rebuilding MPI objects: MPI_T_init_thread failed (%d)\n", rc);
+      return MPI_ERR_INTERN;
+    }
+  }
+  for (struct cvar_handle *h = cvars; h; h = h->next) {
+    int count, rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_alloc, h->index, h->obj_handle,
+                                        &h->real, &count);
+    if (rc != MPI_SUCCESS) {
+      fprintf(stderr, "mana: rebuilding MPI objects: cannot allocate a handle for MPI_T "
+                      "control variable %d again (%d)\n", h->index, rc);
+      return MPI_ERR_INTERN;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+const struct mana_kind_ops mana_mpi_t_ops = {
+    .name = "MPI_T interface",
+    .check = check,
+    .discard = discard,
+    .rebuild = rebuild,
+};
