@@ -130,8 +130,8 @@ int mana_win_shm_create(struct win_rec *r, MPI_Comm c, MPI_Aint size, MPI_Aint d
     fprintf(stderr, "mana: shared window memory: cannot map %s: %s\n", name, strerror(errno));
   s->map = map == MAP_FAILED ? NULL : map;
   rc = finish_segment(c, s->me, fd, name, s->map != NULL);
-  if (rc == MPI_SUCCESS)
-    *base = s->map + s->offsets[s->me];
+  if (rc == MPI_SUCCESS) /* no memory: no address, as MPICH answers */
+    *base = s->sizes[s->me] > 0 ? s->map + s->offsets[s->me] : NULL;
   return rc;
 }
 
@@ -222,7 +222,8 @@ int mana_win_shm_query(const struct win_rec *r, int rank, MPI_Aint *size, MPI_Ai
     return MPI_ERR_RANK;
   *size = s->sizes[at];
   *disp_unit = s->disp_units[at];
-  *(void **)baseptr = s->map + s->offsets[at];
+  /* A rank without memory has no address (MPICH's rma/win_shared_noncontig_put asserts it) */
+  *(void **)baseptr = s->sizes[at] > 0 ? s->map + s->offsets[at] : NULL;
   return MPI_SUCCESS;
 }
 

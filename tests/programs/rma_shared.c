@@ -4,7 +4,8 @@
  * for every rank's segment (size, disp_unit, and that segments are laid out contiguously),
  * direct load/store into a neighbour's segment synchronised with lock_all + Win_sync +
  * Barrier, and a Put through the same window; a window of one int per rank (parts not
- * 16-byte aligned) with its attributes and a Put in a fence epoch.
+ * 16-byte aligned) with its attributes and a Put in a fence epoch; a window where rank 1
+ * gives no memory (no address for it).
  * Ranks: 2.
  */
 #include "mpitest.h"
@@ -109,6 +110,26 @@ int main(int argc, char **argv) {
     MPI_Win_fence(0, w1);
     mt_check_int("one-int shared window: the neighbour's put", *one_base, 70 + (1 - me));
     MPI_Win_free(&w1);
+  }
+
+  /* rank 1 gives no memory: it has no address, in its own base and in every query (MPICH's
+   * rma/win_shared_noncontig_put asserts it) */
+  {
+    int *zb;
+    MPI_Win wz;
+    MPI_Win_allocate_shared(me == 1 ? 0 : 8 * sizeof(int), sizeof(int), MPI_INFO_NULL, node, &zb,
+                            &wz);
+    mt_check((zb == NULL) == (me == 1), "zero-size part: own base null only on rank 1");
+    for (int r = 0; r < 2; r++) {
+      MPI_Aint qs = -1;
+      int qd = 0;
+      int *qb = NULL;
+      MPI_Win_shared_query(wz, r, &qs, &qd, &qb);
+      mt_check((qb == NULL) == (r == 1) && qs == (r == 1 ? 0 : 8 * (MPI_Aint)sizeof(int)),
+               "zero-size part: query of rank %d: size %ld, base null %d", r, (long)qs,
+               qb == NULL);
+    }
+    MPI_Win_free(&wz);
   }
   MPI_Comm_free(&node);
   return mt_end();
