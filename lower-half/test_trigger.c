@@ -131,16 +131,21 @@ static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
   return rc;
 }
 
-static void trigger(int hold)
+/* The armed call K, taken by one thread only: under MPI_THREAD_MULTIPLE two threads may both
+ * find their crossing to be the K-th (the count is not atomic), and the second request was
+ * refused as "already in progress" on stderr (MPICH's threads/pt2pt/mt_mprobe_sendirecv).
+ * 0 if another thread took it. */
+static uint64_t claim(void)
+{
+  return __atomic_exchange_n(&MANA_BOUNDARY->test_checkpoint_at_call, 0, __ATOMIC_ACQ_REL);
+}
+
+/* k: the call that asks (for messages). */
+static void trigger(int hold, uint64_t k)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
-  /* Claimed once: under MPI_THREAD_MULTIPLE two threads may both find their crossing to be
-   * the K-th (the count is not atomic), and the second request was refused as "already in
-   * progress" on stderr (MPICH's threads/pt2pt/mt_mprobe_sendirecv). */
-  uint64_t k = __atomic_exchange_n(&b->test_checkpoint_at_call, 0, __ATOMIC_ACQ_REL), gen = 0;
+  uint64_t gen = 0;
   char err[512];
-  if (k == 0)
-    return;
   if (!app_ready || mana_coordinator_link_is_self()) {
     __atomic_store_n(&b->test_checkpoint_at_call, b->mpi_calls + 1,
                      __ATOMIC_RELEASE); /* at the next crossing (the drain's own calls are not
@@ -197,7 +202,9 @@ void mana_test_trigger_finalize_gate(void)
   gate_finalize = 0;
   if (b->test_checkpoint_at_call != 0) {
     b->test_checkpoint_at_call = b->mpi_calls;
-    trigger(1);
+    uint64_t k = claim();
+    if (k)
+      trigger(1, k);
     return;
   }
   if (mana_coordinator_link_wait_begun(1, BEGIN_TIMEOUT_MS) != 0)
@@ -210,5 +217,12 @@ void mana_test_checkpoint_now(void)
   /* Reached at the chosen call (MANA_LH_ENTER), or asked for by a test program directly
    * (mana_test_checkpoint_now in the stub), which arranges its own parking. */
   struct mana_boundary *b = MANA_BOUNDARY;
-  trigger(b->test_checkpoint_at_call != 0 && b->mpi_calls == b->test_checkpoint_at_call);
+  if (b->test_checkpoint_at_call == 0 || b->mpi_calls != b->test_checkpoint_at_call) {
+    claim(); /* asked for directly: an armed K is spent too */
+    trigger(0, b->mpi_calls);
+    return;
+  }
+  uint64_t k = claim();
+  if (k)
+    trigger(1, k);
 }
