@@ -240,8 +240,9 @@ static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cm
 }
 
 /* After SUSPENDED: GO (1), or the generation ended without it (0: ABORT, QUIT), or the link
- * is gone (-1). */
-/* Suspended, this rank still drives MPI's progress until GO: a rank still parking may have a
+ * is gone (-1).
+ *
+ * Suspended, this rank still drives MPI's progress until GO: a rank still parking may have a
  * thread inside MPI_Win_flush or MPI_Win_unlock, which waits for this rank's progress engine
  * only and returns to be parked once it moves (MPICH's threads/rma/multiget: the other rank's
  * threads could not park within 10 s).  No application thread is inside MPI now, so this

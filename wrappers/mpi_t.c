@@ -73,8 +73,10 @@ void mana_after_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info
 
 void mana_mpi_t_event_handle_freed(void)
 {
+  mana_stub_lock_take(); /* as the generated hooks run: other threads may count too */
   if (live_event_registrations > 0)
     live_event_registrations--;
+  mana_stub_lock_give();
 }
 
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,

@@ -17,6 +17,7 @@
 #define MANA_TESTS_MPITEST_H
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -296,6 +297,18 @@ static inline int mt_standard_psets(MPI_Session s, int *n) {
     found += strcmp(name, "mpi://WORLD") == 0 || strcmp(name, "mpi://SELF") == 0;
   }
   return found;
+}
+
+/* Installs fn for sig; with full_mask, every signal is blocked while it runs. */
+static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = fn;
+  if (full_mask)
+    sigfillset(&sa.sa_mask);
+  else
+    sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, NULL) != 0) mt_die("sigaction failed");
 }
 
 #endif /* MANA_TESTS_MPITEST_H */

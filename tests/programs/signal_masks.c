@@ -55,11 +55,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("signal_masks");
   const long iters = mt_arg("signal_masks", argc, argv, 1, 200);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_usr1;
-  sigfillset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, NULL);
+  mt_on_signal(SIGUSR1, on_usr1, 1);
 
   uint64_t digest = 1469598103934665603ULL;
   for (long it = 0; it < iters; it++) {

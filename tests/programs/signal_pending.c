@@ -21,14 +21,6 @@ static void on_usr2(int sig) { (void)sig; usr2_runs++; }
 static void on_rt(int sig) { (void)sig; rt_runs++; }
 static void on_usr1(int sig) { (void)sig; usr1_runs++; }
 
-static void handle(int sig, void (*fn)(int)) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = fn;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0) mt_die("sigaction failed");
-}
-
 static long worker_sent;
 static void *worker(void *arg) {
   (void)arg;
@@ -51,9 +43,9 @@ int main(int argc, char **argv) {
   mt_begin("signal_pending");
   const long iters = mt_arg("signal_pending", argc, argv, 1, 300);
   const int rt = SIGRTMIN + 2;
-  handle(SIGUSR2, on_usr2);
-  handle(rt, on_rt);
-  handle(SIGUSR1, on_usr1);
+  mt_on_signal(SIGUSR2, on_usr2, 0);
+  mt_on_signal(rt, on_rt, 0);
+  mt_on_signal(SIGUSR1, on_usr1, 0);
   pthread_t w;
   if (pthread_create(&w, NULL, worker, NULL) != 0) mt_die("pthread_create failed");
 

@@ -33,11 +33,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("signal_process");
   const long iters = mt_arg("signal_process", argc, argv, 1, 50);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_usr1;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, NULL);
+  mt_on_signal(SIGUSR1, on_usr1, 0);
   sigset_t one;
   sigemptyset(&one);
   sigaddset(&one, SIGUSR1);

@@ -357,6 +357,22 @@ Test(cc_rank, another_threads_constructor_parks_instead_of_raising)
   cc_destroy(&st);
 }
 
+/* A peer counted a collective on a group this rank has not joined yet (it is on its way into
+ * that group's constructor): the test trigger must not hold it. */
+Test(cc_rank, a_target_of_a_group_not_joined_yet_is_awaited)
+{
+  struct cc_state st;
+  rank_at(&st, 2, 3, 2, 3);
+  cr_assert_not(cc_awaits_joining(&st), "only member groups' targets");
+  cc_set_target(&st, 9, 0);
+  cr_assert_not(cc_awaits_joining(&st), "a zero target asks nothing");
+  cc_set_target(&st, 9, 1);
+  cr_assert(cc_awaits_joining(&st));
+  cc_end(&st);
+  cr_assert_not(cc_awaits_joining(&st), "forgotten with the checkpoint");
+  cc_destroy(&st);
+}
+
 Test(cc_rank, end_forgets_targets_and_keeps_counts)
 {
   struct cc_state st;
