@@ -10,11 +10,13 @@
  * parked.  They are therefore entered through the collective clock on MPI_COMM_SELF (a rank
  * whose targets are met waits before the lock, parkable, instead of inside it) and, while
  * inside, the rank is never "done" (mana_cc_peer_wait): no safe point is declared while a rank
- * waits for a grant, and a parked holder is released by the stall rule.  Unlock and unlock_all
- * wait for the targets' progress engines (their acknowledgements), which a parked target does
- * not drive: they are entered the same way (a checkpoint of rma_epochs with a rank inside
- * MPI_Win_unlock_all failed to park it).  The flushes are not yet: a rank inside one while its
- * target is parked still makes the park time out.
+ * waits for a grant, and a parked holder is released by the stall rule.  Unlock, unlock_all
+ * and the flushes wait only for the targets' progress engines (their acknowledgements), which
+ * a parked or suspended target drives (collective_clock.c, coordinator_link.c): they are plain
+ * calls.  Gating the unlocks as well parked holders before their unlock, and with three ranks
+ * taking one exclusive lock in turn some rank always waited for such a holder: the stall
+ * rule's releases only passed the lock on and the checkpoint never converged (MPICH's
+ * rma/lockcontention2 at 4 ranks).
  *
  * General active target (post/start/complete/wait/test) is the stub's: an exposure epoch
  * opened by MPICH cannot be made again once some of its origins have completed.  Post sends a
@@ -196,9 +198,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
-  peer_wait_enter(0);
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_unlock, rank, MANA_REAL(WIN, MPI_Win, win));
-  peer_wait_leave(0);
   struct win_rec *r = mana_win_rec(win);
   for (int i = 0; rc == MPI_SUCCESS && r && i < r->nlocks; i++)
     if (r->locks[i].rank == rank) {
@@ -225,9 +225,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
-  peer_wait_enter(0);
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_unlock_all, MANA_REAL(WIN, MPI_Win, win));
-  peer_wait_leave(0);
   struct win_rec *r = mana_win_rec(win);
   if (rc == MPI_SUCCESS && r)
     r->lock_all = 0;

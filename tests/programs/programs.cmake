@@ -26,6 +26,7 @@ set(MANA_TEST_PROGRAMS
   p2p_persistent_derived:2
   grequest_pending:2
   rma_lock_loop:2
+  rma_lock_contention:3
   bsend_detach_wait:2
   attr_tag_ub:2
   p2p_bottom_buffered:2
