@@ -26,6 +26,7 @@
 #include "cc_algorithm.h"
 #include "mana/raw_syscall.h"
 #include "comm_order.h"
+#include "file_sequential.h"
 #include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
@@ -47,6 +48,7 @@ struct file_rec {
   int has_atomicity, atomic;
   int split;       /* split collectives begun and not ended */
   int used_shared; /* the shared file pointer may be anywhere but 0 */
+  MPI_Count seq_bytes; /* a sequential file: bytes this rank moved the shared pointer (view) */
   int incomplete;  /* the record misses something: refused */
   /* Written by the drain on the checkpoint thread. */
   int have_pos, have_shared;
@@ -145,6 +147,30 @@ void mana_after_File_set_info(MPI_File fh, MPI_Info info)
     add_hints(r, info);
 }
 
+/* MPI_DISPLACEMENT_CURRENT names the shared pointer's position at the call, which a restart
+ * must not take from the reopened file (its pointer is 0 then): the byte displacement MPI
+ * resolved it to is recorded instead (MPICH's io/setviewcur read every value one place off
+ * after a restart). */
+static int resolve_current_disp(MPI_File fh, MPI_Offset *disp)
+{
+  MPI_Datatype et, ft;
+  char rep[MPI_MAX_DATAREP_STRING];
+  int rc = MANA_LH_CALL_NOPARK(MPI_File_get_view, MANA_REAL_PTR(FILE, MPI_File, fh), disp, &et, &ft,
+                               rep);
+  if (rc != MPI_SUCCESS)
+    return rc;
+  /* MPI_File_get_view hands out new handles for derived types */
+  MPI_Datatype got[2] = {et, ft};
+  for (int i = 0; i < 2; i++) {
+    int ni, na, nt, combiner;
+    if (MANA_LH_CALL_NOPARK(MPI_Type_get_envelope, got[i], &ni, &na, &nt, &combiner) ==
+            MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED)
+      MANA_LH_CALL_NOPARK(MPI_Type_free, &got[i]);
+  }
+  return MPI_SUCCESS;
+}
+
 void mana_after_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                               MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
@@ -161,8 +187,11 @@ void mana_after_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
   mana_dt_arg_get(etype, &r->etype);
   mana_dt_arg_get(filetype, &r->filetype);
   r->disp = disp;
+  if (disp == MPI_DISPLACEMENT_CURRENT && resolve_current_disp(fh, &r->disp) != MPI_SUCCESS)
+    r->incomplete = 1;
   r->has_view = 1;
   r->used_shared = 0; /* a new view puts both pointers back to 0 */
+  r->seq_bytes = 0;
   add_hints(r, info);
 }
 
@@ -197,23 +226,43 @@ static void note(MPI_File fh, int shared, int split)
   }
 }
 
+/* ROMIO refuses MPI_File_get_position_shared on a sequential file, so the stub counts how far
+ * this rank moved its shared pointer since the view was set (ROMIO moves it by the whole
+ * request, also at the end of the file); the restart adds up every member's count. */
+static void note_moved(MPI_File fh, MPI_Datatype t, MPI_Count n)
+{
+  struct file_rec *r = rec_of(fh);
+  MPI_Count size = 0;
+  if (!r || !(r->amode & MPI_MODE_SEQUENTIAL))
+    return;
+  if (MANA_LH_CALL_NOPARK(MPI_Type_size_x, MANA_REAL(DATATYPE, MPI_Datatype, t), &size) !=
+      MPI_SUCCESS)
+    r->incomplete = 1;
+  else
+    r->seq_bytes += n * size;
+}
+
 #define U __attribute__((unused))
 #define RW_HOOK(name, shared, split, cbuf, count_t)                                       \
   void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U,      \
                          MPI_Status *st U)                                                \
   {                                                                                       \
     note(fh, shared, split);                                                              \
+    note_moved(fh, t, n);                                                                 \
   }
 #define IRW_HOOK(name, cbuf, count_t)                                                     \
   void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U,      \
                          MPI_Request *rq U)                                               \
   {                                                                                       \
     note(fh, 1, 0);                                                                       \
+    note_moved(fh, t, n);                                                                 \
   }
 #define BEGIN_HOOK(name, shared, cbuf, count_t)                                           \
   void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U)      \
   {                                                                                       \
     note(fh, shared, 1);                                                                  \
+    if (shared)                                                                           \
+      note_moved(fh, t, n);                                                               \
   }
 #define BEGIN_AT_HOOK(name, cbuf, count_t)                                                \
   void mana_after_##name(MPI_File fh, MPI_Offset o U, cbuf void *b U, count_t n U,        \
@@ -297,12 +346,13 @@ void mana_files_capture_positions(void)
     int have_eh = MANA_LH_ANY(MPI_File_get_errhandler, f, &eh) == MPI_SUCCESS;
     if (have_eh)
       MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
-    /* A sequential file has no individual pointer. */
-    r->have_pos = !(r->amode & MPI_MODE_SEQUENTIAL) &&
-                  MANA_LH_ANY(MPI_File_get_position, f, &r->pos) == MPI_SUCCESS;
+    /* A sequential file has no individual pointer, and ROMIO does not report its shared one
+     * (the stub counts it: note_moved). */
+    int sequential = (r->amode & MPI_MODE_SEQUENTIAL) != 0;
+    r->have_pos = !sequential && MANA_LH_ANY(MPI_File_get_position, f, &r->pos) == MPI_SUCCESS;
     /* Reading the shared pointer makes ROMIO create its hidden pointer file: only when the
-     * application has moved it (or the file is sequential, where it is the only one). */
-    r->have_shared = (r->used_shared || (r->amode & MPI_MODE_SEQUENTIAL)) &&
+     * application has moved it. */
+    r->have_shared = !sequential && r->used_shared &&
                      MANA_LH_ANY(MPI_File_get_position_shared, f, &r->shared) == MPI_SUCCESS;
     if (have_eh) {
       MANA_LH_ANY(MPI_File_set_errhandler, f, eh);
@@ -457,21 +507,57 @@ static int set_hints(MPI_File f, const struct mana_kvlist *l, uint32_t v)
 }
 
 /* The shared pointer is one for all members; the members that read it agree on it, the
- * others learn it here (one reduction over the file's communicator). */
-static int restore_shared(const struct file_rec *r, MPI_Comm c, MPI_File f, uint32_t v)
+ * others learn it here (one reduction over the file's communicator).  0 when it is unknown. */
+static int agree_shared(const struct file_rec *r, MPI_Comm c, uint32_t v, MPI_Offset *shared)
 {
   int64_t vals[3] = {r->have_shared ? r->shared : -1, r->have_shared ? -r->shared : INT64_MIN,
                      (r->used_shared && !r->have_shared) ? 1 : 0};
   int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, vals, 3, MPI_INT64_T, MPI_MAX, c);
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("MPI file", v, "MPI_Allreduce (shared file pointer)", rc);
+  *shared = 0;
   if (vals[2] || (vals[0] >= 0 && vals[0] != -vals[1]))
     fprintf(stderr, "mana: rebuilding MPI file %#x (%s): the shared file pointer was not "
                     "read at the checkpoint; it is at 0\n", v, r->name);
-  else if (vals[0] > 0 &&
-           (rc = MANA_LH_CALL_NOPARK(MPI_File_seek_shared, f, (MPI_Offset)vals[0],
-                                     MPI_SEEK_SET)) != MPI_SUCCESS)
-    return mana_rebuild_error("MPI file", v, "MPI_File_seek_shared", rc);
+  else if (vals[0] > 0)
+    *shared = (MPI_Offset)vals[0];
+  return MPI_SUCCESS;
+}
+
+static struct mana_seq_view real_view(const struct file_rec *r)
+{
+  return (struct mana_seq_view){r->disp, mana_dt_arg_real(&r->etype),
+                                mana_dt_arg_real(&r->filetype), r->datarep};
+}
+
+/* A file opened with MPI_MODE_SEQUENTIAL: its view must be set at MPI_DISPLACEMENT_CURRENT and
+ * its shared pointer cannot be sought, so the pointer is walked to the view's displacement,
+ * the view set there, then walked to its position (file_sequential.c). */
+static int restore_sequential(const struct file_rec *r, MPI_Comm c, MPI_File f, uint32_t v)
+{
+  MPI_Count bytes = r->seq_bytes;
+  int unit = 1, rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, &bytes, 1, MPI_COUNT,
+                                         MPI_SUM, c);
+  if (rc != MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "MPI_Allreduce (shared file pointer)", rc);
+  struct mana_seq_view view = real_view(r);
+  if (r->has_view && (rc = MANA_LH_CALL_NOPARK(MPI_Type_size, view.etype, &unit)) != MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "MPI_Type_size (etype)", rc);
+  MPI_Offset shared = unit > 0 ? (MPI_Offset)(bytes / unit) : 0;
+  /* Opened to append, the file's pointer starts at its end: where the job's appending writes
+   * left it, and counted from an end that has moved since, so nothing is walked. */
+  int walk = !(r->amode & MPI_MODE_APPEND);
+  if (r->has_view && walk &&
+      (rc = mana_file_seq_advance(f, c, r->name, r->amode, r->disp, NULL)) != MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "reaching the view's displacement", rc);
+  if (r->has_view &&
+      (rc = MANA_LH_CALL_NOPARK(MPI_File_set_view, f, MPI_DISPLACEMENT_CURRENT, view.etype,
+                                view.filetype, view.datarep, MPI_INFO_NULL)) != MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "MPI_File_set_view", rc);
+  if (walk && shared > 0 &&
+      (rc = mana_file_seq_advance(f, c, r->name, r->amode, shared, r->has_view ? &view : NULL)) !=
+          MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "reaching the shared file pointer", rc);
   return MPI_SUCCESS;
 }
 
@@ -479,24 +565,34 @@ static int restore_shared(const struct file_rec *r, MPI_Comm c, MPI_File f, uint
 static int restore_state(const struct file_rec *r, MPI_Comm c, MPI_File f, uint32_t v)
 {
   int rc = MPI_SUCCESS;
-  if (r->has_view &&
-      (rc = MANA_LH_CALL_NOPARK(MPI_File_set_view, f, r->disp, mana_dt_arg_real(&r->etype),
-                                mana_dt_arg_real(&r->filetype), r->datarep, MPI_INFO_NULL)) !=
-          MPI_SUCCESS)
+  MPI_Offset shared;
+  if (r->amode & MPI_MODE_SEQUENTIAL) {
+    if ((rc = restore_sequential(r, c, f, v)) != MPI_SUCCESS)
+      return rc;
+  } else if (r->has_view &&
+             (rc = MANA_LH_CALL_NOPARK(MPI_File_set_view, f, r->disp, mana_dt_arg_real(&r->etype),
+                                       mana_dt_arg_real(&r->filetype), r->datarep,
+                                       MPI_INFO_NULL)) != MPI_SUCCESS) {
     return mana_rebuild_error("MPI file", v, "MPI_File_set_view", rc);
+  }
   if (r->later_hints.n && (rc = set_hints(f, &r->later_hints, v)) != MPI_SUCCESS)
     return rc;
   if (r->has_atomicity &&
       (rc = MANA_LH_CALL_NOPARK(MPI_File_set_atomicity, f, r->atomic)) != MPI_SUCCESS)
     return mana_rebuild_error("MPI file", v, "MPI_File_set_atomicity", rc);
-  if (r->have_pos && r->pos != 0 &&
-      (rc = MANA_LH_CALL_NOPARK(MPI_File_seek, f, r->pos, MPI_SEEK_SET)) != MPI_SUCCESS)
-    return mana_rebuild_error("MPI file", v, "MPI_File_seek", rc);
-  if (!r->have_pos && !(r->amode & MPI_MODE_SEQUENTIAL))
-    fprintf(stderr, "mana: rebuilding MPI file %#x (%s): the individual file pointer was not "
-                    "read at the checkpoint; it is at 0\n", v, r->name);
-  if ((rc = restore_shared(r, c, f, v)) != MPI_SUCCESS)
-    return rc;
+  if (!(r->amode & MPI_MODE_SEQUENTIAL)) { /* a sequential file has no individual pointer */
+    if (r->have_pos && r->pos != 0 &&
+        (rc = MANA_LH_CALL_NOPARK(MPI_File_seek, f, r->pos, MPI_SEEK_SET)) != MPI_SUCCESS)
+      return mana_rebuild_error("MPI file", v, "MPI_File_seek", rc);
+    if (!r->have_pos)
+      fprintf(stderr, "mana: rebuilding MPI file %#x (%s): the individual file pointer was not "
+                      "read at the checkpoint; it is at 0\n", v, r->name);
+    if ((rc = agree_shared(r, c, v, &shared)) != MPI_SUCCESS)
+      return rc;
+    if (shared > 0 && (rc = MANA_LH_CALL_NOPARK(MPI_File_seek_shared, f, shared,
+                                                MPI_SEEK_SET)) != MPI_SUCCESS)
+      return mana_rebuild_error("MPI file", v, "MPI_File_seek_shared", rc);
+  }
   /* Last: from here on, errors on the file go to the application's handler. */
   MPI_Errhandler eh = mana_eh_ref_real(&r->errhandler);
   if (eh != MPI_ERRHANDLER_NULL &&
