@@ -350,6 +350,11 @@ void mana_files_capture_positions(void)
      * (the stub counts it: note_moved). */
     int sequential = (r->amode & MPI_MODE_SEQUENTIAL) != 0;
     r->have_pos = !sequential && MANA_LH_ANY(MPI_File_get_position, f, &r->pos) == MPI_SUCCESS;
+    /* Negative only through a view ROMIO refused and left half-installed (-4 after a filetype
+     * at displacement -2 ints): not a view the application can use, and not one the restart
+     * makes; it sets the application's last view with the pointer at 0. */
+    if (r->have_pos && r->pos < 0)
+      r->pos = 0;
     /* Reading the shared pointer makes ROMIO create its hidden pointer file: only when the
      * application has moved it. */
     r->have_shared = !sequential && r->used_shared &&
@@ -453,7 +458,7 @@ static struct file_key *sorted_files(size_t *n)
  * MPI_MODE_DELETE_ON_CLOSE would delete what the restart reopens).  A file's view holds its
  * etype and filetype inside MPI, and MPICH 4.0.2 reports each datatype still held at
  * MPI_Finalize ("yaksa: N leaked handle pool objects"), which a native run that closed its
- * files never prints: every file that has had a view gets the default one back, collectively
+ * files never prints: every file gets the default view back, collectively
  * over its members in the global order.  On the checkpoint thread, the application parked:
  * memory from mmap, errors returned (the job is ending; nothing depends on the file now). */
 void mana_files_release_views_for_exit(void)
@@ -467,8 +472,9 @@ void mana_files_release_views_for_exit(void)
   for (size_t k = 0; k < n; k++) {
     struct mana_slot *s = mana_slot_at(t, keys[k].slot);
     const struct file_rec *r = s->meta;
-    if (!r->has_view) /* the same on every member: setting a view is collective */
-      continue;
+    /* Every file, also one without a view of the application's: ROMIO keeps the types of a
+     * view it refused (MPI_ERR_IO for a filetype with negative displacements, MPICH's
+     * io/tst_fileview) half-installed until the next view or the close. */
     MPI_File f = real_of(s);
     MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
     MANA_LH_ANY(MPI_File_set_view, f,

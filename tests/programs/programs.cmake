@@ -79,6 +79,7 @@ set(MANA_TEST_PROGRAMS
   file_iall:2:0:60
   file_wait_skew:2
   file_seq_view:2
+  file_refused_view:2
   mt_p2p:2:0:200,3
   mt_new_threads:2:0:6
   mt_dup_loop:2:0:500,4
