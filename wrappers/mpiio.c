@@ -350,9 +350,10 @@ void mana_files_capture_positions(void)
      * (the stub counts it: note_moved). */
     int sequential = (r->amode & MPI_MODE_SEQUENTIAL) != 0;
     r->have_pos = !sequential && MANA_LH_ANY(MPI_File_get_position, f, &r->pos) == MPI_SUCCESS;
-    /* Negative only through a view ROMIO refused and left half-installed (-4 after a filetype
-     * at displacement -2 ints): not a view the application can use, and not one the restart
-     * makes; it sets the application's last view with the pointer at 0. */
+    /* ROMIO reports a negative position after a view it refused and left half-installed (-4
+     * after a filetype at displacement -2 ints) and right after a view whose filetype's lower
+     * bound is above 0 (-1: MPICH's io/resized2); MPI_File_seek refuses it, so the restart
+     * leaves the pointer at 0 in the application's last view. */
     if (r->have_pos && r->pos < 0)
       r->pos = 0;
     /* Reading the shared pointer makes ROMIO create its hidden pointer file: only when the
