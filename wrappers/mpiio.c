@@ -6,7 +6,8 @@
  * filetype as references to their datatype records, data representation), the atomicity,
  * further hints and the error handler.  The drain, once nothing is in flight, reads the
  * individual file pointer and, where the application used it, the shared one
- * (mana_files_capture_positions).
+ * (mana_files_capture_positions); ROMIO reports neither for a sequential file, whose shared
+ * pointer the stub counts instead and the restart walks back (file_sequential.c).
  *
  * The file's content is not in the image: at restart the file must still be at the same path.
  * It is opened again without MPI_MODE_CREATE and MPI_MODE_EXCL (it exists; EXCL would fail),
