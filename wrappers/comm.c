@@ -30,36 +30,12 @@
 
 #include "cc_algorithm.h"
 #include "comm_order.h"
+#include "comm_rec.h"
 #include "p2p.h"
 #include "pcoll.h"
 #include "records.h"
 #include "stub_hooks.h"
 #include "u64map.h"
-
-struct comm_topo {
-  int kind; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED */
-  int ndims;
-  int *dims, *periods;
-  int nnodes, nedges;
-  int *index, *edges;
-  int indegree, outdegree, weighted;
-  int *sources, *sourceweights, *destinations, *destweights;
-};
-
-struct comm_rec {
-  uint64_t ggid, index;
-  int size, remote_size;
-  int *ranks, *remote_ranks; /* world ranks, in rank order */
-  int inter;
-  int foreign;    /* members outside MPI_COMM_WORLD */
-  int incomplete; /* something MPI would not tell: cannot be rebuilt */
-  struct comm_topo topo;
-  char *name;
-  struct mana_eh_ref errhandler;
-  int has_info;
-  struct mana_kvlist info;
-  struct mana_attr *attrs;
-};
 
 /* The predefined communicators exist in every MPI; only what the application changed on them
  * is recorded. */
@@ -570,7 +546,7 @@ int mana_comm_is_root(MPI_Comm comm, int root)
   return rank == root;
 }
 
-static void free_rec(struct comm_rec *r)
+void mana_comm_rec_free(struct comm_rec *r)
 {
   struct comm_topo *t = &r->topo;
   free(r->ranks);
@@ -592,7 +568,7 @@ static void free_rec(struct comm_rec *r)
 static void release(struct mana_slot *s)
 {
   mana_drained_forget_comm(s->meta); /* its buffered messages can never be received now */
-  free_rec(s->meta);
+  mana_comm_rec_free(s->meta);
 }
 
 /* The drain's point-to-point counters are per world rank (p2p.h).  `rank` is a rank of comm's
@@ -748,75 +724,81 @@ static int make_inter(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
   return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Intercomm_create", rc);
 }
 
-static int rebuild_one(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
+/* The communicator itself: what every member makes alike, ghosts too (comm_orphans.c). */
+static int rebuild_shape(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
 {
   int rc = r->inter ? make_inter(r, v, out) : make_local(r, v, out);
   if (rc != MPI_SUCCESS)
     return rc;
   if ((rc = rebuild_topology(&r->topo, out)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "the topology constructor", rc);
-  return rebuild_properties(r, *out, v);
+  return MPI_SUCCESS;
 }
 
-/* Every member of a communicator must rebuild it, or the others wait for it forever.  Members
- * that disagree (a communicator freed by some members before the checkpoint and not yet by
- * the others) are found with one reduction over MPI_COMM_WORLD, and the rebuild stops with a
- * message instead of hanging: each member adds a hash of (ggid, index, its rank in the
- * communicator), and the member of rank 0 also adds what all the members should add (of an
- * intercommunicator: each side's rank 0 for its side). */
-static int members_agree(const struct mana_comm_key *keys, size_t n)
+/* A key's slot with this bit set is the index of a ghost: a communicator this process had
+ * freed and makes only with the members that still hold it. */
+#define GHOST (UINT32_C(1) << 31)
+
+static int rebuild_key(const struct mana_comm_key *key, struct comm_rec *const *ghosts)
 {
-  int me = 0;
-  uint64_t sums[2] = {0, 0};
-  MANA_LH_CALL_NOPARK(MPI_Comm_rank, MPI_COMM_WORLD, &me);
-  for (size_t k = 0; k < n; k++) {
-    const struct comm_rec *r = mana_slot_at(&mana_tables[MANA_KIND_COMM], keys[k].slot)->meta;
-    /* An intercommunicator's sides number their members alike: the side whose first member
-     * has the higher world rank counts its positions apart. */
-    uint64_t id = cc_id_mix(r->ggid, r->index);
-    uint64_t side = r->inter && r->remote_size > 0 && r->ranks[0] > r->remote_ranks[0];
-    for (int p = 0; p < r->size; p++)
-      if (r->ranks[p] == me)
-        sums[0] += cc_id_mix(id, side << 32 | (uint64_t)p);
-    if (r->size > 0 && r->ranks[0] == me)
-      for (int p = 0; p < r->size; p++)
-        sums[1] += cc_id_mix(id, side << 32 | (uint64_t)p);
+  MPI_Comm c = MPI_COMM_NULL;
+  if (key->slot & GHOST) {
+    int rc = rebuild_shape(ghosts[key->slot & ~GHOST], 0, &c);
+    if (rc == MPI_SUCCESS)
+      MANA_LH_CALL_NOPARK(MPI_Comm_free, &c);
+    return rc;
   }
-  int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
-                               MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS)
-    return mana_rebuild_error("communicators", 0, "MPI_Allreduce (agreement)", rc);
-  if (sums[0] == sums[1])
-    return MPI_SUCCESS;
-  fprintf(stderr, "mana: rebuilding MPI objects: the ranks do not hold the same communicators "
-                  "(one was freed by some of its members only); they cannot be rebuilt\n");
-  return MPI_ERR_COMM;
+  struct mana_slot *s = mana_slot_at(&mana_tables[MANA_KIND_COMM], key->slot);
+  uint32_t v = mana_handle_make(MANA_KIND_COMM, key->slot);
+  int rc = rebuild_shape(s->meta, v, &c);
+  if (rc == MPI_SUCCESS && (rc = rebuild_properties(s->meta, c, v)) == MPI_SUCCESS)
+    s->real = (uint32_t)c;
+  return rc;
 }
 
+/* Every communicator any member holds, live or freed with requests pinning it, is made again
+ * over all its members, in the one order (comm_order.h); members that had freed it take part
+ * as ghosts (comm_orphans.c), and the freed ones are freed again at finish (comm_freed.c). */
 static int rebuild(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_COMM];
-  struct mana_comm_key *keys = calloc(t->in_use ? t->in_use : 1, sizeof(*keys));
-  size_t n = 0;
-  if (!keys)
-    return mana_rebuild_error("communicators", 0, "allocating their list", MPI_ERR_NO_MEM);
-  for (uint32_t i = 0; i < t->capacity && n < t->in_use; i++) {
+  size_t cap = t->in_use ? t->in_use : 1, n = 0, nghosts = 0;
+  struct mana_comm_key *keys = calloc(cap, sizeof(*keys));
+  const struct comm_rec **held = calloc(cap, sizeof(*held));
+  struct comm_rec **ghosts = NULL;
+  int rc = keys && held ? MPI_SUCCESS
+                        : mana_rebuild_error("communicators", 0, "allocating their list",
+                                             MPI_ERR_NO_MEM);
+  for (uint32_t i = 0; rc == MPI_SUCCESS && i < t->capacity && n < t->in_use; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     const struct comm_rec *r = s->meta;
-    if ((s->flags & MANA_SLOT_USED) && r)
+    if ((s->flags & MANA_SLOT_USED) && r) {
+      held[n] = r;
       keys[n++] = (struct mana_comm_key){r->ggid, r->index, i};
+    }
   }
-  int rc = mana_comm_freed_agree(keys, &n);
-  mana_comm_sort(keys, n);
   if (rc == MPI_SUCCESS)
-    rc = members_agree(keys, n);
-  for (size_t k = 0; k < n && rc == MPI_SUCCESS; k++) {
-    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
-    MPI_Comm c = MPI_COMM_NULL;
-    rc = rebuild_one(s->meta, mana_handle_make(MANA_KIND_COMM, keys[k].slot), &c);
-    if (rc == MPI_SUCCESS)
-      s->real = (uint32_t)c;
+    rc = mana_comm_orphans(held, n, &ghosts, &nghosts);
+  if (rc == MPI_SUCCESS && nghosts > 0) {
+    struct mana_comm_key *all = realloc(keys, (n + nghosts) * sizeof(*keys));
+    if (all) {
+      keys = all;
+      for (size_t g = 0; g < nghosts; g++)
+        keys[n++] = (struct mana_comm_key){ghosts[g]->ggid, ghosts[g]->index, (uint32_t)g | GHOST};
+    } else {
+      rc = mana_rebuild_error("communicators", 0, "allocating their list", MPI_ERR_NO_MEM);
+    }
   }
+  if (nghosts > 0 && getenv("MANA_TEST_REBUILD_TRACE"))
+    fprintf(stderr, "mana: making %zu communicators freed here with the members that hold them\n",
+            nghosts);
+  mana_comm_sort(keys, n);
+  for (size_t k = 0; k < n && rc == MPI_SUCCESS; k++)
+    rc = rebuild_key(&keys[k], ghosts);
+  for (size_t g = 0; g < nghosts; g++)
+    mana_comm_rec_free(ghosts[g]);
+  free(ghosts);
+  free(held);
   free(keys);
   if (rc == MPI_SUCCESS)
     rc = rebuild_properties(&self_rec, MPI_COMM_SELF, (uint32_t)MPI_COMM_SELF);

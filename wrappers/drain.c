@@ -333,7 +333,7 @@ static int probe_all(struct drain *d)
        * not started yet takes its messages later. */
       if ((s->flags & MANA_SLOT_FREED) &&
           ((MPI_Comm)(uint32_t)s->real == MPI_COMM_NULL || !mana_comm_freed_alive(v)))
-        continue; /* no real handle: one the restart did not make again (comm_freed.c) */
+        continue;
       real = (MPI_Comm)(uint32_t)s->real;
     }
     do

@@ -39,8 +39,8 @@ int mana_drained_probe(MPI_Comm comm, int source, int tag, MPI_Status *st)
 int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
                          MPI_Datatype type, MPI_Comm comm, MPI_Status *st)
 {
-  return mana_drained_deliver_real(m, buf, count, MANA_REAL(DATATYPE, MPI_Datatype, type), comm,
-                                   st);
+  (void)comm; /* the caller raises an error on its handler */
+  return mana_drained_deliver_real(m, buf, count, MANA_REAL(DATATYPE, MPI_Datatype, type), st);
 }
 
 /* MPICH's MPI_Unpack refuses MPI_BOTTOM as its output buffer (a null pointer), which a
@@ -64,13 +64,11 @@ static int unpack_at_bottom(const struct mana_drained *m, MPI_Count take, MPI_Co
 }
 
 int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count,
-                              MPI_Datatype real_type, MPI_Comm comm, MPI_Status *st)
+                              MPI_Datatype real_type, MPI_Status *st)
 {
-  MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
-  /* MPI_Unpack only checks its communicator (the bytes are this machine's own): a freed one
-   * that the restart did not make again (comm_freed.c) has none. */
-  if (real_comm == MPI_COMM_NULL)
-    real_comm = MPI_COMM_SELF;
+  /* The bytes are this process's own, so MPI_Unpack needs no particular communicator; the
+   * message's own may be freed, its real handle no longer valid (comm_freed.c). */
+  MPI_Comm real_comm = MPI_COMM_SELF;
   MPI_Count size = 0, fits, position = 0;
   int rc = MANA_LH_CALL_NOPARK(MPI_Type_size_c, real_type, &size);
   if (rc == MPI_SUCCESS) {

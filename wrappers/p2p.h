@@ -263,7 +263,7 @@ int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
                          MPI_Datatype type, MPI_Comm comm, MPI_Status *st);
 /* The same with MPI's own datatype (a persistent receive's, from its record). */
 int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count,
-                              MPI_Datatype real_type, MPI_Comm comm, MPI_Status *st);
+                              MPI_Datatype real_type, MPI_Status *st);
 /* Takes the oldest buffered message matching a receive, if any, and delivers it: 1 if one was
  * delivered (*rc its outcome), 0 if MPI must be asked. */
 int mana_drained_recv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,

@@ -181,19 +181,13 @@ uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngr
 /* The tag of the constructors that take a string. */
 uint64_t mana_string_tag(const char *stringtag);
 
-/* Freed communicators that requests still pin (comm_freed.c): the kind's retain; at
- * rebuild, drops from keys[0..*n) the freed ones some member no longer holds (collective over
- * MPI_COMM_WORLD); after the rebuild, frees the real handles of the freed ones again. */
-struct mana_comm_key;
+/* Freed communicators that requests still pin (comm_freed.c): the kind's retain; after the
+ * rebuild, frees the real handles of the freed ones again. */
 int mana_comm_retain(struct mana_slot *s, uint32_t virt);
-int mana_comm_freed_agree(struct mana_comm_key *keys, size_t *n);
 void mana_comm_freed_finish(void);
 /* Whether MPI still holds freed communicator v (its real handle can be used).  Reads the
  * tables only. */
 int mana_comm_freed_alive(MPI_Comm v);
-/* During a rebuild: the real communicator a request on v is made on, and its peer there (a
- * freed communicator that was not rebuilt gives one nothing is sent on). */
-MPI_Comm mana_comm_real_for_request(MPI_Comm v, int *peer);
 
 /* ---- hooks the generated wrappers call ---- */
 void mana_comm_created(MPI_Comm v, MPI_Comm parent);

@@ -272,7 +272,7 @@ static int start_buffered(MPI_Request *request)
   if (!m)
     return 0;
   MPI_Status st = {.MPI_ERROR = MPI_SUCCESS};
-  mana_drained_deliver_real(m, r->buf, r->count, mana_dt_arg_real(&r->type), r->comm, &st);
+  mana_drained_deliver_real(m, r->buf, r->count, mana_dt_arg_real(&r->type), &st);
   /* Out of memory for the stand-in: the message is delivered and the status lost, the
    * request stays inactive (MPI_Wait on it returns at once with an empty status). */
   if (mana_req_make_done(mana_req_index((uint32_t)*request), &st) != MPI_SUCCESS)
@@ -629,7 +629,7 @@ static int make(const struct preq_rec *r, MPI_Request *out)
 {
   MPI_Datatype type = mana_dt_arg_real(&r->type);
   int peer = r->peer;
-  MPI_Comm comm = mana_comm_real_for_request(r->comm, &peer);
+  MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, r->comm);
   switch (r->mode) {
   case PREQ_SEND:
     return INIT(MPI_Send_init);
@@ -679,7 +679,7 @@ static int repost(struct pending *p, size_t n)
     } else {
       MPI_Datatype type = mana_dt_arg_real(&e->type);
       int peer = e->peer;
-      MPI_Comm comm = mana_comm_real_for_request(e->comm, &peer);
+      MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, e->comm);
       rc = e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, peer, e->tag,
                                           comm, &real)
                     : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, peer, e->tag,
