@@ -487,6 +487,10 @@ void mana_stub_cancel_receives(void)
   /* The datatypes the application still holds: MPICH's datatype engine reports each one left
    * at MPI_Finalize on stderr, which a native run of the same program never prints. */
   mana_datatypes_free_for_exit();
+  /* MPICH's MPI_Finalize leaves the process manager's connection open while a session is:
+   * the rank then exits as one that did not finalize, and the launcher kills its peers with
+   * SIGKILL (MPICH's init/session_mult_init: the job exited 9 at most checkpoints). */
+  mana_sessions_finalize_for_exit();
 }
 
 int mana_stub_drain(char *reason, size_t len)

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "p2p.h"
@@ -14,6 +15,12 @@
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
 int mana_world_model; /* stub.h */
+/* The application called MPI_Init or MPI_Init_thread: what MPI_Initialized answers. */
+static int app_initialized;
+/* mana initialized the world model itself, at the application's first MPI_Session_init:
+ * the program had not (see mana_world_for_sessions). */
+static int world_for_sessions;
+static int world_finalized;
 
 /* The executable segment of this library, for the park signal handler (boundary.h). */
 static int find_text(struct dl_phdr_info *info, size_t size, void *data)
@@ -57,24 +64,39 @@ __attribute__((constructor)) static void check_boundary(void)
   MANA_BOUNDARY->stub_settle_own_waits = mana_stub_settle_own_waits;
 }
 
-static int init(int required, int *provided)
+/* The real MPI_Init_thread, in the lower half, and what mana keeps from MPI_Init on: the
+ * drain's counters, MPI_COMM_WORLD and MPI_COMM_SELF on the collective clock, the coordinator
+ * link (services.c). */
+static int init_world(int required, int *got)
 {
-  int got = MPI_THREAD_SINGLE;
   mana_cc_init_enter();
-  int rc = MANA_LH_SVC_NOPARK(init_thread, required, &got);
+  int rc = MANA_LH_SVC_NOPARK(init_thread, required, got);
   if (rc == MPI_SUCCESS) {
     mana_world_model = 1;
     mana_p2p_init(); /* the drain's counters and communicator (p2p.h) */
-    app_thread_level = got;
-    if (got == MPI_THREAD_MULTIPLE)
+    if (*got == MPI_THREAD_MULTIPLE)
       mana_threads_concurrent = 1;
-    app_main_thread = pthread_self();
   }
   mana_cc_init_leave(rc == MPI_SUCCESS);
   if (rc == MPI_SUCCESS)
     MANA_LH_SVC_VOID_NOPARK(app_initialized);
+  return rc;
+}
+
+static int init(int required, int *provided)
+{
+  int got = MPI_THREAD_SINGLE, rc = MPI_SUCCESS;
+  if (world_for_sessions && mana_world_model) /* up since a session: the level it got stands */
+    MANA_LH_CALL_NOPARK(MPI_Query_thread, &got);
+  else
+    rc = init_world(required, &got);
+  if (rc == MPI_SUCCESS) {
+    app_initialized = 1;
+    app_thread_level = got < required ? got : required;
+    app_main_thread = pthread_self();
+  }
   if (provided)
-    *provided = got;
+    *provided = rc == MPI_SUCCESS ? app_thread_level : got;
   MANA_PARK_CHECK();
   return rc;
 }
@@ -95,23 +117,69 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 /* Finalizing synchronizes the ranks in MPICH: counted like a collective on MPI_COMM_WORLD, so
  * a rank is held before it, not inside it, while a checkpoint converges. */
-int MPI_Finalize(void)
+static int finalize_world(void)
 {
   MANA_LH_SVC_VOID_NOPARK(app_finalize_gate);
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
-  if (rc == MPI_SUCCESS)
+  if (rc == MPI_SUCCESS) {
     mana_world_model = 0;
+    world_finalized = 1;
+  }
   mana_cc_leave(0, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;
 }
 
+int MPI_Finalize(void)
+{
+  return finalize_world();
+}
+
+/* A program that uses sessions only never calls MPI_Init, but mana needs the world model for
+ * itself: the coordinator link is made in MPI_Init, the drain exchanges over a duplicate of
+ * MPI_COMM_WORLD, communicators are recorded and rebuilt by world ranks, and blocking calls
+ * wait in the polling loops a checkpoint can park.  So the first MPI_Session_init of such a
+ * program initializes it first, at the thread level the session asks for (MPICH has one
+ * level for the process), and the program's exit finalizes it.  MPI_Initialized still
+ * answers for the program's own calls.  After the program's own MPI_Finalize the world model
+ * cannot come back (MPI 4.0, 11.2.1): later sessions then run without mana's. */
+static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void finalize_at_exit(void)
+{
+  if (world_for_sessions && mana_world_model && !app_initialized)
+    finalize_world();
+}
+
+int mana_world_for_sessions(int level)
+{
+  int rc = MPI_SUCCESS, got = MPI_THREAD_SINGLE;
+  pthread_mutex_lock(&world_lock);
+  if (!mana_world_model && !world_finalized) {
+    rc = init_world(level, &got);
+    if (rc == MPI_SUCCESS && !world_for_sessions) {
+      world_for_sessions = 1;
+      atexit(finalize_at_exit);
+    }
+  }
+  pthread_mutex_unlock(&world_lock);
+  return rc;
+}
+
+int MPI_Initialized(int *flag)
+{
+  if (!world_for_sessions || !flag)
+    return MANA_LH_CALL(MPI_Initialized, flag);
+  *flag = app_initialized;
+  return MPI_SUCCESS;
+}
+
 int MPI_Query_thread(int *provided)
 {
   int initialized = 0;
-  MANA_LH_CALL(MPI_Initialized, &initialized);
+  MPI_Initialized(&initialized);
   if (!initialized)
     return MANA_LH_CALL(MPI_Query_thread, provided); /* let MPI report the misuse */
   *provided = app_thread_level;
@@ -122,7 +190,7 @@ int MPI_Query_thread(int *provided)
 int MPI_Is_thread_main(int *flag)
 {
   int initialized = 0;
-  MANA_LH_CALL(MPI_Initialized, &initialized);
+  MPI_Initialized(&initialized);
   if (!initialized)
     return MANA_LH_CALL(MPI_Is_thread_main, flag);
   *flag = pthread_equal(pthread_self(), app_main_thread);

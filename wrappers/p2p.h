@@ -304,6 +304,8 @@ void mana_windows_free_for_exit(void);
 void mana_files_release_views_for_exit(void);
 /* datatype.c: frees the real datatypes before a --kill checkpoint ends the job. */
 void mana_datatypes_free_for_exit(void);
+/* session.c: finalizes the open sessions before a --kill checkpoint ends the job. */
+void mana_sessions_finalize_for_exit(void);
 /* The drain's private communicator: made at MPI_Init and when objects are rebuilt (collective,
  * on an application thread), freed before a rebuild in place, forgotten at a restart. */
 void mana_drain_comm_make(void);

@@ -10,10 +10,13 @@
  * it again with them.  Groups taken from its process sets and communicators made from them
  * are recorded by world ranks like any other and are rebuilt from MPI_COMM_WORLD, which the
  * restarted lower half initializes; "mpi://WORLD" and "mpi://SELF" have the same members
- * there.  A program that never calls MPI_Init does not connect to the coordinator (the lower
- * half does that in MPI_Init), so no checkpoint is ever taken of it. */
+ * there.  A program that never calls MPI_Init gets the world model all the same, from mana
+ * at its first MPI_Session_init (init.c, mana_world_for_sessions), at the thread level the
+ * session's info asks for. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
 
@@ -26,6 +29,38 @@ static struct session_rec *rec_of(MPI_Session v)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_SESSION, (uint32_t)v);
   return s ? s->meta : NULL;
+}
+
+/* The level a session's info asks for under MPICH's key "thread_level"; MPICH's default
+ * otherwise (MPI_THREAD_SINGLE; the lower half raises it to what it needs). */
+static int asked_level(MPI_Info info)
+{
+  static const struct {
+    const char *name;
+    int level;
+  } levels[] = {{"MPI_THREAD_SINGLE", MPI_THREAD_SINGLE},
+                {"MPI_THREAD_FUNNELED", MPI_THREAD_FUNNELED},
+                {"MPI_THREAD_SERIALIZED", MPI_THREAD_SERIALIZED},
+                {"MPI_THREAD_MULTIPLE", MPI_THREAD_MULTIPLE}};
+  char value[32] = "";
+  int len = (int)sizeof(value), flag = 0;
+  MPI_Info real = MANA_REAL(INFO, MPI_Info, info);
+  if (real == MPI_INFO_NULL ||
+      MANA_LH_CALL_NOPARK(MPI_Info_get_string, real, "thread_level", &len, value, &flag) !=
+          MPI_SUCCESS ||
+      !flag)
+    return MPI_THREAD_SINGLE;
+  for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+    if (strcmp(value, levels[i].name) == 0)
+      return levels[i].level;
+  return MPI_THREAD_SINGLE;
+}
+
+int mana_before_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+  (void)errhandler;
+  (void)session;
+  return mana_world_for_sessions(asked_level(info));
 }
 
 void mana_after_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
@@ -123,6 +158,17 @@ const struct mana_kind_ops mana_session_ops = {
     .discard = discard,
     .rebuild = rebuild,
 };
+
+void mana_sessions_finalize_for_exit(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_SESSION];
+  for (uint32_t i = 0; i < t->capacity && t->in_use; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    MPI_Session real = (MPI_Session)s->real;
+    if ((s->flags & MANA_SLOT_USED) && real != MPI_SESSION_NULL)
+      MANA_LH_ANY(MPI_Session_finalize, &real);
+  }
+}
 
 MPI_Group mana_session_world_group(void)
 {

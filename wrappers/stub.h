@@ -82,9 +82,13 @@ void mana_thread_attach_main(void);
   } while (0)
 #define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
-/* Between MPI_Init and MPI_Finalize (init.c).  Only then is MPI_COMM_WORLD usable and can a
- * checkpoint ask threads to park: a program may use MPI through sessions alone. */
+/* Between MPI_Init and MPI_Finalize (init.c), the application's or the one mana makes for a
+ * program that uses sessions alone.  Only then is MPI_COMM_WORLD usable and can a checkpoint
+ * ask threads to park. */
 extern int mana_world_model;
+/* Initializes the world model for mana at `level` unless it is up or was finalized (the first
+ * MPI_Session_init of a program that did not call MPI_Init; init.c).  Returns MPI's code. */
+int mana_world_for_sessions(int level);
 
 /* The wait of a blocking call: the lower half's polling loop (svc.<fn>), or while nothing can
  * park MPI's own blocking call (wait_direct.c, mana_direct_<fn>). */

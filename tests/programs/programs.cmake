@@ -69,6 +69,7 @@ set(MANA_TEST_PROGRAMS
   ckpt_cgroup:2
   ckpt_pcoll:2
   ckpt_session:2
+  ckpt_session_only:2
   ckpt_mpi_t:2:0:200
   multi_comm:2:0:300,20000
   heat_cart:2:0:400
