@@ -1,6 +1,6 @@
 /* coord_store: the checkpoint directory (see coord_store.h). */
-#define _GNU_SOURCE /* nftw's FTW_DEPTH/FTW_PHYS */
 #include "coord_store.h"
+#include "coord_store_sweep.h"
 #include "coord_trust.h"
 
 #include "coord_log.h"
@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,8 +20,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define ABORTED_PREFIX ".aborted-"
 
 /* ------------------------------------------------------------------------------------- */
 /* Durable files                                                                         */
@@ -227,34 +224,7 @@ void store_gen_path(const struct coord_store *s, uint64_t gen, char *out, size_t
 
 int store_latest(const struct coord_store *s, uint64_t *gen, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 16], buf[32];
-	ssize_t n;
-	int fd;
-
-	*gen = 0;
-	snprintf(path, sizeof(path), "%s/" STORE_LATEST_FILE, s->dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0)
-		return coord_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return coord_fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (!coord_parse_u64(buf, gen))
-		return coord_fail(err, errlen, "%s does not hold a generation number", path);
-	return 0;
-}
-
-/* "gen-" followed by digits only. */
-static bool gen_dir_number(const char *name, uint64_t *gen)
-{
-	if (strncmp(name, "gen-", 4) != 0)
-		return false;
-	return coord_parse_u64(name + 4, gen);
+	return store_read_latest(s->dir, gen, err, errlen);
 }
 
 uint64_t store_newest_dir(const struct coord_store *s)
@@ -266,67 +236,24 @@ uint64_t store_newest_dir(const struct coord_store *s)
 	if (!d)
 		return 0;
 	while ((e = readdir(d)))
-		if (gen_dir_number(e->d_name, &gen) && gen > newest)
+		if (store_gen_dir_number(e->d_name, &gen) && gen > newest)
 			newest = gen;
 	closedir(d);
 	return newest;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static void log_removed(void *arg, const char *path, int err)
 {
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP)
-		return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static int remove_tree(const char *path)
-{
-	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static bool has_manifest(const char *gen_dir)
-{
-	char path[2 * PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/" STORE_MANIFEST_FILE, gen_dir);
-	return access(path, F_OK) == 0;
-}
-
-static bool is_leftover(const char *dir, const char *name, uint64_t keep)
-{
-	char path[PATH_MAX + 300];
-	uint64_t gen;
-
-	if (strncmp(name, ABORTED_PREFIX, strlen(ABORTED_PREFIX)) == 0)
-		return true;
-	if (!gen_dir_number(name, &gen) || gen == keep)
-		return false;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return !has_manifest(path);
+	(void)arg;
+	if (err)
+		coord_log("cannot remove the incomplete checkpoint %s: %s", path, strerror(err));
+	else
+		coord_log("removed the incomplete checkpoint %s", path);
 }
 
 void store_remove_incomplete(const struct coord_store *s, uint64_t keep)
 {
-	DIR *d = opendir(s->dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[PATH_MAX + 300];
-
-		if (!is_leftover(s->dir, e->d_name, keep))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name);
-		if (remove_tree(path) != 0)
-			coord_log("cannot remove the incomplete checkpoint %s: %s", path,
-				  strerror(errno));
-		else
-			coord_log("removed the incomplete checkpoint %s", path);
-	}
-	closedir(d);
+	store_sweep_incomplete(s->dir, keep, log_removed, NULL);
 }
 
 int store_gen_create(const struct coord_store *s, uint64_t gen, char *err, size_t errlen)
@@ -344,7 +271,7 @@ int store_gen_remove(const struct coord_store *s, uint64_t gen, char *err, size_
 	char path[PATH_MAX + 32], away[PATH_MAX + 64];
 
 	store_gen_path(s, gen, path, sizeof(path));
-	snprintf(away, sizeof(away), "%s/" ABORTED_PREFIX "%06" PRIu64 "-%d", s->dir, gen,
+	snprintf(away, sizeof(away), "%s/" STORE_ABORTED_PREFIX "%06" PRIu64 "-%d", s->dir, gen,
 		 (int)getpid());
 	if (rename(path, away) != 0) {
 		if (errno == ENOENT)
@@ -353,7 +280,7 @@ int store_gen_remove(const struct coord_store *s, uint64_t gen, char *err, size_
 	}
 	/* A rank that opened a file just before the rename may still create it: whatever
 	 * is left is removed at the next start. */
-	if (remove_tree(away) != 0)
+	if (store_remove_tree(away) != 0)
 		return coord_fail(err, errlen, "cannot remove %s: %s", away, strerror(errno));
 	return 0;
 }

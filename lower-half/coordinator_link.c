@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "coord_client.h"
 #include "coord_client_rank.h"
+#include "coord_store_sweep.h"
 #include "mana/boundary.h"
 #include "lower_threads.h"
 #include "park.h"
@@ -50,6 +51,8 @@ static volatile int must_go_on;
 /* A peer is inside a collective on a group this rank has not joined yet (a constructor over
  * groups it has not entered): DONE as it is, it must not be held either. */
 static volatile int awaited;
+/* The checkpoint directory of the newest CKPT (the parent of its generation directory). */
+static char ckpt_dir[4096];
 
 static void note_begun(uint64_t gen)
 {
@@ -352,6 +355,12 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
   /* The command's strings live in the receive buffer, which the next message reuses. */
   snprintf(dir, sizeof(dir), "%s", dir_in_msg);
+  snprintf(ckpt_dir, sizeof(ckpt_dir), "%s", dir);
+  char *slash = strrchr(ckpt_dir, '/');
+  if (slash && slash != ckpt_dir)
+    *slash = '\0';
+  else
+    ckpt_dir[0] = '\0';
   if (mana_restart_wait_resumed(RESUME_TIMEOUT_MS) != 0) {
     note_begun(gen);
     coord_send_refuse(link_conn, gen,
@@ -401,6 +410,27 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   cc->end();
 }
 
+static void note_swept(void *arg, const char *path, int err)
+{
+  (void)arg;
+  if (err)
+    fprintf(stderr, "mana_lh: rank %u: cannot remove %s, a checkpoint the lost coordinator "
+            "never committed: %s\n", my_rank, path, strerror(err));
+  else
+    fprintf(stderr, "mana_lh: rank %u: removed %s, a checkpoint the lost coordinator never "
+            "committed\n", my_rank, path);
+}
+
+/* A coordinator killed during a checkpoint leaves its generation half written, and no
+ * coordinator may serve the directory again before the job ends: the ranks remove it (the
+ * first one to take the directory's lock; the others find nothing left). */
+static void sweep_after_lost_coordinator(void)
+{
+  const char *dir = ckpt_dir[0] ? ckpt_dir : getenv(COORD_ENV_CKPTDIR);
+  if (dir && *dir)
+    store_sweep_orphaned(dir, note_swept, NULL);
+}
+
 static void *run(void *arg)
 {
   (void)arg;
@@ -412,6 +442,7 @@ static void *run(void *arg)
       /* The coordinator is gone: the job goes on, without checkpoints. */
       fprintf(stderr, "mana_lh: rank %u: lost the coordinator (%s); checkpointing is off\n",
               my_rank, coord_client_error(link_conn));
+      sweep_after_lost_coordinator();
       return NULL;
     }
     if (coord_cmd_decode(&msg, &cmd, err, sizeof(err)) != 0)

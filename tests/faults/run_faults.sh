@@ -139,6 +139,17 @@ fault_in_checkpoint() {
     [ "$(grep -c -- "$rank_line" "$work/$name.err")" -ge 2 ] ||
       fail "not every rank said '$rank_line' within 10 s: $(grep mana_lh "$work/$name.err")"
   fi
+  if [ "${orphan_removed:-}" = 1 ]; then
+    # nobody can commit the half-written generation any more: the ranks remove it, at once
+    # (not the next coordinator, which may never come)
+    local waited=0
+    while [ -e "$dir/gen-000002" ] && [ "$waited" -lt 100 ]; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    [ ! -e "$dir/gen-000002" ] ||
+      fail "the uncommitted generation 2 is still on disk 10 s after its coordinator died"
+  fi
   local fate="ended" at
   if [ "${job_ends:-}" = 1 ]; then
     # a rank is gone: the launcher must end the whole job, within 10 s
@@ -196,7 +207,7 @@ for case in "${cases[@]}"; do
     write-kill)
       job_ends=1 fault_in_checkpoint "$case" "rank 1" "$ck" MANA_FAULT=write-kill:1 ;;
     coord-kill-in-write)
-      rank_line="lost the coordinator" fault_in_checkpoint "$case" "coordinator" "$ck" \
+      rank_line="lost the coordinator" orphan_removed=1 fault_in_checkpoint "$case" "coordinator" "$ck" \
         MANA_FAULT=coord-kill-in-write ;;
     enospc)
       if [ "$(id -u)" -ne 0 ]; then echo "  skipped: needs root to mount a small tmpfs"; continue; fi

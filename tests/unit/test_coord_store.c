@@ -12,6 +12,7 @@
 #include "coord_manifest.h"
 #include "coord_proto.h"
 #include "coord_store.h"
+#include "coord_store_sweep.h"
 
 static char top[64], dir[128];
 static char err[1024];
@@ -189,6 +190,39 @@ Test(coord_store, incomplete_generations_are_cleaned)
 	cr_assert_neq(access(path, F_OK), 0);
 	snprintf(path, sizeof(path), "%s/gen-notanumber", dir);
 	cr_assert_eq(access(path, F_OK), 0, "not ours: left alone");
+}
+
+/* A rank whose coordinator died sweeps only once it holds the lock: never while a
+ * coordinator serves the directory, and never the generation LATEST names. */
+Test(coord_store, orphaned_generations_are_swept_only_without_a_coordinator)
+{
+	char path[512];
+
+	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+	for (uint64_t g = 1; g <= 3; g++)
+		cr_assert_eq(store_gen_create(&store, g, err, sizeof(err)), 0, "%s", err);
+	gen_file(1, "MANIFEST", 5);
+	gen_file(3, "rank-000000.img", 5); /* the half-written one */
+	snprintf(path, sizeof(path), "%s/LATEST", dir);
+	cr_assert_eq(store_write_atomic(path, "2\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
+
+	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "the coordinator holds the lock");
+	store_gen_path(&store, 3, path, sizeof(path));
+	cr_assert_eq(access(path, F_OK), 0, "swept under a live coordinator");
+
+	store_close(&store); /* the coordinator dies */
+	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 1);
+	cr_assert_neq(access(path, F_OK), 0, "the uncommitted generation 3 is still there");
+	store_gen_path(&store, 1, path, sizeof(path));
+	cr_assert_eq(access(path, F_OK), 0, "the committed generation 1 was removed");
+	store_gen_path(&store, 2, path, sizeof(path));
+	cr_assert_eq(access(path, F_OK), 0, "the generation LATEST names was removed");
+
+	snprintf(path, sizeof(path), "%s/LATEST", dir);
+	cr_assert_eq(store_write_atomic(path, "x\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "a damaged LATEST: hands off");
+	store_gen_path(&store, 2, path, sizeof(path));
+	cr_assert_eq(access(path, F_OK), 0);
 }
 
 Test(coord_store, atomic_write_mode)
