@@ -13,7 +13,7 @@
 #include "mana/boundary.h"
 #include "mana/mpi_threads.h"
 #include "mana/park.h"
-#include "window.h"
+#include "mana/upper_window.h"
 
 
 /* Settings for libraries of the lower half that read their environment in constructors, before

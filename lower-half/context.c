@@ -1,6 +1,6 @@
 /* Context save/resume (see context.h): callee-saved registers, stack and instruction pointer,
  * and the SSE/x87 control words, which the ABI also treats as callee-saved. */
-#include "context.h"
+#include "mana/thread_context.h"
 
 #include <stddef.h>
 

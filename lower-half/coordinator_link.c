@@ -182,31 +182,34 @@ static int apply_targets(const struct coord_cmd *cmd, const struct mana_stub_cc 
  * sent. */
 struct reported {
   uint64_t epoch, ggid, seq;
-  int status;
+  int status; /* enum cc_status, or -1 before the first report */
 };
 
 static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
                   struct reported *last)
 {
   uint64_t ggid = 0, seq = 0, rg, rt;
-  int st = cc->status(&ggid, &seq);
+  enum cc_status st = cc->status(&ggid, &seq);
   __atomic_store_n(&awaited, cc->awaited && cc->awaited(), __ATOMIC_RELEASE);
   /* RAISEs first: the coordinator must know a target moved before it hears this status. */
   while (cc->pop_raise(&rg, &rt))
     if (coord_send_raise(link_conn, gen, rg, rt) != 0)
       return -1;
-  if (epoch == last->epoch && st == last->status && ggid == last->ggid && seq == last->seq)
+  if (epoch == last->epoch && (int)st == last->status && ggid == last->ggid && seq == last->seq)
     return 0;
-  *last = (struct reported){epoch, ggid, seq, st};
-  __atomic_store_n(&must_go_on, st == 1 || st == 2, __ATOMIC_RELEASE);
+  *last = (struct reported){epoch, ggid, seq, (int)st};
+  __atomic_store_n(&must_go_on, st == CC_ST_RUNNING || st == CC_ST_BLOCKED, __ATOMIC_RELEASE);
   switch (st) {
-  case 3:
+  case CC_ST_PARKED:
     return coord_send_parked_at(link_conn, gen, epoch, ggid, seq);
-  case 4:
+  case CC_ST_DONE:
     return coord_send_parked(link_conn, gen, epoch);
-  default:
-    return coord_send_running(link_conn, gen, epoch, st == 2);
+  case CC_ST_NONE:
+  case CC_ST_RUNNING:
+  case CC_ST_BLOCKED:
+    break;
   }
+  return coord_send_running(link_conn, gen, epoch, st == CC_ST_BLOCKED);
 }
 
 /* From CKPT until DRAIN (1), ABORT (0), QUIT (the process ends) or a lost link (-1). */

@@ -18,9 +18,9 @@
 
 #include <mpi.h>
 
-#include "../upper-half/environment.h"
-#include "../upper-half/loader.h"
-#include "../upper-half/stack.h"
+#include "environment.h"
+#include "loader.h"
+#include "stack.h"
 #include "address_space.h"
 #include "lh_table.h"
 #include "mana/boundary.h"
@@ -31,7 +31,7 @@
 #include "park_storm.h"
 #include "services.h"
 #include "sigsys.h"
-#include "window.h"
+#include "mana/upper_window.h"
 #include "mpi_threads.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);

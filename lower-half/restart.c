@@ -26,7 +26,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "mana/thread_context.h"
 #include "generation.h"
 #include "image.h"
 #include "mana/boundary.h"

@@ -39,7 +39,7 @@
 #include "mana/raw_syscall.h"
 #include "mana/signals.h"
 #include "park.h"
-#include "window.h"
+#include "mana/upper_window.h"
 
 struct mana_trap_stats mana_trap_stats;
 

@@ -8,7 +8,7 @@
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "state.h"
-#include "window.h"
+#include "mana/upper_window.h"
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {

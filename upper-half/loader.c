@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "../lower-half/window.h"
+#include "mana/upper_window.h"
 #include "elf_load.h"
 #include "stack.h"
 

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mana/cc_status.h"
+
 /* Linked into the stub libmpich.so.12, which exports with default visibility: names this short
  * must neither leave the library nor be interposed by an application's own cc_init. */
 #pragma GCC visibility push(hidden)
@@ -87,15 +89,6 @@ enum cc_decision {
   CC_RAISE,   /* counted, and this rank raised the group's target: send RAISE first */
   CC_PARK,    /* not counted: all targets met; report PARKED and wait for new targets */
   CC_WAIT     /* not counted: targets not known yet; wait for them (nothing to report) */
-};
-
-/* What a rank tells the coordinator about itself (STATUS). */
-enum cc_status {
-  CC_ST_NONE,    /* nothing heard at this epoch (coordinator side only) */
-  CC_ST_RUNNING, /* a target unmet, making progress */
-  CC_ST_BLOCKED, /* a target unmet, waiting inside MPI (a p2p wait or a collective) */
-  CC_ST_PARKED,  /* all targets met, at a collective entry, not entered */
-  CC_ST_DONE     /* all targets met, somewhere else (computing, p2p, finished) */
 };
 
 /* Where the application thread is when the status is computed: running (computing, or in

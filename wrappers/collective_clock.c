@@ -468,11 +468,11 @@ static enum cc_where rank_where(uint64_t *ggid, uint64_t *seq)
   return inside ? CC_AT_WAIT : waiting ? CC_AT_ENTRY : CC_AT_WORK;
 }
 
-static int cc_status_op(uint64_t *ggid, uint64_t *seq)
+static enum cc_status cc_status_op(uint64_t *ggid, uint64_t *seq)
 {
   lock();
   enum cc_where where = rank_where(ggid, seq);
-  int st = (int)cc_status(&cc, where);
+  enum cc_status st = cc_status(&cc, where);
   if (st == CC_ST_DONE && __atomic_load_n(&peer_waits, __ATOMIC_SEQ_CST))
     st = CC_ST_BLOCKED; /* may wait for a parked rank: the stall rule must see it */
   if (cc.broken)

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mana/cc_status.h"
+
 #define MANA_WINDOW_BASE 0x600000000000UL
 #define MANA_WINDOW_SIZE 0x010000000000UL /* 1 TiB of address space, reserved not committed */
 #define MANA_WINDOW_END (MANA_WINDOW_BASE + MANA_WINDOW_SIZE)
@@ -65,8 +67,9 @@ struct mana_boundary {
   uint64_t app_base, ldso_base, stack_low, stack_high;
 
   /* Registered by the stub: 1 if every MPI object it holds can be rebuilt at restart, else 0
-   * with a one-line reason in `reason` (a pending request, an intercommunicator, an open
-   * file, ...).  Called while the application is parked, from any thread: it reads the
+   * with a one-line reason in `reason` (a partitioned request, an MPI_T session, a
+   * process outside MPI_COMM_WORLD, ...).  Called after the drain, while the application is
+   * parked, from any thread: it reads the
    * stub's records only, makes no MPI call and uses no thread-local state. */
   int (*stub_can_checkpoint)(char *reason, size_t len);
 
@@ -124,9 +127,9 @@ struct mana_stub_cc {
   void (*targets_done)(uint64_t epoch);
   /* A RAISE an application thread queued (targets it counted past); 1 if one was popped. */
   int (*pop_raise)(uint64_t *ggid, uint64_t *target);
-  /* The rank's status now (enum cc_status: 1 running, 2 blocked, 3 parked at a collective
-   * entry on *ggid with SEQ *seq there, 4 done). */
-  int (*status)(uint64_t *ggid, uint64_t *seq);
+  /* The rank's status now (mana/cc_status.h); for CC_ST_PARKED, the collective entry it is
+   * held at: group *ggid, with SEQ *seq there. */
+  enum cc_status (*status)(uint64_t *ggid, uint64_t *seq);
   /* 1 if another rank already counted a collective on a group this rank has not joined yet
    * (the test trigger's hold must let this rank go on to it). */
   int (*awaited)(void);

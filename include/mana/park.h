@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "mana/boundary.h"
-#include "../../lower-half/context.h"
+#include "mana/thread_context.h"
 
 #define MANA_PARK_AREA (MANA_WINDOW_BASE + 0x1000)
 #define MANA_PARK_AREA_SIZE 0x10000

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "../../lower-half/window.h"
+#include "mana/upper_window.h"
 
 #define BASE 0x600000000000UL
 #define MIB (1UL << 20)

@@ -5,8 +5,8 @@
  *
  * The allocator runs inside the SIGSYS handler on any thread, so it uses no libc, no TLS and no
  * heap: a fixed array of free extents under a spinlock. */
-#ifndef MANA_WINDOW_H
-#define MANA_WINDOW_H
+#ifndef MANA_UPPER_WINDOW_H
+#define MANA_UPPER_WINDOW_H
 
 #include <stddef.h>
 #include <stdint.h>

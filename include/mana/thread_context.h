@@ -6,8 +6,8 @@
  * or the caller keeps the rest of its state.  The context lives in upper-half memory, so it is
  * part of the checkpoint image; resuming it in a restarted process continues the thread exactly
  * where it parked. */
-#ifndef MANA_CONTEXT_H
-#define MANA_CONTEXT_H
+#ifndef MANA_THREAD_CONTEXT_H
+#define MANA_THREAD_CONTEXT_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* Window allocator (see window.h for why it is shaped like this). */
-#include "window.h"
+#include "mana/upper_window.h"
 
 #define PAGE 4096UL
 
