@@ -12,6 +12,7 @@
 #include "launch_args.h"
 #include "launch_coord.h"
 #include "launch_locality.h"
+#include "mana/exe_dir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -96,18 +97,11 @@ static void print_usage(FILE *out)
 /* The directory mana_launch was started from, through symlinks. */
 static int find_bin_dir(char *dir, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
-	char *slash;
-
-	if (n < 0) {
+	if (mana_exe_dir(dir, len) != 0) {
 		fprintf(stderr, PROG ": cannot find own location (/proc/self/exe): %s\n",
 			strerror(errno));
 		return EXIT_BROKEN;
 	}
-	dir[n] = '\0';
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
 	return 0;
 }
 

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "park_storm.h"
 #include "services.h"
 #include "sigsys.h"
+#include "mana/exe_dir.h"
 #include "mana/upper_window.h"
 #include "mpi_threads.h"
 
@@ -79,14 +79,12 @@ static int resolve_app(const char *app, char *out, size_t outlen)
 
 static int stub_dir(char *out, size_t outlen)
 {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0)
+  char exe_dir[PATH_MAX], lib[PATH_MAX + 16];
+  if (mana_exe_dir(exe_dir, sizeof(exe_dir)) != 0)
     return -1;
-  exe[n] = '\0';
-  snprintf(out, outlen, "%s/../lib/mana", dirname(exe));
+  snprintf(lib, sizeof(lib), "%s/../lib/mana", exe_dir);
   char resolved[PATH_MAX];
-  if (!realpath(out, resolved))
+  if (!realpath(lib, resolved))
     return -1;
   snprintf(out, outlen, "%s", resolved);
   return 0;
@@ -194,12 +192,7 @@ int main(int argc, char **argv, char **envp)
   }
   fill_boundary(&up);
 
-  struct mana_range ranges[1 + MANA_MAX_EXTRA_RANGES];
-  unsigned n = 0;
-  ranges[n++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
-  for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges; i++)
-    ranges[n++] = MANA_BOUNDARY->extra_ranges[i];
-  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0 ||
+  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0 ||
       mana_mpi_threads_start() != 0)
     return 1;
   mana_park_storm_start();

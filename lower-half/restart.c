@@ -270,12 +270,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   /* The restored boundary page is the old process's: point it at this lower half. */
   MANA_BOUNDARY->lh = table;
   refill_boundary();
-  struct mana_range ranges[1 + MANA_MAX_EXTRA_RANGES];
-  unsigned n = 0;
-  ranges[n++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
-  for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges; i++)
-    ranges[n++] = MANA_BOUNDARY->extra_ranges[i];
-  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install(ranges, n) != 0) {
+  if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0) {
     snprintf(err, errlen, "cannot re-arm parking and the seccomp filter");
     return -1;
   }

@@ -338,10 +338,15 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   return resolve(b);
 }
 
-int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges)
+int mana_seccomp_install(void)
 {
   static struct bpf_builder builder;
-  if (n_ranges == 0 || n_ranges > 12 || build_filter(&builder, ranges, n_ranges) != 0) {
+  struct mana_range ranges[1 + MANA_MAX_EXTRA_RANGES];
+  unsigned n_ranges = 0;
+  ranges[n_ranges++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
+  for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges && i < MANA_MAX_EXTRA_RANGES; i++)
+    ranges[n_ranges++] = MANA_BOUNDARY->extra_ranges[i];
+  if (n_ranges > 12 || build_filter(&builder, ranges, n_ranges) != 0) {
     fprintf(stderr, "mana_lh: cannot build the seccomp filter for %u ranges\n", n_ranges);
     return -1;
   }

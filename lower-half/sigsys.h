@@ -6,11 +6,10 @@
 
 #include <stdint.h>
 
-struct mana_range;
-
-/* Installs the SIGSYS handler and the filter (on all threads).  `ranges` are the instruction
- * pointer ranges of upper-half code: the window and a non-PIE application's segments. */
-int mana_seccomp_install(const struct mana_range *ranges, unsigned n_ranges);
+/* Installs the SIGSYS handler and the filter (on all threads).  The instruction pointer
+ * ranges of upper-half code are taken from the boundary page: the window and a non-PIE
+ * application's segments (extra_ranges), so a fresh start and a restart trap the same code. */
+int mana_seccomp_install(void);
 
 /* Counters for tests and diagnostics. */
 struct mana_trap_stats {

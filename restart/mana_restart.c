@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
+#include "mana/exe_dir.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +31,6 @@ static void usage(FILE *out)
           "  --check            verify every image's checksums, restart nothing\n"
           "  -v, --verbose      print the command that is run\n"
           "  -h, --help         this text\n");
-}
-
-static int bin_dir(char *out, size_t len)
-{
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0)
-    return -1;
-  exe[n] = '\0';
-  snprintf(out, len, "%s", dirname(exe));
-  return 0;
 }
 
 /* The rank count the launcher will start, when the per-rank environment tells it. */
@@ -108,7 +97,7 @@ int main(int argc, char **argv)
     mana_generation_release(&g);
     return 0;
   }
-  if (bin_dir(bin, sizeof(bin)) != 0) {
+  if (mana_exe_dir(bin, sizeof(bin)) != 0) {
     fprintf(stderr, "mana_restart: cannot find my own installation directory\n");
     return 1;
   }
