@@ -1,6 +1,6 @@
 /* coord_lock_probe: a live coordinator holds DIR/.mana/lock (see coord_lock_probe.h). */
 #include "coord_lock_probe.h"
-#include "coord_store.h"
+#include "coord_layout.h"
 
 #include <errno.h>
 #include <fcntl.h>

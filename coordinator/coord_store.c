@@ -219,12 +219,12 @@ void store_close(struct coord_store *s)
 
 void store_gen_path(const struct coord_store *s, uint64_t gen, char *out, size_t len)
 {
-	snprintf(out, len, "%s/gen-%06" PRIu64, s->dir, gen);
+	store_gen_dir(s->dir, gen, out, len);
 }
 
 int store_latest(const struct coord_store *s, uint64_t *gen, char *err, size_t errlen)
 {
-	return store_read_latest(s->dir, gen, err, errlen);
+	return store_read_latest(s->dir, gen, err, errlen) == 0 ? 0 : -1;
 }
 
 uint64_t store_newest_dir(const struct coord_store *s)

@@ -1,14 +1,5 @@
-/* coord_store: the checkpoint directory on disk, owned by one coordinator at a time.
- *
- *   DIR/                      mode 0700 when the coordinator creates it
- *     .mana/                  0700: the coordinator's own files
- *       lock                  flock()ed while a coordinator serves DIR; holds its pid
- *       coordinator           HOST:PORT of the live coordinator (removed when it exits)
- *       secret                the job secret (0600), unless --secret-file says otherwise
- *       coordinator.log       the daemon's log
- *     gen-000001/             one generation: the ranks' images and, once complete,
- *       MANIFEST              the record that makes it a checkpoint
- *     LATEST                  the number of the newest committed generation
+/* coord_store: the checkpoint directory on disk (its layout: coord_layout.h), owned by one
+ * coordinator at a time.
  *
  * Every file that readers rely on (port file, MANIFEST, LATEST) is replaced atomically:
  * written to a temporary name, fsync'ed, renamed, and the directory fsync'ed.
@@ -21,13 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define STORE_META_DIR ".mana"
-#define STORE_LOCK_FILE "lock"
-#define STORE_PORT_FILE "coordinator"
-#define STORE_SECRET_FILE "secret"
-#define STORE_LOG_FILE "coordinator.log"
-#define STORE_LATEST_FILE "LATEST"
-#define STORE_MANIFEST_FILE "MANIFEST"
+#include "coord_layout.h"
 
 struct coord_store {
 	char dir[PATH_MAX];  /* the checkpoint directory, absolute */

@@ -1,8 +1,7 @@
 /* coord_store_sweep: generations that can never be committed (see coord_store_sweep.h). */
 #define _GNU_SOURCE /* nftw's FTW_DEPTH/FTW_PHYS */
 #include "coord_store_sweep.h"
-#include "coord_proto.h"
-#include "coord_store.h"
+#include "coord_layout.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,13 +12,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-bool store_gen_dir_number(const char *name, uint64_t *gen)
-{
-	if (strncmp(name, "gen-", 4) != 0)
-		return false;
-	return coord_parse_u64(name + 4, gen);
-}
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -33,36 +25,6 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 int store_remove_tree(const char *path)
 {
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-int store_read_latest(const char *dir, uint64_t *gen, char *err, size_t errlen)
-{
-	char path[PATH_MAX + 16], buf[32];
-	ssize_t n;
-	int fd;
-
-	*gen = 0;
-	snprintf(path, sizeof(path), "%s/" STORE_LATEST_FILE, dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (!coord_parse_u64(buf, gen)) {
-		snprintf(err, errlen, "%s does not hold a generation number", path);
-		return -1;
-	}
-	return 0;
 }
 
 static bool has_manifest(const char *gen_dir)

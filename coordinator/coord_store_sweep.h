@@ -13,19 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What an aborted attempt is renamed to before it is removed (".aborted-N-PID"); such a
- * leftover is always swept. */
-#define STORE_ABORTED_PREFIX ".aborted-"
-
-/* N of a "gen-N" directory name (digits only after the dash). */
-bool store_gen_dir_number(const char *name, uint64_t *gen);
+#include "coord_layout.h"
 
 /* rm -r PATH without following symbolic links; 0 or -1 with errno. */
 int store_remove_tree(const char *path);
-
-/* The generation in DIR/LATEST (0 when there is none).  A LATEST that does not hold a
- * number is an error: -1 with err. */
-int store_read_latest(const char *dir, uint64_t *gen, char *err, size_t errlen);
 
 /* Told of each leftover: its path, and 0 or the errno that kept it from being removed. */
 typedef void (*store_sweep_note)(void *arg, const char *path, int err);

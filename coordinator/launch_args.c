@@ -16,6 +16,7 @@
  *         program called "user". "--" ends options; a bare ":" starts the next het component.
  */
 #include "launch_args.h"
+#include "coord_layout.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -36,7 +37,7 @@ static const struct mana_option mana_options[] = {
 	{ "verbose", 'v', MANA_VALUE_NONE, MANA_ACTION_VERBOSE, NULL, NULL,
 	  "print the command that is run to standard error" },
 	{ "ckptdir", 0, MANA_VALUE_PATH, MANA_ACTION_EXPORT, "MANA_CKPTDIR", "DIR",
-	  "directory for the checkpoints (default ./mana-ckpt)" },
+	  "directory for the checkpoints (default ./" STORE_DEFAULT_DIR ")" },
 	{ "interval", 0, MANA_VALUE_SECONDS, MANA_ACTION_EXPORT, "MANA_INTERVAL", "SECONDS",
 	  "checkpoint every SECONDS seconds (0: never)" },
 	{ "coordinator", 0, MANA_VALUE_HOSTPORT, MANA_ACTION_EXPORT, "MANA_COORDINATOR",

@@ -23,18 +23,13 @@
 #define CONTROL_TIMEOUT_MS 5000
 #define TAKEN_WAIT_MS 3000   /* for the coordinator of a launcher that just ended */
 
-static void meta_path(const char *ckptdir, const char *name, char *out, size_t len)
-{
-	snprintf(out, len, "%s/" STORE_META_DIR "/%s", ckptdir, name);
-}
-
 static int read_address_once(const char *ckptdir, char *out, size_t len)
 {
 	char path[PATH_MAX + 32];
 	ssize_t n;
 	int fd;
 
-	meta_path(ckptdir, STORE_PORT_FILE, path, sizeof(path));
+	store_meta_file(ckptdir, STORE_PORT_FILE, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -67,7 +62,7 @@ int launch_coord_find(const char *ckptdir, struct launch_coord *lc)
 	memset(lc, 0, sizeof(*lc));
 	if (live_address(ckptdir, lc->address, sizeof(lc->address)))
 		return 0;
-	meta_path(ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
+	store_meta_file(ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
 	return 1;
 }
 
@@ -141,7 +136,7 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
 	bool taken = false;
 	int rc;
 
-	meta_path(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
+	store_meta_file(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
 	if (coord_endpoint_init(&ep, lc->address, lc->secret_file, err, errlen))
 		return REUSE_ERROR;
 	c = coord_client_connect(&ep, CONTROL_TIMEOUT_MS, why, sizeof(why));
@@ -262,7 +257,7 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || rc != 0)
 		return coord_fail(err, errlen, "could not start the coordinator for %s (see above)",
 			    req->ckptdir);
-	meta_path(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
+	store_meta_file(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
 	return 0;
 }
 

@@ -24,7 +24,6 @@
 
 #define PROG "mana_coordinator"
 #define EXIT_USAGE 2
-#define DEFAULT_CKPTDIR "mana-ckpt"
 #define DEFAULT_AUTH_TIMEOUT 5
 #define DEFAULT_CONNECT_TIMEOUT 120
 #define DEFAULT_CKPT_TIMEOUT 600
@@ -42,7 +41,7 @@ static void usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"      --ckptdir DIR          checkpoint directory (default: $MANA_CKPTDIR, else\n"
-		"                             ./" DEFAULT_CKPTDIR ")\n"
+		"                             ./" STORE_DEFAULT_DIR ")\n"
 		"      --host ADDR            address to listen on and to advertise (default:\n"
 		"                             all addresses, advertised as this host's name)\n"
 		"      --port N               TCP port; 0 lets the kernel pick (default 0)\n"
@@ -228,7 +227,7 @@ static int fill_defaults(struct coord_config *cfg, struct paths *paths)
 	const char *env = getenv("MANA_CKPTDIR");
 
 	if (!paths->ckptdir)
-		paths->ckptdir = absolute(env && *env ? env : DEFAULT_CKPTDIR);
+		paths->ckptdir = absolute(env && *env ? env : STORE_DEFAULT_DIR);
 	if (!paths->ckptdir) {
 		fprintf(stderr, PROG ": cannot make the checkpoint directory path absolute: %s\n",
 			strerror(errno));

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* asprintf */
 #include "app_check.h"
 #include "coord_client.h"
+#include "coord_layout.h"
 #include "launch_args.h"
 #include "launch_coord.h"
 #include "launch_locality.h"
@@ -35,7 +36,6 @@
 #define LOWER_HALF_NAME "mana_lh"
 #define COORDINATOR_NAME "mana_coordinator"
 /* Where checkpoints go without --ckptdir or MANA_CKPTDIR, relative to the current directory. */
-#define DEFAULT_CKPTDIR "mana-ckpt"
 #define STUB_UNDER_PREFIX "lib/mana/libmpich.so.12"
 
 /* "  -v, --verbose     help" or "      --ckptdir DIR     help", columns aligned. */
@@ -353,7 +353,7 @@ static int use_given_coordinator(const char *ckptdir)
 	char secret[PATH_MAX + 32];
 
 	if (!getenv(COORD_ENV_SECRET)) {
-		snprintf(secret, sizeof(secret), "%s/.mana/secret", ckptdir);
+		store_meta_file(ckptdir, STORE_SECRET_FILE, secret, sizeof(secret));
 		if (set_env(COORD_ENV_SECRET, secret))
 			return EXIT_BROKEN;
 	}
@@ -388,7 +388,7 @@ static int setup_coordinator(const struct launch_plan *plan, const char *bin_dir
 			     char **argv, struct owned *owned, struct launch_coord *lc)
 {
 	const char *env_dir = getenv(COORD_ENV_CKPTDIR);
-	const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : DEFAULT_CKPTDIR,
+	const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : STORE_DEFAULT_DIR,
 					    owned);
 
 	if (getenv(COORD_ENV_ADDRESS) && *getenv(COORD_ENV_ADDRESS))

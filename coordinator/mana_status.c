@@ -9,10 +9,11 @@
 #define _GNU_SOURCE
 #include "coord_client.h"
 #include "coord_lock_probe.h"
-#include "coord_store.h"
+#include "coord_layout.h"
 #include "status_render.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -28,7 +29,6 @@
 #define PROG "mana_status"
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
-#define DEFAULT_CKPTDIR "mana-ckpt"
 #define DEFAULT_TIMEOUT_S 10
 
 struct options {
@@ -51,7 +51,7 @@ static void usage(FILE *out)
 		"                              $MANA_COORDINATOR, else the one recorded in the\n"
 		"                              checkpoint directory)\n"
 		"      --ckptdir DIR           the job's checkpoint directory (default:\n"
-		"                              $MANA_CKPTDIR, else ./" DEFAULT_CKPTDIR ")\n"
+		"                              $MANA_CKPTDIR, else ./" STORE_DEFAULT_DIR ")\n"
 		"      --secret-file FILE      the job secret (default: $MANA_SECRET_FILE, else\n"
 		"                              DIR/.mana/secret)\n"
 		"      --timeout SECONDS       how long to wait for the coordinator (default %d)\n"
@@ -204,7 +204,7 @@ static int read_port_file(const char *dir, struct target *t)
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/" STORE_META_DIR "/" STORE_PORT_FILE, dir);
+	store_meta_file(dir, STORE_PORT_FILE, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return fail("no coordinator is running for %s (%s does not exist); give "
@@ -226,13 +226,12 @@ static const char *default_dir(void)
 {
 	const char *env = getenv(COORD_ENV_CKPTDIR);
 
-	return env && *env ? env : DEFAULT_CKPTDIR;
+	return env && *env ? env : STORE_DEFAULT_DIR;
 }
 
 static void dir_secret(const char *dir, struct target *t)
 {
-	snprintf(t->secret_file, sizeof(t->secret_file), "%s/" STORE_META_DIR "/"
-		 STORE_SECRET_FILE, dir);
+	store_meta_file(dir, STORE_SECRET_FILE, t->secret_file, sizeof(t->secret_file));
 }
 
 static int locate(const struct options *o, struct target *t)

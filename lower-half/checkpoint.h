@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "image.h"
-#include "image_names.h"
+#include "coord_layout.h"
 
 struct mana_rank_facts {
   uint32_t rank, world_size, thread_level, pad;

@@ -14,27 +14,29 @@
 #include "coord_proto.h"
 #include "coord_trust.h"
 #include "image.h"
-#include "image_names.h"
+#include "coord_layout.h"
 
 static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t errlen)
 {
-  char path[4200], buf[64] = "";
-  snprintf(path, sizeof(path), "%s/LATEST", ckptdir);
+  char path[4200], why[4300];
+  snprintf(path, sizeof(path), "%s/" STORE_LATEST_FILE, ckptdir);
   if (access(path, F_OK) == 0 && coord_trusted(path, 0, 0, err, errlen) != 0)
     return -1;
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, errlen, "%s holds no committed checkpoint (no LATEST)", ckptdir);
+  int rc = store_read_latest(ckptdir, gen, why, sizeof(why));
+  if (rc == -1) {
+    snprintf(err, errlen, "%s", why);
     return -1;
   }
-  if (!fgets(buf, sizeof(buf), f) || !coord_parse_u64(strtok(buf, "\n"), gen) || *gen == 0) {
-    fclose(f);
+  if (rc == -2 || (*gen == 0 && access(path, F_OK) == 0)) {
     snprintf(err, errlen, "%s is damaged (it must hold a generation number); a generation "
              "can still be named with --generation N (the gen-N directories in %s)", path,
              ckptdir);
     return -1;
   }
-  fclose(f);
+  if (*gen == 0) {
+    snprintf(err, errlen, "%s holds no committed checkpoint (no " STORE_LATEST_FILE ")", ckptdir);
+    return -1;
+  }
   return 0;
 }
 
@@ -84,7 +86,7 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
 static int read_manifest(struct mana_generation *g, int stat_images, char *err, size_t errlen)
 {
   char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
-  snprintf(path, sizeof(path), "%s/MANIFEST", g->dir);
+  snprintf(path, sizeof(path), "%s/" STORE_MANIFEST_FILE, g->dir);
   if (coord_trusted(g->dir, 1, 0, err, errlen) != 0 ||
       (access(path, F_OK) == 0 && coord_trusted(path, 0, 0, err, errlen) != 0))
     return -1;
@@ -157,7 +159,7 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
   g->number = wanted;
   if (wanted == 0 && read_latest(ckptdir, &g->number, err, errlen) != 0)
     return -1;
-  snprintf(g->dir, sizeof(g->dir), "%s/gen-%06llu", ckptdir, (unsigned long long)g->number);
+  store_gen_dir(ckptdir, g->number, g->dir, sizeof(g->dir));
   if (stat(g->dir, &st) != 0) {
     snprintf(err, errlen, "generation %llu does not exist in %s", (unsigned long long)g->number,
              ckptdir);

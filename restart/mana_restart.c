@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coord_layout.h"
 #include "generation.h"
 
 static void usage(FILE *out)
@@ -25,7 +26,7 @@ static void usage(FILE *out)
           "usage: mana_restart [OPTIONS] mpirun|mpiexec|srun [LAUNCHER-ARGS...]\n"
           "       mpirun -n N mana_restart [OPTIONS]\n"
           "Restarts a job from a committed checkpoint generation.\n\n"
-          "  --ckptdir DIR      checkpoint directory (default $MANA_CKPTDIR, else ./mana-ckpt)\n"
+          "  --ckptdir DIR      checkpoint directory (default $MANA_CKPTDIR, else ./" STORE_DEFAULT_DIR ")\n"
           "  --generation G     restart generation G (default: the newest committed one)\n"
           "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
           "  --check            verify every image's checksums, restart nothing\n"
@@ -76,7 +77,7 @@ int main(int argc, char **argv)
     }
   }
   if (!ckptdir)
-    ckptdir = "mana-ckpt";
+    ckptdir = STORE_DEFAULT_DIR;
   char dir[PATH_MAX], err[1024], bin[PATH_MAX], lh[PATH_MAX + 16];
   if (!realpath(ckptdir, dir)) {
     fprintf(stderr, "mana_restart: checkpoint directory %s: %s\n", ckptdir, strerror(errno));
