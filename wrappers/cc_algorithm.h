@@ -7,10 +7,11 @@
  * collective.  docs/checkpoint-protocol.md states the rules, the messages, the assumptions
  * and why the result is safe and terminates.
  *
- * Two machines live here, with no MPI, no I/O, no clocks and no globals:
- *   struct cc_state  one rank's SEQ/TARGET table and its decisions (upper half);
- *   struct cc_coord  the coordinator's target table, epochs and termination test.
- * The caller moves the messages.  Neither machine is thread-safe: the stub serializes the
+ * One rank's machine lives here (struct cc_state: its SEQ/TARGET table and its decisions),
+ * with no MPI, no I/O, no clocks and no globals; the coordinator's side (target table, epochs,
+ * termination and stall tests) is mana_coordinator's coordinator/coord_ckpt.c, and
+ * tests/unit/test_cc_sim.c runs the two together.  The caller moves the messages.  The
+ * machine is not thread-safe: the stub serializes the
  * application threads and the checkpoint thread as described in the protocol document, and
  * only the fast path (cc_tick_fast) may run without the lock.
  *
@@ -203,79 +204,6 @@ enum cc_status cc_status(const struct cc_state *st, enum cc_where where);
 /* The checkpoint is over (written or aborted): targets and foreign entries are dropped, SEQ
  * stays.  Collectives proceed again. */
 void cc_end(struct cc_state *st);
-
-/* ---------------------------------------------------------------- coordinator -------- */
-
-/* The coordinator's last word from each rank. */
-struct cc_rank_view {
-  uint64_t epoch;     /* epoch of the last STATUS */
-  uint64_t park_ggid; /* CC_ST_PARKED: the collective it waits at ... */
-  uint64_t park_seq;  /* ... and its SEQ there */
-  enum cc_status status;
-  bool seq_done;      /* its SEQ table is complete */
-};
-
-struct cc_coord {
-  struct cc_table targets; /* slot.seq: epoch at which the target last changed */
-  struct cc_rank_view *ranks;
-  size_t nranks;
-  size_t seq_done;   /* ranks whose SEQ table is complete */
-  uint64_t epoch;    /* 0 until the first TARGETS */
-  size_t dirty;      /* targets changed since the last publish */
-  bool active;
-  /* Statistics of the current checkpoint. */
-  uint64_t raises;   /* RAISE entries that increased a target */
-  uint64_t releases; /* stall releases */
-  struct cc_alloc alloc;
-};
-
-int cc_coord_init(struct cc_coord *c, size_t nranks, const struct cc_alloc *alloc);
-void cc_coord_destroy(struct cc_coord *c);
-
-/* A new checkpoint: forget the previous one. */
-void cc_coord_begin(struct cc_coord *c);
-
-/* One entry of rank's SEQ table. Returns 0, or -1 when out of memory. */
-int cc_coord_seq(struct cc_coord *c, size_t rank, uint64_t ggid, uint64_t seq);
-
-/* rank's SEQ table is complete.  Returns true when it was the last one: epoch 1 begins, and
- * the caller sends every target (cc_coord_next with epoch 0) to every rank. */
-bool cc_coord_seq_done(struct cc_coord *c, size_t rank);
-
-/* A RAISE.  Returns 1 if it increased the target, 0 if not, -1 when out of memory. */
-int cc_coord_raise(struct cc_coord *c, uint64_t ggid, uint64_t target);
-
-/* A STATUS.  ggid/seq matter only for CC_ST_PARKED. */
-void cc_coord_status(struct cc_coord *c, size_t rank, uint64_t epoch, enum cc_status status,
-                     uint64_t ggid, uint64_t seq);
-
-/* If targets changed since the last publish: a new epoch begins and true is returned; the
- * caller sends the changed targets (cc_coord_next with since = the new epoch) to every rank,
- * all ranks, members or not (a rank may be joining the group). */
-bool cc_coord_publish(struct cc_coord *c);
-
-/* Iterates over targets changed at epoch >= since (0: all). */
-bool cc_coord_next(const struct cc_coord *c, uint64_t since, uint64_t *cursor, uint64_t *ggid,
-                   uint64_t *target);
-
-/* Termination: every rank's last STATUS is PARKED or DONE at the current epoch and nothing is
- * unpublished.  Then no rank is inside a collective some member has not entered. */
-bool cc_coord_terminated(const struct cc_coord *c);
-
-/* A possible deadlock through point-to-point: every rank has answered the current epoch,
- * none is RUNNING, some rank with an unmet target is BLOCKED and some rank is PARKED.  The
- * parked rank may owe the blocked one a message it sends only after its next collective. */
-bool cc_coord_stalled(const struct cc_coord *c);
-
-/* Lets every parked rank pass the collective it waits at: target = its SEQ there + 1.
- * Safe at any time (the parked rank is about to start that collective, so every member's
- * program reaches it); the caller publishes.  Returns the number of targets raised. */
-size_t cc_coord_release(struct cc_coord *c);
-
-uint64_t cc_coord_target(const struct cc_coord *c, uint64_t ggid);
-
-/* The checkpoint is over. */
-void cc_coord_end(struct cc_coord *c);
 
 #pragma GCC visibility pop
 

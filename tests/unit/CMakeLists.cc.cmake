@@ -10,7 +10,8 @@ target_link_libraries(test_cc_unit PRIVATE mana_cc_algorithm_test ${CRITERION_LI
 add_test(NAME unit.cc COMMAND test_cc_unit)
 
 add_executable(test_cc_sim ${CMAKE_CURRENT_LIST_DIR}/test_cc_sim.c)
-target_link_libraries(test_cc_sim PRIVATE mana_cc_algorithm_test ${CRITERION_LIB})
+# the ranks run the stub's clock, the coordinator mana_coordinator's state machine
+target_link_libraries(test_cc_sim PRIVATE mana_cc_algorithm_test mana_coord_core ${CRITERION_LIB})
 add_test(NAME unit.cc_sim COMMAND test_cc_sim)
 
 set_tests_properties(unit.cc unit.cc_sim PROPERTIES LABELS unit)

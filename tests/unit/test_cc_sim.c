@@ -7,8 +7,8 @@
  * message on one of the rank<->coordinator channels (so raises and target updates are in
  * flight for random times), a release by the coordinator when it believes the ranks are
  * stalled.  Checkpoint requests arrive at random times; some are aborted.  Each rank runs
- * cc_state (wrappers/cc_algorithm.c) exactly as the stub would; the coordinator runs
- * cc_coord.
+ * cc_state (wrappers/cc_algorithm.c) exactly as the stub would; the coordinator runs the
+ * mana_coordinator's own state machine (coordinator/coord_ckpt.c), fed what the ranks say.
  *
  * Checked for every checkpoint: termination is reached (no deadlock: something can always
  * move), and at termination no collective instance is entered by some members only and every
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../../wrappers/cc_algorithm.h"
+#include "coord_ckpt.h"
 
 /* ---------------------------------------------------------------- random numbers ----- */
 
@@ -428,7 +429,7 @@ struct sim {
   uint32_t *lag; /* percent chance that a rank is not yet back from a completed collective */
   struct inst **inst;
   struct chan *chans;
-  struct cc_coord coord;
+  struct ckpt *coord; /* the generation in progress (NULL when none) */
   uint64_t ckpt_id;
   bool active;
   uint64_t abort_at; /* step at which the active checkpoint is aborted, 0: never */
@@ -741,23 +742,57 @@ static void broadcast(struct sim *s, struct msg m)
 /* TARGETS of the current epoch: everything at epoch 1, the changes afterwards. */
 static void send_targets(struct sim *s, uint64_t since)
 {
-  struct msg m = {.type = M_TARGETS, .ckpt = s->ckpt_id, .epoch = s->coord.epoch};
-  size_t cap = s->coord.targets.count + 1;
+  struct msg m = {.type = M_TARGETS, .ckpt = s->ckpt_id, .epoch = s->coord->epoch};
+  size_t cap = s->coord->ntargets + 1, cursor = 0;
+  struct coord_entry e;
   m.tab = malloc(cap * sizeof *m.tab);
-  uint64_t cursor = 0;
-  while (cc_coord_next(&s->coord, since, &cursor, &m.tab[m.ntab].ggid, &m.tab[m.ntab].value))
+  while (ckpt_next_target(s->coord, since, &cursor, &e)) {
+    m.tab[m.ntab].ggid = e.ggid;
+    m.tab[m.ntab].value = e.value;
     m.ntab++;
+  }
   broadcast(s, m);
 }
 
 static void checkpoint_taken(struct sim *s);
 
-static void publish_and_check(struct sim *s)
+/* Carries out what the coordinator's state machine decided, as mana_coordinator does. */
+static void act(struct sim *s, enum ckpt_action a)
 {
-  if (cc_coord_publish(&s->coord))
-    send_targets(s, s->coord.epoch);
-  if (cc_coord_terminated(&s->coord))
+  switch (a) {
+  case CKPT_ACT_NONE:
+    return;
+  case CKPT_ACT_TARGETS_ALL:
+    send_targets(s, 0);
+    return;
+  case CKPT_ACT_TARGETS_CHANGED:
+    send_targets(s, s->coord->epoch);
+    return;
+  case CKPT_ACT_DRAIN:
     checkpoint_taken(s);
+    return;
+  default:
+    SIM_ASSERT(s, false, "coordinator action %d: %s", (int)a, s->coord->reason);
+  }
+}
+
+/* One STATUS, as the coordinator's connection code turns it into an event. */
+static enum ckpt_action coord_status(struct sim *s, int r, const struct msg *m)
+{
+  switch (m->status) {
+  case CC_ST_PARKED:
+    return ckpt_on_parked(s->coord, (size_t)r, m->epoch,
+                          &(struct ckpt_park){.ggid = m->ggid, .seq = m->value});
+  case CC_ST_DONE:
+    return ckpt_on_parked(s->coord, (size_t)r, m->epoch, NULL);
+  case CC_ST_RUNNING:
+  case CC_ST_BLOCKED:
+    return ckpt_on_running(s->coord, (size_t)r, m->epoch, m->status == CC_ST_BLOCKED);
+  case CC_ST_NONE:
+    break;
+  }
+  SIM_ASSERT(s, false, "rank %d sent status %d", r, (int)m->status);
+  return CKPT_ACT_NONE;
 }
 
 static void coord_receive(struct sim *s, int r)
@@ -765,22 +800,24 @@ static void coord_receive(struct sim *s, int r)
   struct msg m = dequeue(&s->ranks[r].out);
   if (s->active && m.ckpt == s->ckpt_id) {
     switch (m.type) {
-    case M_SEQ:
+    case M_SEQ: {
+      struct coord_entry *e = malloc((m.ntab + 1) * sizeof *e);
       for (size_t i = 0; i < m.ntab; i++)
-        cc_coord_seq(&s->coord, (size_t)r, m.tab[i].ggid, m.tab[i].value);
-      if (cc_coord_seq_done(&s->coord, (size_t)r))
-        send_targets(s, 0);
+        e[i] = (struct coord_entry){.ggid = m.tab[i].ggid, .value = m.tab[i].value};
+      enum ckpt_action a = ckpt_on_seq(s->coord, (size_t)r, e, m.ntab, false);
+      free(e);
+      act(s, a);
       break;
+    }
     case M_RAISE:
-      cc_coord_raise(&s->coord, m.ggid, m.value);
+      act(s, ckpt_on_raise(s->coord, (size_t)r, m.ggid, m.value));
       break;
     case M_STATUS:
-      cc_coord_status(&s->coord, (size_t)r, m.epoch, m.status, m.ggid, m.value);
+      act(s, coord_status(s, r, &m));
       break;
     default:
       SIM_ASSERT(s, false, "unexpected message from rank %d", r);
     }
-    publish_and_check(s);
   }
   free(m.tab);
 }
@@ -792,8 +829,7 @@ static bool anything_can_move(const struct sim *s);
 static void release(struct sim *s)
 {
   s->needed += !anything_can_move(s);
-  cc_coord_release(&s->coord);
-  publish_and_check(s);
+  act(s, ckpt_release(s->coord));
 }
 
 static void start_checkpoint(struct sim *s)
@@ -802,14 +838,16 @@ static void start_checkpoint(struct sim *s)
   s->active = true;
   s->needed = 0;
   s->abort_at = chance(&s->rng, 10) ? s->steps + 1 + below(&s->rng, 200) : 0;
-  cc_coord_begin(&s->coord);
+  s->coord = ckpt_new(s->ckpt_id, (size_t)s->n);
+  SIM_ASSERT(s, s->coord != NULL, "out of memory");
   broadcast(s, (struct msg){.type = M_BEGIN, .ckpt = s->ckpt_id});
 }
 
 static void abort_checkpoint(struct sim *s)
 {
   broadcast(s, (struct msg){.type = M_END, .ckpt = s->ckpt_id});
-  cc_coord_end(&s->coord);
+  ckpt_free(s->coord);
+  s->coord = NULL;
   s->active = false;
   s->stats->aborted++;
 }
@@ -836,7 +874,8 @@ static void check_safe_point(struct sim *s)
   const struct program_set *ps = s->ps;
   for (int c = 0; c < ps->ncomms; c++) {
     const struct comm *cm = &ps->comms[c];
-    uint64_t target = cc_coord_target(&s->coord, cm->ggid);
+    uint64_t target = 0;
+    ckpt_target(s->coord, cm->ggid, &target);
     for (int i = 0; i < cm->n; i++) {
       int r = cm->members[i];
       SIM_ASSERT(s, cc_seq(&s->ranks[r].cc, cm->ggid) == target,
@@ -883,12 +922,13 @@ static void checkpoint_taken(struct sim *s)
   check_safe_point(s);
   struct stats *st = s->stats;
   st->checkpoints++;
-  st->epochs_max = s->coord.epoch > st->epochs_max ? s->coord.epoch : st->epochs_max;
-  st->raises_max = s->coord.raises > st->raises_max ? s->coord.raises : st->raises_max;
-  st->releases_max = s->coord.releases > st->releases_max ? s->coord.releases : st->releases_max;
+  const struct ckpt *c = s->coord;
+  st->epochs_max = c->epoch > st->epochs_max ? c->epoch : st->epochs_max;
+  st->raises_max = c->raises > st->raises_max ? c->raises : st->raises_max;
+  st->releases_max = c->releases > st->releases_max ? c->releases : st->releases_max;
   st->needed_max = s->needed > st->needed_max ? s->needed : st->needed_max;
-  st->raises_sum += s->coord.raises;
-  st->releases_sum += s->coord.releases;
+  st->raises_sum += c->raises;
+  st->releases_sum += c->releases;
   st->needed_sum += s->needed;
   bool restart = chance(&s->rng, 50);
   st->restarts += restart;
@@ -905,7 +945,8 @@ static void checkpoint_taken(struct sim *s)
     R->ckpt = 0;
     R->parked = false;
   }
-  cc_coord_end(&s->coord);
+  ckpt_free(s->coord);
+  s->coord = NULL;
   s->active = false;
 }
 
@@ -934,7 +975,7 @@ static bool anything_can_move(const struct sim *s)
 /* Nothing can move: the coordinator must see a stall and release, or the protocol is stuck. */
 static void unstick(struct sim *s)
 {
-  if (s->active && cc_coord_stalled(&s->coord) && !s->no_release) {
+  if (s->active && ckpt_stalled(s->coord) && !s->no_release) {
     release(s);
     return;
   }
@@ -983,7 +1024,7 @@ static bool random_event(struct sim *s)
   }
   /* The coordinator's stall timer: it may fire early (its view can be stale), which must be
    * harmless. */
-  if (s->active && !s->no_release && cc_coord_stalled(&s->coord) && chance(&s->rng, 10)) {
+  if (s->active && !s->no_release && ckpt_stalled(s->coord) && chance(&s->rng, 10)) {
     release(s);
     return true;
   }
@@ -1027,7 +1068,6 @@ static void sim_init(struct sim *s, const struct program_set *ps, uint64_t seed,
   s->chans = calloc((size_t)s->n * (size_t)s->n, sizeof *s->chans);
   for (int i = 0; i < s->n * s->n; i++)
     s->chans[i].vals = malloc(((size_t)ps->pair_msgs[i] + 1) * sizeof(uint64_t));
-  cr_assert_eq(cc_coord_init(&s->coord, (size_t)s->n, NULL), 0);
   int total = 0;
   for (int r = 0; r < s->n; r++)
     total += ps->progs[r].len;
@@ -1055,7 +1095,7 @@ static void sim_free(struct sim *s)
   free(s->ranks);
   free(s->lag);
   free(s->ckpt_at);
-  cc_coord_destroy(&s->coord);
+  ckpt_free(s->coord);
 }
 
 /* Runs the programs to their end with nckpt checkpoint requests; each rank's final data goes

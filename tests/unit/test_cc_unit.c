@@ -1,6 +1,6 @@
 /* The collective-clock algorithm piece by piece: group ids, the hash table, one rank's
- * decisions, the coordinator's bookkeeping, and the cost of the fast path.  The whole
- * protocol under random schedules is in test_cc_sim.c. */
+ * decisions and the cost of the fast path (the coordinator's side: test_coord_ckpt.c).  The
+ * whole protocol under random schedules is in test_cc_sim.c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,85 +387,6 @@ Test(cc_rank, end_forgets_targets_and_keeps_counts)
   cr_assert_eq(cc_on_collective_entry(&st, 1, NULL), CC_PROCEED);
   cc_destroy(&st);
 }
-
-/* ---------------------------------------------------------------- coordinator -------- */
-
-Test(cc_coord, targets_are_the_max_and_raises_make_epochs)
-{
-  struct cc_coord c;
-  cr_assert_eq(cc_coord_init(&c, 3, NULL), 0);
-  cc_coord_begin(&c);
-  cc_coord_seq(&c, 0, 10, 4);
-  cc_coord_seq(&c, 1, 10, 6);
-  cc_coord_seq(&c, 1, 20, 1);
-  cr_assert_not(cc_coord_seq_done(&c, 0));
-  cr_assert_not(cc_coord_seq_done(&c, 1));
-  cr_assert_not(cc_coord_seq_done(&c, 1), "a second end of table counts once");
-  cc_coord_seq(&c, 2, 20, 2);
-  cr_assert(cc_coord_seq_done(&c, 2));
-  cr_assert_eq(c.epoch, 1);
-  cr_assert_eq(cc_coord_target(&c, 10), 6);
-  cr_assert_eq(cc_coord_target(&c, 20), 2);
-  cr_assert_not(cc_coord_publish(&c));
-
-  cr_assert_eq(cc_coord_raise(&c, 20, 2), 0, "not higher: no epoch");
-  cr_assert_eq(cc_coord_raise(&c, 20, 3), 1);
-  cr_assert_eq(cc_coord_raise(&c, 30, 1), 1);
-  cr_assert(cc_coord_publish(&c));
-  cr_assert_eq(c.epoch, 2);
-  uint64_t cursor = 0, g, t, n = 0;
-  while (cc_coord_next(&c, c.epoch, &cursor, &g, &t)) {
-    cr_assert(g == 20 || g == 30);
-    n++;
-  }
-  cr_assert_eq(n, 2, "only the changes go out");
-  cursor = n = 0;
-  while (cc_coord_next(&c, 0, &cursor, &g, &t))
-    n++;
-  cr_assert_eq(n, 3);
-  cc_coord_destroy(&c);
-}
-
-Test(cc_coord, terminates_only_on_current_parked_or_done)
-{
-  struct cc_coord c;
-  cc_coord_init(&c, 2, NULL);
-  cc_coord_begin(&c);
-  cc_coord_seq(&c, 0, 10, 1);
-  cc_coord_seq_done(&c, 0);
-  cc_coord_seq_done(&c, 1);
-  cc_coord_status(&c, 0, 1, CC_ST_PARKED, 10, 1);
-  cr_assert_not(cc_coord_terminated(&c), "rank 1 has not answered");
-  cc_coord_status(&c, 1, 1, CC_ST_DONE, 0, 0);
-  cr_assert(cc_coord_terminated(&c));
-  cc_coord_raise(&c, 10, 2);
-  cr_assert_not(cc_coord_terminated(&c), "an unpublished raise");
-  cc_coord_publish(&c);
-  cr_assert_not(cc_coord_terminated(&c), "statuses of epoch 1 are stale");
-  cc_coord_destroy(&c);
-}
-
-Test(cc_coord, a_stall_releases_the_parked_ranks)
-{
-  struct cc_coord c;
-  cc_coord_init(&c, 3, NULL);
-  cc_coord_begin(&c);
-  for (size_t r = 0; r < 3; r++)
-    cc_coord_seq_done(&c, r);
-  cc_coord_status(&c, 0, 1, CC_ST_PARKED, 10, 4);
-  cc_coord_status(&c, 1, 1, CC_ST_BLOCKED, 0, 0);
-  cc_coord_status(&c, 2, 1, CC_ST_RUNNING, 0, 0);
-  cr_assert_not(cc_coord_stalled(&c), "a running rank may still unblock it");
-  cc_coord_status(&c, 2, 1, CC_ST_DONE, 0, 0);
-  cr_assert(cc_coord_stalled(&c));
-  cr_assert_eq(cc_coord_release(&c), 1);
-  cr_assert(cc_coord_publish(&c));
-  cr_assert_eq(cc_coord_target(&c, 10), 5);
-  cr_assert_eq(c.releases, 1);
-  cr_assert_eq(c.raises, 0, "a release is not a rank's raise");
-  cc_coord_destroy(&c);
-}
-
 /* ---------------------------------------------------------------- cost --------------- */
 
 static double now_ns(void)
