@@ -23,19 +23,22 @@
 #include <time.h>
 #include <unistd.h>
 
-static double mono(void) {
+static double mono(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   int me, np;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   if (argc != 4) {
-    if (me == 0) fprintf(stderr, "usage: ckpt_app MIB SECONDS PROGRESS_PREFIX\n");
+    if (me == 0)
+      fprintf(stderr, "usage: ckpt_app MIB SECONDS PROGRESS_PREFIX\n");
     MPI_Finalize();
     return 2;
   }
@@ -51,7 +54,8 @@ int main(int argc, char **argv) {
 
   size_t words = bytes / sizeof(uint64_t);
   uint64_t *mem = malloc(words ? words * sizeof(uint64_t) : 1);
-  if (!mem) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (!mem)
+    MPI_Abort(MPI_COMM_WORLD, 1);
   uint64_t x = 0x9e3779b97f4a7c15ULL ^ (uint64_t)me;
   for (size_t i = 0; i < words; i++) {
     x ^= x << 13;
@@ -68,7 +72,8 @@ int main(int argc, char **argv) {
   long it = 0;
   size_t at = 0;
   while (mono() - t0 < seconds) {
-    for (size_t i = 0; i < SLICE && words; i++, at = (at + 1) % words) mem[at] = mem[at] * 6364136223846793005ULL + 1;
+    for (size_t i = 0; i < SLICE && words; i++, at = (at + 1) % words)
+      mem[at] = mem[at] * 6364136223846793005ULL + 1;
     double mine = (double)(mem[at % (words ? words : 1)] & 0xff), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Sendrecv(sbuf, MSG, MPI_CHAR, right, 0, rbuf, MSG, MPI_CHAR, left, 0, MPI_COMM_WORLD,
@@ -77,16 +82,18 @@ int main(int argc, char **argv) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char line[64];
-    int n = snprintf(line, sizeof(line), "%ld %lld\n", it, (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
-    if (write(fd, line, (size_t)n) != n) MPI_Abort(MPI_COMM_WORLD, 1);
+    int n = snprintf(line, sizeof(line), "%ld %lld\n", it,
+                     (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    if (write(fd, line, (size_t)n) != n)
+      MPI_Abort(MPI_COMM_WORLD, 1);
     it++;
   }
   close(fd);
   long total = 0;
   MPI_Reduce(&it, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (me == 0)
-    printf("ckpt_app: %d ranks, %zu MiB each, %ld iterations on rank 0 (%ld in all), checksum %g\n", np,
-           bytes >> 20, it, total, sum);
+    printf("ckpt_app: %d ranks, %zu MiB each, %ld iterations on rank 0 (%ld in all), checksum %g\n",
+           np, bytes >> 20, it, total, sum);
   free(mem);
   MPI_Finalize();
   return 0;

@@ -57,7 +57,7 @@ struct round {
   double image_write, dd_write, dd_direct_write;
   double restore, dd_read, dd_direct_read;
   uint64_t image_bytes, resident_bytes;
-  uint64_t dd_bytes;       /* what dd moves: the resident bytes in whole MiB */
+  uint64_t dd_bytes; /* what dd moves: the resident bytes in whole MiB */
   struct mana_image_stats stats;
 };
 
@@ -216,8 +216,9 @@ static double dd_write(uint64_t bytes, bool direct)
   snprintf(count, sizeof(count), "count=%llu", (unsigned long long)((bytes + MIB - 1) / MIB));
   unlinkat(dirfd_, "ddtest", 0);
   settle();
-  const char *args[] = {"if=/dev/zero", of, "bs=1M", count,
-                        direct ? "oflag=direct" : "conv=fdatasync", "status=none", NULL};
+  const char *args[] = {
+      "if=/dev/zero", of,  "bs=1M", count, direct ? "oflag=direct" : "conv=fdatasync",
+      "status=none",  NULL};
   return run_dd(args);
 }
 
@@ -226,8 +227,8 @@ static double dd_read(bool direct)
   char in[4200];
   snprintf(in, sizeof(in), "if=%s/ddtest", workdir);
   evict("ddtest");
-  const char *args[] = {in, "of=/dev/null", "bs=1M", "status=none",
-                        direct ? "iflag=direct" : NULL, NULL};
+  const char *args[] = {in,  "of=/dev/null", "bs=1M", "status=none", direct ? "iflag=direct" : NULL,
+                        NULL};
   return run_dd(args);
 }
 
@@ -241,8 +242,8 @@ static double image_write(char *base, uint64_t npages, struct round *r)
   double t0 = now();
   if (mana_image_writer_open(&w, dirfd_, "bench.img", &info, err, sizeof(err)) < 0)
     die("%s", err);
-  if (mana_image_add_region(w, (uintptr_t)base, npages * PAGE, PROT_READ | PROT_WRITE, 0,
-                            "bench") < 0)
+  if (mana_image_add_region(w, (uintptr_t)base, npages * PAGE, PROT_READ | PROT_WRITE, 0, "bench") <
+      0)
     die("%s", mana_image_writer_error(w));
   mana_image_writer_stats(w, &r->stats);
   if (mana_image_writer_commit(w, &r->image_bytes, NULL, err, sizeof(err)) < 0)
@@ -281,16 +282,28 @@ static void one_round(int n, struct round *r)
   /* Writes, in an order that rotates with the round. */
   for (int k = 0; k < 3; k++) {
     switch ((k + n) % 3) {
-    case 0: r->image_write = image_write(base, npages, r); break;
-    case 1: r->dd_write = dd_write(r->dd_bytes, false); break;
-    case 2: r->dd_direct_write = dd_write(r->dd_bytes, true); break;
+    case 0:
+      r->image_write = image_write(base, npages, r);
+      break;
+    case 1:
+      r->dd_write = dd_write(r->dd_bytes, false);
+      break;
+    case 2:
+      r->dd_direct_write = dd_write(r->dd_bytes, true);
+      break;
     }
   }
   for (int k = 0; k < 3; k++) {
     switch ((k + n) % 3) {
-    case 0: r->restore = image_restore(base, npages); break;
-    case 1: r->dd_read = dd_read(false); break;
-    case 2: r->dd_direct_read = dd_read(true); break;
+    case 0:
+      r->restore = image_restore(base, npages);
+      break;
+    case 1:
+      r->dd_read = dd_read(false);
+      break;
+    case 2:
+      r->dd_direct_read = dd_read(true);
+      break;
     }
   }
   check_restored(base, kind, npages, ref);
@@ -340,8 +353,8 @@ static double machine_busy(void)
 {
   unsigned long long u, ni, sy, id, io, irq, sirq, st;
   FILE *f = fopen("/proc/stat", "r");
-  if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &u, &ni, &sy, &id, &io,
-                   &irq, &sirq, &st) != 8) {
+  if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &u, &ni, &sy, &id, &io, &irq,
+                   &sirq, &st) != 8) {
     if (f)
       fclose(f);
     return 0;
@@ -358,7 +371,8 @@ static double own_cpu(void)
   return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
                   kids.ru_stime.tv_sec) +
          (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
-                  kids.ru_stime.tv_usec) * 1e-6;
+                  kids.ru_stime.tv_usec) *
+             1e-6;
 }
 
 static void print_loadavg(const char *when)
@@ -385,10 +399,8 @@ static int verdicts(const struct round *r, int n)
   const struct mana_image_stats *s = &r[0].stats;
 
   printf("\nmedians over %d rounds (MB/s = 10^6 bytes/s)\n", n);
-  printf("  write:   image %.0f | dd conv=fdatasync %.0f, oflag=direct %.0f\n", w_img, w_dd,
-         w_ddd);
-  printf("  restore: image %.0f | dd read (cold) %.0f, iflag=direct %.0f\n", rd_img, rd_dd,
-         rd_ddd);
+  printf("  write:   image %.0f | dd conv=fdatasync %.0f, oflag=direct %.0f\n", w_img, w_dd, w_ddd);
+  printf("  restore: image %.0f | dd read (cold) %.0f, iflag=direct %.0f\n", rd_img, rd_dd, rd_ddd);
   printf("  image %llu bytes = %llu saved pages + %llu bytes of header and tables; "
          "region %llu pages: %llu resident (%llu zero), %llu untouched, %llu runs\n",
          (unsigned long long)r[0].image_bytes, (unsigned long long)s->pages_saved,
@@ -398,8 +410,8 @@ static int verdicts(const struct round *r, int n)
          (unsigned long long)s->runs);
   bool w_ok = w_img >= WRITE_TARGET * w_best, s_ok = size_ratio <= SIZE_TARGET;
   printf("verdict write    %s  image/best dd = %.3f (target >= %.2f); vs fdatasync %.3f, "
-         "vs direct %.3f\n", w_ok ? "PASS" : "FAIL", w_img / w_best, WRITE_TARGET,
-         w_img / w_dd, w_img / w_ddd);
+         "vs direct %.3f\n",
+         w_ok ? "PASS" : "FAIL", w_img / w_best, WRITE_TARGET, w_img / w_dd, w_img / w_ddd);
   printf("verdict size     %s  image/resident = %.4f (target <= %.2f)\n", s_ok ? "PASS" : "FAIL",
          size_ratio, SIZE_TARGET);
   printf("info    restore        image/best dd = %.3f; vs dd %.3f, vs direct %.3f\n",
@@ -414,11 +426,21 @@ static void parse(int argc, char **argv)
   int c;
   while ((c = getopt(argc, argv, "s:r:w:z:u:h")) != -1) {
     switch (c) {
-    case 's': opt.mib = strtoull(optarg, NULL, 10); break;
-    case 'r': opt.rounds = atoi(optarg); break;
-    case 'w': opt.warmup = atoi(optarg); break;
-    case 'z': opt.zero_pct = atoi(optarg); break;
-    case 'u': opt.untouched_pct = atoi(optarg); break;
+    case 's':
+      opt.mib = strtoull(optarg, NULL, 10);
+      break;
+    case 'r':
+      opt.rounds = atoi(optarg);
+      break;
+    case 'w':
+      opt.warmup = atoi(optarg);
+      break;
+    case 'z':
+      opt.zero_pct = atoi(optarg);
+      break;
+    case 'u':
+      opt.untouched_pct = atoi(optarg);
+      break;
     default:
       fprintf(stderr, "usage: image_bench [-s MiB] [-r rounds] [-w warm-up rounds] [-z zero%%] "
                       "[-u untouched%%] [DIR]\n");
@@ -427,8 +449,7 @@ static void parse(int argc, char **argv)
   }
   opt.dir = optind < argc ? argv[optind] : "/tmp";
   if (opt.mib == 0 || opt.rounds < 1 || opt.rounds > MAX_ROUNDS || opt.warmup < 0 ||
-      opt.zero_pct < 0 ||
-      opt.untouched_pct < 0 || opt.zero_pct + opt.untouched_pct > 90)
+      opt.zero_pct < 0 || opt.untouched_pct < 0 || opt.zero_pct + opt.untouched_pct > 90)
     die("bad options (rounds 1-15; zero%% + untouched%% <= 90)");
 }
 
@@ -475,10 +496,10 @@ int main(int argc, char **argv)
   double others = (machine_busy() - busy0) - (own_cpu() - own0);
   print_loadavg("after");
   printf("other processes used %.0f%% of the machine's CPU time during the run (%.1f of %.1f "
-         "CPU-seconds)%s\n", 100 * others / (wall * (double)sysconf(_SC_NPROCESSORS_ONLN)),
-         others, wall * (double)sysconf(_SC_NPROCESSORS_ONLN),
-         others > 0.05 * wall * (double)sysconf(_SC_NPROCESSORS_ONLN)
-             ? ": figures may be disturbed"
-             : "");
+         "CPU-seconds)%s\n",
+         100 * others / (wall * (double)sysconf(_SC_NPROCESSORS_ONLN)), others,
+         wall * (double)sysconf(_SC_NPROCESSORS_ONLN),
+         others > 0.05 * wall * (double)sysconf(_SC_NPROCESSORS_ONLN) ? ": figures may be disturbed"
+                                                                      : "");
   return verdicts(r, opt.rounds);
 }

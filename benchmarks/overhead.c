@@ -50,19 +50,22 @@ static int g_i_send, g_i_recv, g_i_bcast;
 static char g_pp_buf[8];
 static double *g_big_send, *g_big_recv;
 
-static double now_ns(void) {
+static double now_ns(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void die(const char *what) {
+static void die(const char *what)
+{
   fprintf(stderr, "overhead: rank %d: %s\n", g_rank, what);
   MPI_Abort(MPI_COMM_WORLD, 1);
   exit(1);
 }
 
-static void check(int rc, const char *what) {
+static void check(int rc, const char *what)
+{
   if (rc != MPI_SUCCESS) {
     char msg[MPI_MAX_ERROR_STRING + 64];
     char err[MPI_MAX_ERROR_STRING];
@@ -75,7 +78,8 @@ static void check(int rc, const char *what) {
 
 /* ---- kernels: each runs n iterations of one operation ------------------------------------ */
 
-static void k_comm_rank(long n) {
+static void k_comm_rank(long n)
+{
   int r, acc = 0;
   for (long i = 0; i < n; i++) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
@@ -84,7 +88,8 @@ static void k_comm_rank(long n) {
   g_sink = acc;
 }
 
-static void k_pingpong8(long n) {
+static void k_pingpong8(long n)
+{
   if (g_rank == 0) {
     for (long i = 0; i < n; i++) {
       MPI_Send(g_pp_buf, 8, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
@@ -98,22 +103,26 @@ static void k_pingpong8(long n) {
   }
 }
 
-static void k_allreduce4(long n) {
+static void k_allreduce4(long n)
+{
   for (long i = 0; i < n; i++)
     MPI_Allreduce(&g_i_send, &g_i_recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-static void k_bcast4(long n) {
+static void k_bcast4(long n)
+{
   for (long i = 0; i < n; i++)
     MPI_Bcast(&g_i_bcast, 1, MPI_INT, 0, MPI_COMM_WORLD);
 }
 
-static void k_barrier(long n) {
+static void k_barrier(long n)
+{
   for (long i = 0; i < n; i++)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void k_iallreduce4(long n) {
+static void k_iallreduce4(long n)
+{
   MPI_Request req;
   for (long i = 0; i < n; i++) {
     MPI_Iallreduce(&g_i_send, &g_i_recv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
@@ -121,7 +130,8 @@ static void k_iallreduce4(long n) {
   }
 }
 
-static void k_ibcast4(long n) {
+static void k_ibcast4(long n)
+{
   MPI_Request req;
   for (long i = 0; i < n; i++) {
     MPI_Ibcast(&g_i_bcast, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
@@ -129,29 +139,44 @@ static void k_ibcast4(long n) {
   }
 }
 
-static void k_allreduce1m(long n) {
+static void k_allreduce1m(long n)
+{
   for (long i = 0; i < n; i++)
     MPI_Allreduce(g_big_send, g_big_recv, BIG_COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
 /* ---- result checks (outside the timed region; they catch a broken wrapper layer) ---------- */
 
-static int expected_int_sum(void) {
+static int expected_int_sum(void)
+{
   /* g_i_send = rank + 1 on every rank */
   return g_size * (g_size + 1) / 2;
 }
 
-static int v_none(void) { return 1; }
+static int v_none(void)
+{
+  return 1;
+}
 
-static int v_pingpong(void) { return g_rank > 1 || memcmp(g_pp_buf, "mana-pp", 8) == 0; }
+static int v_pingpong(void)
+{
+  return g_rank > 1 || memcmp(g_pp_buf, "mana-pp", 8) == 0;
+}
 
-static int v_allreduce4(void) { return g_i_recv == expected_int_sum(); }
+static int v_allreduce4(void)
+{
+  return g_i_recv == expected_int_sum();
+}
 
-static int v_bcast4(void) { return g_i_bcast == 4242; }
+static int v_bcast4(void)
+{
+  return g_i_bcast == 4242;
+}
 
-static int v_allreduce1m(void) {
+static int v_allreduce1m(void)
+{
   double want0 = (double)g_size * (g_size + 1) / 2.0; /* element 0: sum of (rank+1) */
-  double wantl = 0.5 * g_size;                          /* last element: 0.5 per rank */
+  double wantl = 0.5 * g_size;                        /* last element: 0.5 per rank */
   return g_big_recv[0] == want0 && g_big_recv[BIG_COUNT - 1] == wantl;
 }
 
@@ -179,7 +204,8 @@ static const struct figure figures[] = {
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static double env_double(const char *name, double dflt, double lo, double hi) {
+static double env_double(const char *name, double dflt, double lo, double hi)
+{
   const char *s = getenv(name);
   if (!s || !*s)
     return dflt;
@@ -195,7 +221,8 @@ static double env_double(const char *name, double dflt, double lo, double hi) {
 }
 
 /* Look up "name" in a comma-separated list; with want_value, parse "name=value". */
-static int list_has(const char *list, const char *name, long *value) {
+static int list_has(const char *list, const char *name, long *value)
+{
   size_t len = strlen(name);
   const char *p = list;
   while (p && *p) {
@@ -214,13 +241,15 @@ static int list_has(const char *list, const char *name, long *value) {
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
 /* One batch: barrier, n iterations, then the slowest rank's duration (seen by all ranks). */
-static double timed_batch(const struct figure *f, long n) {
+static double timed_batch(const struct figure *f, long n)
+{
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   double t0 = now_ns();
   f->kernel(n);
@@ -232,7 +261,8 @@ static double timed_batch(const struct figure *f, long n) {
 
 /* Grow n until a batch lasts >= 1/4 of the target, then scale to the target. All ranks see
  * the same (max-reduced) times, so they all arrive at the same n. */
-static long calibrate(const struct figure *f, double target_ns) {
+static long calibrate(const struct figure *f, double target_ns)
+{
   long n = 16;
   for (;;) {
     double t = timed_batch(f, n);
@@ -247,7 +277,8 @@ static long calibrate(const struct figure *f, double target_ns) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   check(MPI_Init(&argc, &argv), "MPI_Init");
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -284,8 +315,8 @@ int main(int argc, char **argv) {
     for (char *c = lib; *c; c++)
       if (*c == '\t' || *c == '"')
         *c = ' ';
-    printf("# overhead: ranks=%d reps=%d scale=%g calibrate=%d target_ms=%g mpi=\"%s\"\n",
-           g_size, reps, scale, calib, target_ns / 1e6, lib);
+    printf("# overhead: ranks=%d reps=%d scale=%g calibrate=%d target_ms=%g mpi=\"%s\"\n", g_size,
+           reps, scale, calib, target_ns / 1e6, lib);
     fflush(stdout);
   }
 

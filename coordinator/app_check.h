@@ -19,19 +19,19 @@
 
 /* The parts of the environment the check depends on, passed in so tests control them. */
 struct app_check_env {
-	const char *path;            /* PATH; NULL means the execvp default "/bin:/usr/bin" */
-	const char *ld_library_path; /* LD_LIBRARY_PATH or NULL */
+  const char *path;            /* PATH; NULL means the execvp default "/bin:/usr/bin" */
+  const char *ld_library_path; /* LD_LIBRARY_PATH or NULL */
 };
 
 struct app_check_result {
-	char resolved[PATH_MAX];        /* where the program was found */
-	char error[APP_CHECK_MSG_LEN];  /* one line, no "mana_launch: " prefix */
+  char resolved[PATH_MAX];       /* where the program was found */
+  char error[APP_CHECK_MSG_LEN]; /* one line, no "mana_launch: " prefix */
 };
 
 /* Finds app the way execvp would (a name without '/' is searched in PATH; a relative path
  * is taken relative to wdir when wdir is not NULL) and checks it. Returns 0 when mana can
  * run it, APP_CHECK_NOT_FOUND or APP_CHECK_CANNOT_RUN with result->error set otherwise. */
 int app_check(const char *app, const char *wdir, const struct app_check_env *env,
-	      struct app_check_result *result);
+              struct app_check_result *result);
 
 #endif

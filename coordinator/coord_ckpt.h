@@ -40,74 +40,74 @@
 #define CKPT_XXH_MAX 64   /* hex digits of the image checksum */
 
 enum ckpt_phase {
-	CKPT_PHASE_SEQ,
-	CKPT_PHASE_CONVERGE,
-	CKPT_PHASE_SUSPEND,
-	CKPT_PHASE_WRITE,
-	CKPT_PHASE_COMMIT,
-	CKPT_PHASE_ABORT
+  CKPT_PHASE_SEQ,
+  CKPT_PHASE_CONVERGE,
+  CKPT_PHASE_SUSPEND,
+  CKPT_PHASE_WRITE,
+  CKPT_PHASE_COMMIT,
+  CKPT_PHASE_ABORT
 };
 
 /* What one rank last told us (or was told) in this generation. */
 enum ckpt_rank_state {
-	CKPT_RANK_ASKED,    /* CKPT sent, SEQ not complete */
-	CKPT_RANK_SEQ,      /* SEQ complete, waiting for the others */
-	CKPT_RANK_RUNNING,  /* a target unmet, making progress (also: no answer yet) */
-	CKPT_RANK_BLOCKED,  /* a target unmet, waiting inside MPI */
-	CKPT_RANK_PARKED,   /* all targets met, at the entry of a collective (park_*) */
-	CKPT_RANK_DONE,     /* all targets met, not at a collective */
-	CKPT_RANK_SUSPENDING, /* DRAIN sent */
-	CKPT_RANK_SUSPENDED,  /* SUSPENDED received */
-	CKPT_RANK_DRAINING, /* GO sent */
-	CKPT_RANK_WRITING,  /* PROGRESS received */
-	CKPT_RANK_WRITTEN   /* image written and synced */
+  CKPT_RANK_ASKED,      /* CKPT sent, SEQ not complete */
+  CKPT_RANK_SEQ,        /* SEQ complete, waiting for the others */
+  CKPT_RANK_RUNNING,    /* a target unmet, making progress (also: no answer yet) */
+  CKPT_RANK_BLOCKED,    /* a target unmet, waiting inside MPI */
+  CKPT_RANK_PARKED,     /* all targets met, at the entry of a collective (park_*) */
+  CKPT_RANK_DONE,       /* all targets met, not at a collective */
+  CKPT_RANK_SUSPENDING, /* DRAIN sent */
+  CKPT_RANK_SUSPENDED,  /* SUSPENDED received */
+  CKPT_RANK_DRAINING,   /* GO sent */
+  CKPT_RANK_WRITING,    /* PROGRESS received */
+  CKPT_RANK_WRITTEN     /* image written and synced */
 };
 
 enum ckpt_action {
-	CKPT_ACT_NONE,
-	CKPT_ACT_TARGETS_ALL,     /* send every target (epoch 1) to every rank */
-	CKPT_ACT_TARGETS_CHANGED, /* send the targets changed at ckpt.epoch to every rank */
-	CKPT_ACT_DRAIN,           /* send DRAIN to every rank */
-	CKPT_ACT_GO,              /* every rank SUSPENDED: send GO to every rank */
-	CKPT_ACT_COMMIT,          /* every rank WRITTEN: commit */
-	CKPT_ACT_ABORT            /* abort with ckpt.reason */
+  CKPT_ACT_NONE,
+  CKPT_ACT_TARGETS_ALL,     /* send every target (epoch 1) to every rank */
+  CKPT_ACT_TARGETS_CHANGED, /* send the targets changed at ckpt.epoch to every rank */
+  CKPT_ACT_DRAIN,           /* send DRAIN to every rank */
+  CKPT_ACT_GO,              /* every rank SUSPENDED: send GO to every rank */
+  CKPT_ACT_COMMIT,          /* every rank WRITTEN: commit */
+  CKPT_ACT_ABORT            /* abort with ckpt.reason */
 };
 
 struct ckpt_rank {
-	enum ckpt_rank_state state;
-	uint64_t epoch;     /* epoch of its last status (0: none, or not given) */
-	uint64_t park_ggid; /* CKPT_RANK_PARKED: the collective it waits at ... */
-	uint64_t park_seq;  /* ... and its SEQ there */
-	uint64_t bytes;
-	char file[CKPT_FILE_MAX];
-	char xxh[CKPT_XXH_MAX + 1];
+  enum ckpt_rank_state state;
+  uint64_t epoch;     /* epoch of its last status (0: none, or not given) */
+  uint64_t park_ggid; /* CKPT_RANK_PARKED: the collective it waits at ... */
+  uint64_t park_seq;  /* ... and its SEQ there */
+  uint64_t bytes;
+  char file[CKPT_FILE_MAX];
+  char xxh[CKPT_XXH_MAX + 1];
 };
 
 struct ckpt_target {
-	uint64_t ggid;
-	uint64_t value;
-	uint64_t epoch; /* the epoch that published its current value */
+  uint64_t ggid;
+  uint64_t value;
+  uint64_t epoch; /* the epoch that published its current value */
 };
 
 struct ckpt {
-	uint64_t gen;
-	size_t size;
-	enum ckpt_phase phase;
-	uint64_t epoch;               /* 0 until the first TARGETS */
-	struct ckpt_rank *ranks;      /* size entries */
-	size_t seq_done;              /* ranks whose SEQ table is complete */
-	size_t suspended;             /* ranks SUSPENDED */
-	size_t written;               /* ranks WRITTEN */
-	struct ckpt_target *targets;  /* sorted by ggid */
-	size_t ntargets, cap;
-	uint64_t raises, releases;    /* statistics: targets raised by RAISE / by stall release */
-	char reason[CKPT_REASON_MAX];
+  uint64_t gen;
+  size_t size;
+  enum ckpt_phase phase;
+  uint64_t epoch;              /* 0 until the first TARGETS */
+  struct ckpt_rank *ranks;     /* size entries */
+  size_t seq_done;             /* ranks whose SEQ table is complete */
+  size_t suspended;            /* ranks SUSPENDED */
+  size_t written;              /* ranks WRITTEN */
+  struct ckpt_target *targets; /* sorted by ggid */
+  size_t ntargets, cap;
+  uint64_t raises, releases; /* statistics: targets raised by RAISE / by stall release */
+  char reason[CKPT_REASON_MAX];
 };
 
 /* Where a parked rank waits: the entry of a collective on ggid, its SEQ there being seq. */
 struct ckpt_park {
-	uint64_t ggid;
-	uint64_t seq;
+  uint64_t ggid;
+  uint64_t seq;
 };
 
 /* A generation for size ranks, in phase SEQ. Returns NULL when out of memory. */
@@ -116,29 +116,29 @@ void ckpt_free(struct ckpt *c);
 
 /* Events. rank < size always (the caller checked it). Protocol violations abort. */
 enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_entry *seq,
-			     size_t count, bool more);
+                             size_t count, bool more);
 enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint64_t target);
 /* All targets met at epoch; at says where it waits, NULL when not at a collective. */
 enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
-				const struct ckpt_park *at);
+                                const struct ckpt_park *at);
 /* A target unmet; epoch 0 when the rank did not say which epoch it answers. */
 enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked);
 /* Every application thread of the rank is parked: it waits for GO to drain. */
 enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank);
 enum ckpt_action ckpt_on_progress(struct ckpt *c, size_t rank, uint64_t bytes);
-enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes,
-				 const char *file, const char *xxh);
+enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, const char *file,
+                                 const char *xxh);
 enum ckpt_action ckpt_on_failed(struct ckpt *c, size_t rank, const char *reason);
 enum ckpt_action ckpt_on_refuse(struct ckpt *c, size_t rank, const char *reason);
 enum ckpt_action ckpt_on_disconnect(struct ckpt *c, size_t rank);
 /* Anything else that ends the generation (a request to stop, a commit that failed). */
 enum ckpt_action ckpt_abort(struct ckpt *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Targets published at epoch >= since (0: all), in ggid order: start with *cursor = 0;
  * false at the end. */
 bool ckpt_next_target(const struct ckpt *c, uint64_t since, size_t *cursor,
-		      struct coord_entry *out);
+                      struct coord_entry *out);
 
 /* The termination test: in CONVERGE, every rank PARKED or DONE at the current epoch. */
 bool ckpt_converged(const struct ckpt *c);
@@ -163,8 +163,7 @@ uint64_t ckpt_bytes(const struct ckpt *c);
  * newest generation ever started: CURRENT goes to the state machine, STALE (an older or
  * abandoned generation) is ignored, FUTURE is a protocol error. */
 enum ckpt_gen_match { CKPT_GEN_CURRENT, CKPT_GEN_STALE, CKPT_GEN_FUTURE };
-enum ckpt_gen_match ckpt_match_gen(const struct ckpt *c, uint64_t newest_started,
-				   uint64_t gen);
+enum ckpt_gen_match ckpt_match_gen(const struct ckpt *c, uint64_t newest_started, uint64_t gen);
 
 /* Image names are plain file names: [A-Za-z0-9._-], not starting with '.', at most
  * CKPT_FILE_MAX - 1 bytes, not MANIFEST. Checksums are 8 to 64 lowercase hex digits. */

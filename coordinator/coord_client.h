@@ -30,20 +30,20 @@
 #include "coord_secret.h"
 
 /* The environment the ranks receive from mana_launch. */
-#define COORD_ENV_ADDRESS "MANA_COORDINATOR"  /* HOST:PORT */
-#define COORD_ENV_SECRET "MANA_SECRET_FILE"   /* path of the secret file */
-#define COORD_ENV_CKPTDIR "MANA_CKPTDIR"      /* checkpoint directory */
+#define COORD_ENV_ADDRESS "MANA_COORDINATOR" /* HOST:PORT */
+#define COORD_ENV_SECRET "MANA_SECRET_FILE"  /* path of the secret file */
+#define COORD_ENV_CKPTDIR "MANA_CKPTDIR"     /* checkpoint directory */
 
 /* Where the coordinator is and the secret that admits us. */
 struct coord_endpoint {
-	char host[COORD_HOST_MAX];
-	char port[COORD_PORT_MAX];
-	char secret[COORD_SECRET_HEX + 1];
+  char host[COORD_HOST_MAX];
+  char port[COORD_PORT_MAX];
+  char secret[COORD_SECRET_HEX + 1];
 };
 
 /* Fills ep from HOST:PORT and the secret file. Returns 0 or -1 with err. */
-int coord_endpoint_init(struct coord_endpoint *ep, const char *hostport,
-			const char *secret_file, char *err, size_t errlen);
+int coord_endpoint_init(struct coord_endpoint *ep, const char *hostport, const char *secret_file,
+                        char *err, size_t errlen);
 
 /* Fills ep from MANA_COORDINATOR and MANA_SECRET_FILE. Returns 0, 1 when MANA_COORDINATOR
  * is not set (the job runs without a coordinator), or -1 with err (e.g. MANA_SECRET_FILE
@@ -55,19 +55,19 @@ struct coord_client;
 /* Connects within timeout_ms. Returns the connection, or NULL with err. No message is
  * exchanged yet: the first one must be a HELLO. */
 struct coord_client *coord_client_connect(const struct coord_endpoint *ep, int timeout_ms,
-					  char *err, size_t errlen);
+                                          char *err, size_t errlen);
 
 /* Sends HELLO and waits up to timeout_ms for WELCOME. An ERROR reply becomes the error
  * text ("the coordinator refused us: REASON"). host may be NULL (gethostname() is used). */
 int coord_client_hello_rank(struct coord_client *c, uint32_t rank, uint32_t size, pid_t pid,
-			    const char *host, int timeout_ms);
+                            const char *host, int timeout_ms);
 int coord_client_hello_control(struct coord_client *c, int timeout_ms);
 
 /* Endpoint from the environment, connect, HELLO as rank/size with this process's pid and
  * host name. Returns 0 with *out, 1 when MANA_COORDINATOR is unset (*out is NULL), or -1
  * with err (*out is NULL). */
 int coord_rank_open(uint32_t rank, uint32_t size, int timeout_ms, struct coord_client **out,
-		    char *err, size_t errlen);
+                    char *err, size_t errlen);
 
 /* Starts a line in the connection's own buffer; add fields with coord_line_*() and hand it
  * to coord_client_send(). Only one line can be under construction per connection. */

@@ -12,87 +12,86 @@
 
 static void redirect_stdio(const char *log_path)
 {
-	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int out = log_path ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)
-			   : -1;
+  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int out = log_path ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
 
-	if (out < 0)
-		out = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (in >= 0)
-		dup2(in, STDIN_FILENO);
-	if (out >= 0) {
-		dup2(out, STDOUT_FILENO);
-		dup2(out, STDERR_FILENO);
-	}
-	if (in > STDERR_FILENO)
-		close(in);
-	if (out > STDERR_FILENO)
-		close(out);
+  if (out < 0)
+    out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (in >= 0)
+    dup2(in, STDIN_FILENO);
+  if (out >= 0) {
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+  }
+  if (in > STDERR_FILENO)
+    close(in);
+  if (out > STDERR_FILENO)
+    close(out);
 }
 
 /* The middle process: new session, then the daemon; reports the daemon's pid. */
 static void middle(int report_fd)
 {
-	pid_t daemon_pid;
+  pid_t daemon_pid;
 
-	if (setsid() < 0)
-		_exit(1);
-	daemon_pid = fork();
-	if (daemon_pid < 0)
-		_exit(1);
-	if (daemon_pid > 0) {
-		/* the only thing the original process waits for */
-		ssize_t n = write(report_fd, &daemon_pid, sizeof(daemon_pid));
+  if (setsid() < 0)
+    _exit(1);
+  daemon_pid = fork();
+  if (daemon_pid < 0)
+    _exit(1);
+  if (daemon_pid > 0) {
+    /* the only thing the original process waits for */
+    ssize_t n = write(report_fd, &daemon_pid, sizeof(daemon_pid));
 
-		_exit(n == (ssize_t)sizeof(daemon_pid) ? 0 : 1);
-	}
+    _exit(n == (ssize_t)sizeof(daemon_pid) ? 0 : 1);
+  }
 }
 
 static void original(pid_t middle_pid, int report_fd, const char *announce)
 {
-	pid_t daemon_pid = 0;
-	int status = 0;
-	ssize_t n;
+  pid_t daemon_pid = 0;
+  int status = 0;
+  ssize_t n;
 
-	do
-		n = read(report_fd, &daemon_pid, sizeof(daemon_pid));
-	while (n < 0 && errno == EINTR);
-	waitpid(middle_pid, &status, 0);
-	if (n != (ssize_t)sizeof(daemon_pid) || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "mana_coordinator: could not start the daemon\n");
-		exit(1);
-	}
-	printf("%s %d\n", announce, (int)daemon_pid);
-	fflush(stdout);
-	exit(0);
+  do
+    n = read(report_fd, &daemon_pid, sizeof(daemon_pid));
+  while (n < 0 && errno == EINTR);
+  waitpid(middle_pid, &status, 0);
+  if (n != (ssize_t)sizeof(daemon_pid) || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    fprintf(stderr, "mana_coordinator: could not start the daemon\n");
+    exit(1);
+  }
+  printf("%s %d\n", announce, (int)daemon_pid);
+  fflush(stdout);
+  exit(0);
 }
 
 int coord_daemonize(const char *log_path, const char *announce, char *err, size_t errlen)
 {
-	int report[2];
-	pid_t pid;
+  int report[2];
+  pid_t pid;
 
-	fflush(NULL);
-	if (pipe2(report, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "cannot fork: %s", strerror(errno));
-		close(report[0]);
-		close(report[1]);
-		return -1;
-	}
-	if (pid > 0) {
-		close(report[1]);
-		original(pid, report[0], announce);
-	}
-	close(report[0]);
-	middle(report[1]);
-	close(report[1]);
-	if (chdir("/") != 0)
-		return snprintf(err, errlen, "cannot chdir to /: %s", strerror(errno)), -1;
-	redirect_stdio(log_path);
-	return 0;
+  fflush(NULL);
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+    return -1;
+  }
+  pid = fork();
+  if (pid < 0) {
+    snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+    close(report[0]);
+    close(report[1]);
+    return -1;
+  }
+  if (pid > 0) {
+    close(report[1]);
+    original(pid, report[0], announce);
+  }
+  close(report[0]);
+  middle(report[1]);
+  close(report[1]);
+  if (chdir("/") != 0)
+    return snprintf(err, errlen, "cannot chdir to /: %s", strerror(errno)), -1;
+  redirect_stdio(log_path);
+  return 0;
 }

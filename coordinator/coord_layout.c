@@ -11,47 +11,47 @@
 
 void store_meta_file(const char *dir, const char *name, char *out, size_t len)
 {
-	snprintf(out, len, "%s/" STORE_META_DIR "/%s", dir, name);
+  snprintf(out, len, "%s/" STORE_META_DIR "/%s", dir, name);
 }
 
 void store_gen_dir(const char *dir, uint64_t gen, char *out, size_t len)
 {
-	snprintf(out, len, "%s/gen-%06" PRIu64, dir, gen);
+  snprintf(out, len, "%s/gen-%06" PRIu64, dir, gen);
 }
 
 bool store_gen_dir_number(const char *name, uint64_t *gen)
 {
-	if (strncmp(name, "gen-", 4) != 0)
-		return false;
-	return coord_parse_u64(name + 4, gen);
+  if (strncmp(name, "gen-", 4) != 0)
+    return false;
+  return coord_parse_u64(name + 4, gen);
 }
 
 int store_read_latest(const char *dir, uint64_t *gen, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 16], buf[32];
-	ssize_t n;
-	int fd;
+  char path[PATH_MAX + 16], buf[32];
+  ssize_t n;
+  int fd;
 
-	*gen = 0;
-	snprintf(path, sizeof(path), "%s/" STORE_LATEST_FILE, dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	if (!coord_parse_u64(buf, gen)) {
-		snprintf(err, errlen, "%s does not hold a generation number", path);
-		return -2;
-	}
-	return 0;
+  *gen = 0;
+  snprintf(path, sizeof(path), "%s/" STORE_LATEST_FILE, dir);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return 0;
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return -1;
+  }
+  n = read(fd, buf, sizeof(buf) - 1);
+  if (n < 0)
+    snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+  close(fd);
+  if (n < 0)
+    return -1;
+  buf[n] = '\0';
+  buf[strcspn(buf, "\n")] = '\0';
+  if (!coord_parse_u64(buf, gen)) {
+    snprintf(err, errlen, "%s does not hold a generation number", path);
+    return -2;
+  }
+  return 0;
 }

@@ -47,7 +47,7 @@ bool store_gen_dir_number(const char *name, uint64_t *gen);
 /* The file name of rank's image in a generation directory. */
 static inline void mana_image_name(uint32_t rank, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "rank-%06u.img", rank);
+  snprintf(out, outlen, "rank-%06u.img", rank);
 }
 
 /* The generation in DIR/LATEST (0 when there is none).  With err: -1 when it cannot be

@@ -12,11 +12,11 @@
 #include <sys/types.h>
 
 struct coord_linebuf {
-	char *data;
-	size_t start; /* first byte not yet returned as a line */
-	size_t len;   /* bytes held, from data[0] */
-	size_t cap;
-	size_t max;   /* longest line accepted, '\n' included */
+  char *data;
+  size_t start; /* first byte not yet returned as a line */
+  size_t len;   /* bytes held, from data[0] */
+  size_t cap;
+  size_t max; /* longest line accepted, '\n' included */
 };
 
 /* max is the longest line, newline included. No allocation happens until data arrives. */

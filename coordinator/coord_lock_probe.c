@@ -11,19 +11,19 @@
 
 bool coord_dir_served(const char *ckptdir)
 {
-	char path[PATH_MAX + 32];
-	bool held;
-	int fd;
+  char path[PATH_MAX + 32];
+  bool held;
+  int fd;
 
-	snprintf(path, sizeof(path), "%s/" STORE_META_DIR "/" STORE_LOCK_FILE, ckptdir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		close(fd); /* releases the probe at once */
-		return false;
-	}
-	held = errno == EWOULDBLOCK;
-	close(fd);
-	return held;
+  snprintf(path, sizeof(path), "%s/" STORE_META_DIR "/" STORE_LOCK_FILE, ckptdir);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    close(fd); /* releases the probe at once */
+    return false;
+  }
+  held = errno == EWOULDBLOCK;
+  close(fd);
+  return held;
 }

@@ -13,13 +13,13 @@ void coord_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define COORD_LOG_WINDOW_MS 10000
 
 struct coord_log_limit {
-	long long window_start; /* monotonic ms */
-	unsigned logged, dropped;
-	const char *what;       /* "rejected connections", for the summary line */
+  long long window_start; /* monotonic ms */
+  unsigned logged, dropped;
+  const char *what; /* "rejected connections", for the summary line */
 };
 
 void coord_log_limited(struct coord_log_limit *l, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Reports what the current window left out once it is over (call from a timer). */
 void coord_log_limit_tick(struct coord_log_limit *l);
 

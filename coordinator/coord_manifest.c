@@ -10,115 +10,114 @@
 
 void manifest_time(int64_t ms, char *out, size_t len)
 {
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-	char base[32];
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  char base[32];
 
-	gmtime_r(&secs, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, len, "%s.%03dZ", base, (int)(ms % 1000));
+  gmtime_r(&secs, &tm);
+  strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, len, "%s.%03dZ", base, (int)(ms % 1000));
 }
 
 /* Appends one finished line to the growing text. */
 static int append(char **text, size_t *len, size_t *cap, struct coord_line *line)
 {
-	if (coord_line_end(line))
-		return -1;
-	if (*len + line->len + 1 > *cap) {
-		size_t grown_cap = (*cap + line->len + 1) * 2;
-		char *grown = realloc(*text, grown_cap);
+  if (coord_line_end(line))
+    return -1;
+  if (*len + line->len + 1 > *cap) {
+    size_t grown_cap = (*cap + line->len + 1) * 2;
+    char *grown = realloc(*text, grown_cap);
 
-		if (!grown)
-			return -1;
-		*text = grown;
-		*cap = grown_cap;
-	}
-	memcpy(*text + *len, line->buf, line->len);
-	*len += line->len;
-	(*text)[*len] = '\0';
-	return 0;
+    if (!grown)
+      return -1;
+    *text = grown;
+    *cap = grown_cap;
+  }
+  memcpy(*text + *len, line->buf, line->len);
+  *len += line->len;
+  (*text)[*len] = '\0';
+  return 0;
 }
 
 static uint64_t total_bytes(const struct manifest *m)
 {
-	uint64_t sum = 0;
+  uint64_t sum = 0;
 
-	for (size_t i = 0; i < m->size; i++)
-		sum += m->ranks[i].bytes;
-	return sum;
+  for (size_t i = 0; i < m->size; i++)
+    sum += m->ranks[i].bytes;
+  return sum;
 }
 
-static void time_line(struct coord_line *line, char *buf, size_t cap,
-		      const struct manifest *m)
+static void time_line(struct coord_line *line, char *buf, size_t cap, const struct manifest *m)
 {
-	char started[40], committed[40], seconds[32];
-	int64_t span = m->committed_ms - m->started_ms;
+  char started[40], committed[40], seconds[32];
+  int64_t span = m->committed_ms - m->started_ms;
 
-	manifest_time(m->started_ms, started, sizeof(started));
-	manifest_time(m->committed_ms, committed, sizeof(committed));
-	snprintf(seconds, sizeof(seconds), "%lld.%03lld", (long long)(span / 1000),
-		 (long long)(span % 1000));
-	coord_line_start(line, buf, cap, "TIME");
-	coord_line_str(line, "started", started);
-	coord_line_str(line, "committed", committed);
-	coord_line_str(line, "seconds", seconds);
+  manifest_time(m->started_ms, started, sizeof(started));
+  manifest_time(m->committed_ms, committed, sizeof(committed));
+  snprintf(seconds, sizeof(seconds), "%lld.%03lld", (long long)(span / 1000),
+           (long long)(span % 1000));
+  coord_line_start(line, buf, cap, "TIME");
+  coord_line_str(line, "started", started);
+  coord_line_str(line, "committed", committed);
+  coord_line_str(line, "seconds", seconds);
 }
 
-static void rank_line(struct coord_line *line, char *buf, size_t cap,
-		      const struct manifest *m, size_t rank)
+static void rank_line(struct coord_line *line, char *buf, size_t cap, const struct manifest *m,
+                      size_t rank)
 {
-	const struct manifest_rank *r = &m->ranks[rank];
+  const struct manifest_rank *r = &m->ranks[rank];
 
-	coord_line_start(line, buf, cap, "RANK");
-	coord_line_u64(line, "rank", rank);
-	coord_line_str(line, "file", r->file);
-	coord_line_u64(line, "bytes", r->bytes);
-	coord_line_str(line, "xxh", r->xxh);
-	coord_line_str(line, "host", r->host);
-	coord_line_u64(line, "pid", r->pid);
+  coord_line_start(line, buf, cap, "RANK");
+  coord_line_u64(line, "rank", rank);
+  coord_line_str(line, "file", r->file);
+  coord_line_u64(line, "bytes", r->bytes);
+  coord_line_str(line, "xxh", r->xxh);
+  coord_line_str(line, "host", r->host);
+  coord_line_u64(line, "pid", r->pid);
 }
 
 char *manifest_format(const struct manifest *m, size_t *len)
 {
-	char *buf = malloc(COORD_LINE_MAX), *text = NULL;
-	size_t cap = 0, used = 0;
-	struct coord_line line;
-	int rc = 0;
+  char *buf = malloc(COORD_LINE_MAX), *text = NULL;
+  size_t cap = 0, used = 0;
+  struct coord_line line;
+  int rc = 0;
 
-	if (!buf)
-		return NULL;
-	coord_line_start(&line, buf, COORD_LINE_MAX, "MANA_MANIFEST");
-	coord_line_u64(&line, "v", COORD_MANIFEST_VERSION);
-	rc |= append(&text, &used, &cap, &line);
+  if (!buf)
+    return NULL;
+  coord_line_start(&line, buf, COORD_LINE_MAX, "MANA_MANIFEST");
+  coord_line_u64(&line, "v", COORD_MANIFEST_VERSION);
+  rc |= append(&text, &used, &cap, &line);
 
-	coord_line_start(&line, buf, COORD_LINE_MAX, "GENERATION");
-	coord_line_u64(&line, "gen", m->gen);
-	coord_line_u64(&line, "previous", m->previous);
-	coord_line_u64(&line, "size", m->size);
-	coord_line_u64(&line, "bytes", total_bytes(m));
-	rc |= append(&text, &used, &cap, &line);
+  coord_line_start(&line, buf, COORD_LINE_MAX, "GENERATION");
+  coord_line_u64(&line, "gen", m->gen);
+  coord_line_u64(&line, "previous", m->previous);
+  coord_line_u64(&line, "size", m->size);
+  coord_line_u64(&line, "bytes", total_bytes(m));
+  rc |= append(&text, &used, &cap, &line);
 
-	time_line(&line, buf, COORD_LINE_MAX, m);
-	rc |= append(&text, &used, &cap, &line);
+  time_line(&line, buf, COORD_LINE_MAX, m);
+  rc |= append(&text, &used, &cap, &line);
 
-	if (m->command) {
-		coord_line_start(&line, buf, COORD_LINE_MAX, "COMMAND");
-		coord_line_str(&line, "line", m->command);
-		rc |= append(&text, &used, &cap, &line);
-	}
-	for (size_t i = 0; i < m->size && rc == 0; i++) {
-		rank_line(&line, buf, COORD_LINE_MAX, m, i);
-		rc |= append(&text, &used, &cap, &line);
-	}
-	coord_line_start(&line, buf, COORD_LINE_MAX, "END");
-	coord_line_u64(&line, "ranks", m->size);
-	rc |= append(&text, &used, &cap, &line);
+  if (m->command) {
+    coord_line_start(&line, buf, COORD_LINE_MAX, "COMMAND");
+    coord_line_str(&line, "line", m->command);
+    rc |= append(&text, &used, &cap, &line);
+  }
+  for (size_t i = 0; i < m->size && rc == 0; i++) {
+    rank_line(&line, buf, COORD_LINE_MAX, m, i);
+    rc |= append(&text, &used, &cap, &line);
+  }
+  coord_line_start(&line, buf, COORD_LINE_MAX, "END");
+  coord_line_u64(&line, "ranks", m->size);
+  rc |= append(&text, &used, &cap, &line);
 
-	free(buf);
-	if (rc) {
-		free(text);
-		return NULL;
-	}
-	*len = used;
-	return text;
+  free(buf);
+  if (rc) {
+    free(text);
+    return NULL;
+  }
+  *len = used;
+  return text;
 }

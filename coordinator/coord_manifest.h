@@ -13,21 +13,21 @@
 #define COORD_MANIFEST_VERSION 1
 
 struct manifest_rank {
-	const char *file;
-	uint64_t bytes;
-	const char *xxh;
-	const char *host;
-	uint64_t pid;
+  const char *file;
+  uint64_t bytes;
+  const char *xxh;
+  const char *host;
+  uint64_t pid;
 };
 
 struct manifest {
-	uint64_t gen;
-	uint64_t previous;      /* last committed generation before this one, 0 if none */
-	size_t size;            /* world size */
-	int64_t started_ms;     /* wall clock (CLOCK_REALTIME) when CKPT was sent */
-	int64_t committed_ms;   /* wall clock when every rank had written */
-	const char *command;     /* the job's launch command, or NULL when unknown */
-	const struct manifest_rank *ranks; /* size entries, by rank */
+  uint64_t gen;
+  uint64_t previous;                 /* last committed generation before this one, 0 if none */
+  size_t size;                       /* world size */
+  int64_t started_ms;                /* wall clock (CLOCK_REALTIME) when CKPT was sent */
+  int64_t committed_ms;              /* wall clock when every rank had written */
+  const char *command;               /* the job's launch command, or NULL when unknown */
+  const struct manifest_rank *ranks; /* size entries, by rank */
 };
 
 /* Returns the MANIFEST text (malloc'ed, *len bytes, NUL-terminated) or NULL when out of

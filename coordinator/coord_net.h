@@ -14,8 +14,8 @@
 #define COORD_HOSTPORT_MAX (COORD_HOST_MAX + COORD_PORT_MAX + 3)
 
 /* Splits "host:port" / "[v6]:port". The port must be 1..65535. Returns 0 or -1 with err. */
-int coord_hostport_split(const char *hostport, char host[COORD_HOST_MAX],
-			 char port[COORD_PORT_MAX], char *err, size_t errlen);
+int coord_hostport_split(const char *hostport, char host[COORD_HOST_MAX], char port[COORD_PORT_MAX],
+                         char *err, size_t errlen);
 
 /* Joins host and port, bracketing a host that contains ':'. */
 void coord_hostport_join(char *out, size_t len, const char *host, unsigned port);
@@ -23,13 +23,12 @@ void coord_hostport_join(char *out, size_t len, const char *host, unsigned port)
 /* Connects to host:port within timeout_ms (negative: no limit), trying every address the
  * name resolves to. Returns a non-blocking, close-on-exec socket with TCP_NODELAY, or -1
  * with err naming the address and the reason. */
-int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
-		  size_t errlen);
+int coord_connect(const char *host, const char *port, int timeout_ms, char *err, size_t errlen);
 
 /* Listens on host (NULL: every local address) and port ("0": the kernel picks). Returns
  * the non-blocking listening socket with *bound_port set, or -1 with err. */
 int coord_listen(const char *host, const char *port, unsigned *bound_port, char *err,
-		 size_t errlen);
+                 size_t errlen);
 
 /* The coordinator's second door for clients on its own host: an abstract Unix socket
  * (no file, gone with the process, one name space per network namespace) where the

@@ -35,25 +35,26 @@
 #define COORD_ERR_LEN 256
 
 struct coord_field {
-	const char *key;
-	const char *value; /* decoded, NUL-terminated */
+  const char *key;
+  const char *value; /* decoded, NUL-terminated */
 };
 
 /* A parsed line. The strings point into the buffer that was parsed. */
 struct coord_msg {
-	const char *verb;
-	size_t nfields;
-	struct coord_field fields[COORD_MAX_FIELDS];
+  const char *verb;
+  size_t nfields;
+  struct coord_field fields[COORD_MAX_FIELDS];
 };
 
 /* One entry of a table: a collective group id and a sequence number or target. */
 struct coord_entry {
-	uint64_t ggid;
-	uint64_t value;
+  uint64_t ggid;
+  uint64_t value;
 };
 
 /* Formats a one-line reason into err and returns -1: the shape of every error path here. */
-int coord_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int coord_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Parses line[0..len) (without its '\n') in place: separators become NULs and escapes are
  * decoded, so line[len] must be writable. Returns 0, or -1 with a one-line reason in err. */
@@ -64,14 +65,14 @@ const char *coord_msg_get(const struct coord_msg *msg, const char *key);
 
 /* Required fields, checked: return 0, or -1 with "missing key=" / "invalid key=..." in err. */
 int coord_msg_str(const struct coord_msg *msg, const char *key, const char **out, char *err,
-		  size_t errlen);
+                  size_t errlen);
 int coord_msg_u64(const struct coord_msg *msg, const char *key, uint64_t *out, char *err,
-		  size_t errlen);
+                  size_t errlen);
 int coord_msg_x64(const struct coord_msg *msg, const char *key, uint64_t *out, char *err,
-		  size_t errlen);
+                  size_t errlen);
 /* A flag: absent is false, "1" is true, "0" is false, anything else is an error. */
 int coord_msg_flag(const struct coord_msg *msg, const char *key, bool *out, char *err,
-		   size_t errlen);
+                   size_t errlen);
 
 /* Strict number syntax: decimal digits only (at most 20, no sign, no overflow) / 1 to 16
  * hex digits without "0x". */
@@ -83,24 +84,24 @@ bool coord_parse_x64(const char *s, uint64_t *out);
 size_t coord_table_count(const char *s);
 /* Parses into out[0..cap); duplicates of a ggid are an error. Returns 0 with *count set,
  * or -1 with err. */
-int coord_table_parse(const char *s, struct coord_entry *out, size_t cap, size_t *count,
-		      char *err, size_t errlen);
+int coord_table_parse(const char *s, struct coord_entry *out, size_t cap, size_t *count, char *err,
+                      size_t errlen);
 
 /* Builds one line into a caller-owned buffer. Every call after a failure is a no-op, and
  * coord_line_end() reports it, so a sequence of adds needs one check at the end. */
 struct coord_line {
-	char *buf;
-	size_t cap;
-	size_t len;
-	bool failed; /* overflow, or an invalid verb/key (a programming error) */
+  char *buf;
+  size_t cap;
+  size_t len;
+  bool failed; /* overflow, or an invalid verb/key (a programming error) */
 };
 
 void coord_line_start(struct coord_line *line, char *buf, size_t cap, const char *verb);
 void coord_line_str(struct coord_line *line, const char *key, const char *value);
 void coord_line_u64(struct coord_line *line, const char *key, uint64_t value);
 void coord_line_x64(struct coord_line *line, const char *key, uint64_t value);
-void coord_line_table(struct coord_line *line, const char *key,
-		      const struct coord_entry *entries, size_t count);
+void coord_line_table(struct coord_line *line, const char *key, const struct coord_entry *entries,
+                      size_t count);
 /* Appends the '\n'. Returns 0, or -1 when the line is invalid or did not fit in cap or in
  * COORD_LINE_MAX. On success line->buf[0..line->len) is the line to send. */
 int coord_line_end(struct coord_line *line);

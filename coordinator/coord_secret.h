@@ -16,16 +16,14 @@
 
 /* Reads and checks the secret in path. Returns 0 with out filled (NUL-terminated), or -1
  * with one line in err naming the file and the problem. */
-int coord_secret_load(const char *path, char out[COORD_SECRET_HEX + 1], char *err,
-		      size_t errlen);
+int coord_secret_load(const char *path, char out[COORD_SECRET_HEX + 1], char *err, size_t errlen);
 
 /* Creates path (O_EXCL, mode 0600) holding a fresh secret. Fails if it exists. */
-int coord_secret_create(const char *path, char out[COORD_SECRET_HEX + 1], char *err,
-			size_t errlen);
+int coord_secret_create(const char *path, char out[COORD_SECRET_HEX + 1], char *err, size_t errlen);
 
 /* Loads path, or creates it when it does not exist; *created says which happened. */
-int coord_secret_load_or_create(const char *path, char out[COORD_SECRET_HEX + 1],
-				bool *created, char *err, size_t errlen);
+int coord_secret_load_or_create(const char *path, char out[COORD_SECRET_HEX + 1], bool *created,
+                                char *err, size_t errlen);
 
 /* Compares a presented secret with the expected one in time that does not depend on where
  * they differ (it depends only on the expected length, which is public). */

@@ -39,106 +39,106 @@
 
 /* What mana_coordinator was asked to do (its command line). */
 struct coord_config {
-	const char *ckptdir;       /* absolute */
-	const char *host;          /* address to listen on; NULL: all */
-	const char *port;          /* "0": the kernel picks */
-	const char *port_file;     /* extra copy of HOST:PORT, or NULL */
-	const char *secret_file;   /* NULL: DIR/.mana/secret */
-	const char *command;       /* the job's command line for MANIFEST, or NULL */
-	unsigned interval;         /* seconds between checkpoints, 0: none */
-	unsigned ranks;            /* world size, 0: learnt from the first HELLO */
-	unsigned auth_timeout_ms;  /* a connection must say HELLO within this */
-	unsigned connect_timeout;  /* seconds to wait for the first rank, 0: forever */
-	unsigned ckpt_timeout;     /* seconds for the ranks to reach the safe point, 0: none */
-	pid_t watch_pid;           /* exit when this process exits, 0: none */
-	bool daemon;
+  const char *ckptdir;      /* absolute */
+  const char *host;         /* address to listen on; NULL: all */
+  const char *port;         /* "0": the kernel picks */
+  const char *port_file;    /* extra copy of HOST:PORT, or NULL */
+  const char *secret_file;  /* NULL: DIR/.mana/secret */
+  const char *command;      /* the job's command line for MANIFEST, or NULL */
+  unsigned interval;        /* seconds between checkpoints, 0: none */
+  unsigned ranks;           /* world size, 0: learnt from the first HELLO */
+  unsigned auth_timeout_ms; /* a connection must say HELLO within this */
+  unsigned connect_timeout; /* seconds to wait for the first rank, 0: forever */
+  unsigned ckpt_timeout;    /* seconds for the ranks to reach the safe point, 0: none */
+  pid_t watch_pid;          /* exit when this process exits, 0: none */
+  bool daemon;
 };
 
 enum conn_role { CONN_PENDING, CONN_RANK, CONN_CONTROL };
 
 struct conn {
-	int fd;
-	enum conn_role role;
-	size_t rank;               /* CONN_RANK */
-	char peer[64];             /* address, for the log */
-	char source[48];           /* the peer's address without the port, "local" */
-	bool local;                /* came through the owner-only local socket */
-	long long auth_deadline;   /* CONN_PENDING */
-	struct conn *older, *newer; /* the queue of pending TCP connections */
-	long long close_deadline;  /* set when closing */
-	bool closing;              /* close once the output is delivered */
-	bool dead;                 /* close and forget at the end of this round */
-	bool pending;              /* counted in coordinator.pending or .pending_local */
-	struct coord_linebuf in;
-	char *out;
-	size_t out_len, out_cap;
-	uint64_t done_gen;         /* CONN_CONTROL: DONE owed for this generation, 0: none */
+  int fd;
+  enum conn_role role;
+  size_t rank;                /* CONN_RANK */
+  char peer[64];              /* address, for the log */
+  char source[48];            /* the peer's address without the port, "local" */
+  bool local;                 /* came through the owner-only local socket */
+  long long auth_deadline;    /* CONN_PENDING */
+  struct conn *older, *newer; /* the queue of pending TCP connections */
+  long long close_deadline;   /* set when closing */
+  bool closing;               /* close once the output is delivered */
+  bool dead;                  /* close and forget at the end of this round */
+  bool pending;               /* counted in coordinator.pending or .pending_local */
+  struct coord_linebuf in;
+  char *out;
+  size_t out_len, out_cap;
+  uint64_t done_gen; /* CONN_CONTROL: DONE owed for this generation, 0: none */
 };
 
 enum slot_state { SLOT_WAITING, SLOT_CONNECTED, SLOT_GONE };
 
 /* One rank of the job, whether or not it is connected. */
 struct rank_slot {
-	enum slot_state state;
-	struct conn *conn;
-	char host[COORD_HOST_MAX];
-	uint64_t pid;
-	bool exiting; /* told COMMITTED then=exit */
+  enum slot_state state;
+  struct conn *conn;
+  char host[COORD_HOST_MAX];
+  uint64_t pid;
+  bool exiting; /* told COMMITTED then=exit */
 };
 
 struct coordinator {
-	const struct coord_config *cfg;
-	struct coord_store store;
-	char secret[COORD_SECRET_HEX + 1];
-	char address[COORD_HOSTPORT_MAX]; /* what the port files say */
-	char port_file[PATH_MAX + 32];    /* DIR/.mana/coordinator */
-	int listen_fd, local_fd, signal_fd, watch_fd;
-	long long started_ms;
+  const struct coord_config *cfg;
+  struct coord_store store;
+  char secret[COORD_SECRET_HEX + 1];
+  char address[COORD_HOSTPORT_MAX]; /* what the port files say */
+  char port_file[PATH_MAX + 32];    /* DIR/.mana/coordinator */
+  int listen_fd, local_fd, signal_fd, watch_fd;
+  long long started_ms;
 
-	struct conn **conns;
-	size_t nconns, conns_cap;
-	size_t pending, pending_local, controls;
-	/* Pending TCP connections, oldest first: when the limits are reached the oldest
+  struct conn **conns;
+  size_t nconns, conns_cap;
+  size_t pending, pending_local, controls;
+  /* Pending TCP connections, oldest first: when the limits are reached the oldest
 	 * makes room, so that idle connections held open cannot lock out a client that
 	 * authenticates at once (the owner's mana_status, a rank). */
-	struct conn *pend_oldest, *pend_newest;
-	struct coord_log_limit reject_log; /* refusals of connections not yet authenticated */
+  struct conn *pend_oldest, *pend_newest;
+  struct coord_log_limit reject_log; /* refusals of connections not yet authenticated */
 
-	struct rank_slot *slots; /* size entries once the size is known */
-	size_t size, connected;
-	bool joined;             /* some rank has connected */
-	bool all_joined;         /* all ranks have been connected at once */
+  struct rank_slot *slots; /* size entries once the size is known */
+  size_t size, connected;
+  bool joined;     /* some rank has connected */
+  bool all_joined; /* all ranks have been connected at once */
 
-	struct ckpt *ckpt;       /* the generation in progress, or NULL */
-	bool ckpt_kill;
-	long long ckpt_deadline; /* abort if not draining by then, -1: none */
-	long long stall_deadline;    /* release parked ranks if still stalled, -1: none */
-	unsigned stall_grace_ms;     /* doubles with every release of this generation */
-	long long ckpt_start_ms; /* monotonic */
-	long long ckpt_start_us, ckpt_drain_us; /* monotonic: CKPT sent, DRAIN sent (0: not yet) */
-	long long ckpt_drained_us; /* monotonic: the last rank reported its drain done (0: not yet) */
-	int64_t ckpt_start_wall; /* CLOCK_REALTIME ms */
-	uint64_t newest_started;
+  struct ckpt *ckpt; /* the generation in progress, or NULL */
+  bool ckpt_kill;
+  long long ckpt_deadline;                /* abort if not draining by then, -1: none */
+  long long stall_deadline;               /* release parked ranks if still stalled, -1: none */
+  unsigned stall_grace_ms;                /* doubles with every release of this generation */
+  long long ckpt_start_ms;                /* monotonic */
+  long long ckpt_start_us, ckpt_drain_us; /* monotonic: CKPT sent, DRAIN sent (0: not yet) */
+  long long ckpt_drained_us; /* monotonic: the last rank reported its drain done (0: not yet) */
+  int64_t ckpt_start_wall;   /* CLOCK_REALTIME ms */
+  uint64_t newest_started;
 
-	uint64_t committed;      /* last committed generation, 0: none */
-	int64_t committed_wall;
-	long long committed_span_ms;
-	long long committed_sync_us;  /* CKPT to DRAIN: every rank at the safe point */
-	long long committed_write_us; /* DRAIN to the last WRITTEN: drain, write, fsync */
-	long long committed_drain_us; /* DRAIN until every rank is parked and drained */
-	uint64_t committed_bytes;
-	char last_error[CKPT_REASON_MAX];
-	uint64_t last_error_gen;
+  uint64_t committed; /* last committed generation, 0: none */
+  int64_t committed_wall;
+  long long committed_span_ms;
+  long long committed_sync_us;  /* CKPT to DRAIN: every rank at the safe point */
+  long long committed_write_us; /* DRAIN to the last WRITTEN: drain, write, fsync */
+  long long committed_drain_us; /* DRAIN until every rank is parked and drained */
+  uint64_t committed_bytes;
+  char last_error[CKPT_REASON_MAX];
+  uint64_t last_error_gen;
 
-	unsigned interval;
-	long long next_ckpt_ms;  /* -1: none scheduled */
-	bool ending;             /* a kill checkpoint committed: the ranks are exiting */
+  unsigned interval;
+  long long next_ckpt_ms; /* -1: none scheduled */
+  bool ending;            /* a kill checkpoint committed: the ranks are exiting */
 
-	bool stopping;           /* leave the loop once output is flushed */
-	long long stop_deadline;
-	int exit_code;
+  bool stopping; /* leave the loop once output is flushed */
+  long long stop_deadline;
+  int exit_code;
 
-	char scratch[COORD_LINE_MAX]; /* for formatting one line at a time */
+  char scratch[COORD_LINE_MAX]; /* for formatting one line at a time */
 };
 
 /* Blocks the signals that stop the coordinator, so that one arriving before the loop runs
@@ -189,7 +189,7 @@ void job_rank_message(struct coordinator *co, struct conn *c, const struct coord
 /* Starts a generation (origin says who asked, for the log); on refusal returns -1 with
  * the reason in why. */
 int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, uint64_t *gen,
-			 char *why, size_t whylen);
+                         char *why, size_t whylen);
 /* Aborts the generation in progress, if any, with the reason. */
 void job_abort(struct coordinator *co, const char *reason);
 /* A rank disconnected. */

@@ -15,16 +15,15 @@
 #include "coord_layout.h"
 
 struct coord_store {
-	char dir[PATH_MAX];  /* the checkpoint directory, absolute */
-	char meta[PATH_MAX]; /* dir/.mana */
-	int lock_fd;
+  char dir[PATH_MAX];  /* the checkpoint directory, absolute */
+  char meta[PATH_MAX]; /* dir/.mana */
+  int lock_fd;
 };
 
 /* Creates DIR (and its parents) and DIR/.mana as needed and takes the lock, waiting up to
  * lock_wait_ms for a coordinator that is shutting down. Returns 0 or -1 with err (another
  * live coordinator names its pid). */
-int store_open(struct coord_store *s, const char *dir, int lock_wait_ms, char *err,
-	       size_t errlen);
+int store_open(struct coord_store *s, const char *dir, int lock_wait_ms, char *err, size_t errlen);
 /* Writes this process's pid into the lock file (after detaching, the daemon's). */
 void store_record_pid(const struct coord_store *s);
 /* Releases the lock. */
@@ -34,8 +33,8 @@ void store_close(struct coord_store *s);
 int store_mkdirs(const char *path, mode_t mode, char *err, size_t errlen);
 
 /* Writes data to path atomically with the given mode. */
-int store_write_atomic(const char *path, const char *data, size_t len, mode_t mode,
-		       char *err, size_t errlen);
+int store_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err,
+                       size_t errlen);
 
 /* Path of a file in DIR/.mana. */
 void store_meta_path(const struct coord_store *s, const char *name, char *out, size_t len);
@@ -61,12 +60,12 @@ int store_gen_create(const struct coord_store *s, uint64_t gen, char *err, size_
 int store_gen_remove(const struct coord_store *s, uint64_t gen, char *err, size_t errlen);
 
 /* Checks that gen-N/file is a regular file of the reported size. */
-int store_check_image(const struct coord_store *s, uint64_t gen, const char *file,
-		      uint64_t bytes, char *err, size_t errlen);
+int store_check_image(const struct coord_store *s, uint64_t gen, const char *file, uint64_t bytes,
+                      char *err, size_t errlen);
 
 /* Writes gen-N/MANIFEST, then points LATEST at gen. Only after both are durable is the
  * generation committed; on failure LATEST is unchanged. */
 int store_commit(const struct coord_store *s, uint64_t gen, const char *manifest, size_t len,
-		 char *err, size_t errlen);
+                 char *err, size_t errlen);
 
 #endif

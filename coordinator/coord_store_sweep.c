@@ -15,76 +15,76 @@
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP)
-		return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+  (void)st;
+  (void)ftw;
+  if (type == FTW_DP)
+    return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+  return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 int store_remove_tree(const char *path)
 {
-	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static bool has_manifest(const char *gen_dir)
 {
-	char path[2 * PATH_MAX];
+  char path[2 * PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/" STORE_MANIFEST_FILE, gen_dir);
-	return access(path, F_OK) == 0;
+  snprintf(path, sizeof(path), "%s/" STORE_MANIFEST_FILE, gen_dir);
+  return access(path, F_OK) == 0;
 }
 
 static bool is_leftover(const char *dir, const char *name, uint64_t keep)
 {
-	char path[PATH_MAX + 300];
-	uint64_t gen;
+  char path[PATH_MAX + 300];
+  uint64_t gen;
 
-	if (strncmp(name, STORE_ABORTED_PREFIX, strlen(STORE_ABORTED_PREFIX)) == 0)
-		return true;
-	if (!store_gen_dir_number(name, &gen) || gen == keep)
-		return false;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return !has_manifest(path);
+  if (strncmp(name, STORE_ABORTED_PREFIX, strlen(STORE_ABORTED_PREFIX)) == 0)
+    return true;
+  if (!store_gen_dir_number(name, &gen) || gen == keep)
+    return false;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  return !has_manifest(path);
 }
 
 void store_sweep_incomplete(const char *dir, uint64_t keep, store_sweep_note note, void *arg)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+  DIR *d = opendir(dir);
+  struct dirent *e;
 
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[PATH_MAX + 300];
-		int rc;
+  if (!d)
+    return;
+  while ((e = readdir(d))) {
+    char path[PATH_MAX + 300];
+    int rc;
 
-		if (!is_leftover(dir, e->d_name, keep))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		rc = store_remove_tree(path);
-		if (note)
-			note(arg, path, rc == 0 ? 0 : errno);
-	}
-	closedir(d);
+    if (!is_leftover(dir, e->d_name, keep))
+      continue;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    rc = store_remove_tree(path);
+    if (note)
+      note(arg, path, rc == 0 ? 0 : errno);
+  }
+  closedir(d);
 }
 
 int store_sweep_orphaned(const char *dir, store_sweep_note note, void *arg)
 {
-	char path[PATH_MAX + 32], err[PATH_MAX + 64];
-	uint64_t latest;
-	int fd, swept = 0;
+  char path[PATH_MAX + 32], err[PATH_MAX + 64];
+  uint64_t latest;
+  int fd, swept = 0;
 
-	snprintf(path, sizeof(path), "%s/" STORE_META_DIR "/" STORE_LOCK_FILE, dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	/* Held: a coordinator serves DIR and sweeps for itself.  Not held: nobody can commit
+  snprintf(path, sizeof(path), "%s/" STORE_META_DIR "/" STORE_LOCK_FILE, dir);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  /* Held: a coordinator serves DIR and sweeps for itself.  Not held: nobody can commit
 	 * while this process has it, so what has no MANIFEST now never will. */
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && store_read_latest(dir, &latest, err, sizeof(err)) == 0) {
-		store_sweep_incomplete(dir, latest, note, arg);
-		swept = 1;
-	}
-	close(fd); /* and with it the lock */
-	return swept;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && store_read_latest(dir, &latest, err, sizeof(err)) == 0) {
+    store_sweep_incomplete(dir, latest, note, arg);
+    swept = 1;
+  }
+  close(fd); /* and with it the lock */
+  return swept;
 }

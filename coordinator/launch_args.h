@@ -27,47 +27,47 @@
 #define LAUNCH_EXIT_MISMATCH 1
 
 enum launch_form {
-	LAUNCH_FORM_PER_RANK,     /* exec mana_lh directly */
-	LAUNCH_FORM_WRAP_LAUNCHER /* exec the launcher with mana_lh inserted */
+  LAUNCH_FORM_PER_RANK,     /* exec mana_lh directly */
+  LAUNCH_FORM_WRAP_LAUNCHER /* exec the launcher with mana_lh inserted */
 };
 
 /* How a launcher's own command line is parsed. */
 enum launcher_style {
-	LAUNCHER_STYLE_NONE,  /* per-rank form: no launcher */
-	LAUNCHER_STYLE_HYDRA, /* MPICH mpiexec/mpirun */
-	LAUNCHER_STYLE_SRUN   /* Slurm srun (getopt_long rules) */
+  LAUNCHER_STYLE_NONE,  /* per-rank form: no launcher */
+  LAUNCHER_STYLE_HYDRA, /* MPICH mpiexec/mpirun */
+  LAUNCHER_STYLE_SRUN   /* Slurm srun (getopt_long rules) */
 };
 
 /* What the value of a mana option is, which decides how it is checked. */
 enum mana_value_kind {
-	MANA_VALUE_NONE,     /* a flag */
-	MANA_VALUE_PATH,     /* non-empty path; made absolute before export */
-	MANA_VALUE_SECONDS,  /* non-negative decimal integer */
-	MANA_VALUE_HOSTPORT, /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
-	MANA_VALUE_COUNT,    /* a number of ranks, 1..2^24 */
-	MANA_VALUE_HOST      /* a host name or address, or "*" (every address) */
+  MANA_VALUE_NONE,     /* a flag */
+  MANA_VALUE_PATH,     /* non-empty path; made absolute before export */
+  MANA_VALUE_SECONDS,  /* non-negative decimal integer */
+  MANA_VALUE_HOSTPORT, /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
+  MANA_VALUE_COUNT,    /* a number of ranks, 1..2^24 */
+  MANA_VALUE_HOST      /* a host name or address, or "*" (every address) */
 };
 
 /* What mana_launch does with an option once it is parsed. */
 enum mana_action {
-	MANA_ACTION_HELP,
-	MANA_ACTION_VERSION,
-	MANA_ACTION_VERBOSE,
-	MANA_ACTION_EXPORT,      /* set env_name=value for the ranks */
-	MANA_ACTION_RESTART,     /* plan.restart_from */
-	MANA_ACTION_EXPECT_RANKS /* plan.expect_ranks */
+  MANA_ACTION_HELP,
+  MANA_ACTION_VERSION,
+  MANA_ACTION_VERBOSE,
+  MANA_ACTION_EXPORT,      /* set env_name=value for the ranks */
+  MANA_ACTION_RESTART,     /* plan.restart_from */
+  MANA_ACTION_EXPECT_RANKS /* plan.expect_ranks */
 };
 
 /* One mana_launch option. The table of these drives parsing and the --help text, so adding
  * an option is one entry in launch_args.c. */
 struct mana_option {
-	const char *long_name;  /* without the leading "--" */
-	char short_name;        /* 0 when there is none */
-	enum mana_value_kind value_kind;
-	enum mana_action action;
-	const char *env_name;   /* for MANA_ACTION_EXPORT */
-	const char *value_name; /* placeholder in --help, e.g. "DIR" */
-	const char *help;       /* one line for --help */
+  const char *long_name; /* without the leading "--" */
+  char short_name;       /* 0 when there is none */
+  enum mana_value_kind value_kind;
+  enum mana_action action;
+  const char *env_name;   /* for MANA_ACTION_EXPORT */
+  const char *value_name; /* placeholder in --help, e.g. "DIR" */
+  const char *help;       /* one line for --help */
 };
 
 /* The options table, for the --help printer. */
@@ -75,56 +75,56 @@ const struct mana_option *launch_options(size_t *count);
 
 /* One environment variable the ranks receive. */
 struct launch_env {
-	const struct mana_option *option; /* which option set it */
-	const char *value;                /* points into the caller's argv */
+  const struct mana_option *option; /* which option set it */
+  const char *value;                /* points into the caller's argv */
 };
 
 /* One application found in the command line (one per MPMD segment). */
 struct launch_app {
-	int argv_index;   /* index of APP in plan.argv (mana_lh sits just before it) */
-	const char *wdir; /* working directory the launcher gives it, or NULL */
+  int argv_index;   /* index of APP in plan.argv (mana_lh sits just before it) */
+  const char *wdir; /* working directory the launcher gives it, or NULL */
 };
 
 #define LAUNCH_MAX_ENV 16
 #define LAUNCH_MSG_LEN 512
 
 struct launch_plan {
-	enum launch_form form;
-	enum launcher_style style;
-	bool help, version, verbose;
+  enum launch_form form;
+  enum launcher_style style;
+  bool help, version, verbose;
 
-	struct launch_env env[LAUNCH_MAX_ENV];
-	size_t env_count;
+  struct launch_env env[LAUNCH_MAX_ENV];
+  size_t env_count;
 
-	/* The command to exec: argv[0] is the launcher as typed (form 1, for execvp) or the
+  /* The command to exec: argv[0] is the launcher as typed (form 1, for execvp) or the
 	 * absolute mana_lh path (form 2, for execv). NULL-terminated, owned by the plan; the
 	 * strings point into the caller's argv except the inserted mana_lh path. */
-	char **argv;
-	int argc;
+  char **argv;
+  int argc;
 
-	struct launch_app *apps;
-	size_t app_count;
+  struct launch_app *apps;
+  size_t app_count;
 
-	/* Wrap-launcher form: the number of ranks the launcher starts, summed over the MPMD
+  /* Wrap-launcher form: the number of ranks the launcher starts, summed over the MPMD
 	 * segments (Hydra -n/-np, srun -n/--ntasks); 0 when the command line does not say for
 	 * every segment. The coordinator then learns it from the first rank. */
-	unsigned long ranks;
+  unsigned long ranks;
 
-	/* Wrap-launcher form: the command line names hosts or nodes (Hydra -hosts, -f, ...;
+  /* Wrap-launcher form: the command line names hosts or nodes (Hydra -hosts, -f, ...;
 	 * srun -w, -N), so ranks may run on other hosts than this one. */
-	bool names_hosts;
+  bool names_hosts;
 
-	/* --restart-from: the generation directory every rank restarts from (no APP), or NULL.
+  /* --restart-from: the generation directory every rank restarts from (no APP), or NULL.
 	 * --expect-ranks: the number of ranks the launcher must start, 0 when not given; a
 	 * launcher command line that says otherwise is a usage error. */
-	const char *restart_from;
-	unsigned long expect_ranks;
+  const char *restart_from;
+  unsigned long expect_ranks;
 
-	/* Set when parsing fails: one line, without the "mana_launch: " prefix. */
-	char error[LAUNCH_MSG_LEN];
-	/* Non-fatal notes (e.g. a launcher option mana_launch does not know), one per line,
+  /* Set when parsing fails: one line, without the "mana_launch: " prefix. */
+  char error[LAUNCH_MSG_LEN];
+  /* Non-fatal notes (e.g. a launcher option mana_launch does not know), one per line,
 	 * without prefix; empty when there are none. */
-	char warnings[LAUNCH_MSG_LEN];
+  char warnings[LAUNCH_MSG_LEN];
 };
 
 /* Parse mana_launch's argv (argv[0] is mana_launch itself). lh_path is the absolute path
@@ -132,7 +132,7 @@ struct launch_plan {
  * Returns 0 on success (check plan->help / plan->version first), or LAUNCH_EXIT_USAGE or
  * LAUNCH_EXIT_MISMATCH with plan->error set. The plan must be released with launch_plan_free() in both cases. */
 int launch_args_parse(int argc, char *const argv[], const char *lh_path,
-		      const char *extra_launchers, struct launch_plan *plan);
+                      const char *extra_launchers, struct launch_plan *plan);
 
 void launch_plan_free(struct launch_plan *plan);
 
@@ -140,8 +140,8 @@ void launch_plan_free(struct launch_plan *plan);
  * extra_launchers ("name[=hydra|srun]:..."). *style is LAUNCHER_STYLE_NONE when the program
  * is not a launcher. Returns false, with a message in err, when extra_launchers is
  * malformed. */
-bool launch_style_for(const char *program, const char *extra_launchers,
-		      enum launcher_style *style, char *err, size_t errlen);
+bool launch_style_for(const char *program, const char *extra_launchers, enum launcher_style *style,
+                      char *err, size_t errlen);
 
 /* The value a mana option of the plan set (by its environment name), or NULL. */
 const char *launch_plan_value(const struct launch_plan *plan, const char *env_name);

@@ -18,24 +18,24 @@
 #include "coord_net.h"
 
 struct launch_coord {
-	char address[COORD_HOSTPORT_MAX]; /* HOST:PORT for MANA_COORDINATOR */
-	char secret_file[PATH_MAX];       /* for MANA_SECRET_FILE */
-	pid_t started_pid;                /* the daemon we started, 0 if we reused one */
+  char address[COORD_HOSTPORT_MAX]; /* HOST:PORT for MANA_COORDINATOR */
+  char secret_file[PATH_MAX];       /* for MANA_SECRET_FILE */
+  pid_t started_pid;                /* the daemon we started, 0 if we reused one */
 };
 
 /* What the launcher form knows about the job. */
 struct launch_coord_request {
-	const char *bin_dir;  /* where mana_coordinator is */
-	const char *ckptdir;  /* absolute; created (0700) if missing */
-	unsigned long ranks;  /* 0: unknown */
-	const char *interval; /* seconds, or NULL */
-	const char *command;  /* the job's command line, for MANIFEST, or NULL */
-	const char *host;     /* address to listen on, or NULL: every address */
+  const char *bin_dir;  /* where mana_coordinator is */
+  const char *ckptdir;  /* absolute; created (0700) if missing */
+  unsigned long ranks;  /* 0: unknown */
+  const char *interval; /* seconds, or NULL */
+  const char *command;  /* the job's command line, for MANIFEST, or NULL */
+  const char *host;     /* address to listen on, or NULL: every address */
 };
 
 /* Launcher form. Returns 0 with lc filled, or -1 with err. */
-int launch_coord_start(const struct launch_coord_request *req, struct launch_coord *lc,
-		       char *err, size_t errlen);
+int launch_coord_start(const struct launch_coord_request *req, struct launch_coord *lc, char *err,
+                       size_t errlen);
 
 /* Per-rank form: 1 with lc filled when a live coordinator serves ckptdir, else 0. */
 int launch_coord_find(const char *ckptdir, struct launch_coord *lc);

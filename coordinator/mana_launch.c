@@ -41,267 +41,266 @@
 /* "  -v, --verbose     help" or "      --ckptdir DIR     help", columns aligned. */
 static void print_option_line(FILE *out, const struct mana_option *opt)
 {
-	char shortpart[8] = "    ", left[64];
+  char shortpart[8] = "    ", left[64];
 
-	if (opt->short_name)
-		snprintf(shortpart, sizeof(shortpart), "-%c, ", opt->short_name);
-	snprintf(left, sizeof(left), "%s--%s%s%s", shortpart, opt->long_name,
-		 opt->value_name ? " " : "", opt->value_name ? opt->value_name : "");
-	fprintf(out, "  %-28s %s\n", left, opt->help);
+  if (opt->short_name)
+    snprintf(shortpart, sizeof(shortpart), "-%c, ", opt->short_name);
+  snprintf(left, sizeof(left), "%s--%s%s%s", shortpart, opt->long_name, opt->value_name ? " " : "",
+           opt->value_name ? opt->value_name : "");
+  fprintf(out, "  %-28s %s\n", left, opt->help);
 }
 
 static void print_usage(FILE *out)
 {
-	const struct mana_option *opts;
-	size_t count;
+  const struct mana_option *opts;
+  size_t count;
 
-	fprintf(out,
-		"Usage: " PROG " [OPTIONS] LAUNCHER [LAUNCHER-ARGS...] PROGRAM [ARGS...]\n"
-		"       LAUNCHER [LAUNCHER-ARGS...] " PROG " [OPTIONS] PROGRAM [ARGS...]\n"
-		"\n"
-		"Run an MPI program under mana, so that it can be checkpointed and restarted.\n"
-		"\n"
-		"In the first form " PROG " finds PROGRAM in the launcher's command line (in\n"
-		"every ':'-separated MPMD segment), puts mana_lh in front of it and runs the\n"
-		"launcher. In the second form the launcher starts " PROG " once per rank.\n"
-		"The form is chosen by the name of the first word after the options:\n"
-		"mpirun, mpiexec, mpiexec.hydra, mpirun.mpich, mpiexec.mpich and srun, plus\n"
-		"the names listed in MANA_LAUNCHERS, are launchers; anything else is PROGRAM.\n"
-		"\n"
-		"Checkpoints are steered by the job's coordinator. Without --coordinator (or\n"
-		"MANA_COORDINATOR), the first form uses the coordinator waiting in the\n"
-		"checkpoint directory or starts one (mana_coordinator --daemon) that ends with\n"
-		"the job; the second form uses one only if it already runs there. Ask it with\n"
-		"mana_status.\n"
-		"\n"
-		"Options:\n");
-	opts = launch_options(&count);
-	for (size_t i = 0; i < count; i++)
-		print_option_line(out, &opts[i]);
-	fprintf(out, "\nEvery rank receives these settings in its environment:\n");
-	for (size_t i = 0; i < count; i++)
-		if (opts[i].action == MANA_ACTION_EXPORT)
-			fprintf(out, "  %-28s from --%s\n", opts[i].env_name, opts[i].long_name);
-	fprintf(out, "  %-28s the coordinator's secret\n", COORD_ENV_SECRET);
-	fprintf(out,
-		"\n"
-		"PROGRAM must be a dynamically linked x86-64 program built with MPICH.\n"
-		"\n"
-		"Exit status: that of the launcher or program; 2 for a usage error, 126 when\n"
-		"PROGRAM cannot run under mana, 127 when it is not found, 1 when the mana\n"
-		"installation is incomplete.\n"
-		"\n"
-		"See mana_launch(1).\n");
+  fprintf(out, "Usage: " PROG " [OPTIONS] LAUNCHER [LAUNCHER-ARGS...] PROGRAM [ARGS...]\n"
+               "       LAUNCHER [LAUNCHER-ARGS...] " PROG " [OPTIONS] PROGRAM [ARGS...]\n"
+               "\n"
+               "Run an MPI program under mana, so that it can be checkpointed and restarted.\n"
+               "\n"
+               "In the first form " PROG " finds PROGRAM in the launcher's command line (in\n"
+               "every ':'-separated MPMD segment), puts mana_lh in front of it and runs the\n"
+               "launcher. In the second form the launcher starts " PROG " once per rank.\n"
+               "The form is chosen by the name of the first word after the options:\n"
+               "mpirun, mpiexec, mpiexec.hydra, mpirun.mpich, mpiexec.mpich and srun, plus\n"
+               "the names listed in MANA_LAUNCHERS, are launchers; anything else is PROGRAM.\n"
+               "\n"
+               "Checkpoints are steered by the job's coordinator. Without --coordinator (or\n"
+               "MANA_COORDINATOR), the first form uses the coordinator waiting in the\n"
+               "checkpoint directory or starts one (mana_coordinator --daemon) that ends with\n"
+               "the job; the second form uses one only if it already runs there. Ask it with\n"
+               "mana_status.\n"
+               "\n"
+               "Options:\n");
+  opts = launch_options(&count);
+  for (size_t i = 0; i < count; i++)
+    print_option_line(out, &opts[i]);
+  fprintf(out, "\nEvery rank receives these settings in its environment:\n");
+  for (size_t i = 0; i < count; i++)
+    if (opts[i].action == MANA_ACTION_EXPORT)
+      fprintf(out, "  %-28s from --%s\n", opts[i].env_name, opts[i].long_name);
+  fprintf(out, "  %-28s the coordinator's secret\n", COORD_ENV_SECRET);
+  fprintf(out, "\n"
+               "PROGRAM must be a dynamically linked x86-64 program built with MPICH.\n"
+               "\n"
+               "Exit status: that of the launcher or program; 2 for a usage error, 126 when\n"
+               "PROGRAM cannot run under mana, 127 when it is not found, 1 when the mana\n"
+               "installation is incomplete.\n"
+               "\n"
+               "See mana_launch(1).\n");
 }
 
 /* The directory mana_launch was started from, through symlinks. */
 static int find_bin_dir(char *dir, size_t len)
 {
-	if (mana_exe_dir(dir, len) != 0) {
-		fprintf(stderr, PROG ": cannot find own location (/proc/self/exe): %s\n",
-			strerror(errno));
-		return EXIT_BROKEN;
-	}
-	return 0;
+  if (mana_exe_dir(dir, len) != 0) {
+    fprintf(stderr, PROG ": cannot find own location (/proc/self/exe): %s\n", strerror(errno));
+    return EXIT_BROKEN;
+  }
+  return 0;
 }
 
 static int check_installation(const char *bin_dir, const char *lh_path)
 {
-	char stub[PATH_MAX], prefix[PATH_MAX];
-	struct stat st;
-	char *slash;
+  char stub[PATH_MAX], prefix[PATH_MAX];
+  struct stat st;
+  char *slash;
 
-	if (stat(lh_path, &st) != 0 || !S_ISREG(st.st_mode) || access(lh_path, X_OK) != 0) {
-		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing or "
-				"not executable\n", lh_path);
-		return EXIT_BROKEN;
-	}
-	/* The install prefix is bin/'s parent; spelled out so the message shows a clean path. */
-	snprintf(prefix, sizeof(prefix), "%s", bin_dir);
-	slash = strrchr(prefix, '/');
-	if (slash)
-		*slash = '\0';
-	if (snprintf(stub, sizeof(stub), "%s/" STUB_UNDER_PREFIX, prefix) >= (int)sizeof(stub)) {
-		fprintf(stderr, PROG ": installation path too long: %s\n", prefix);
-		return EXIT_BROKEN;
-	}
-	if (stat(stub, &st) != 0) {
-		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n",
-			stub);
-		return EXIT_BROKEN;
-	}
-	return 0;
+  if (stat(lh_path, &st) != 0 || !S_ISREG(st.st_mode) || access(lh_path, X_OK) != 0) {
+    fprintf(stderr,
+            PROG ": the mana installation is incomplete: %s is missing or "
+                 "not executable\n",
+            lh_path);
+    return EXIT_BROKEN;
+  }
+  /* The install prefix is bin/'s parent; spelled out so the message shows a clean path. */
+  snprintf(prefix, sizeof(prefix), "%s", bin_dir);
+  slash = strrchr(prefix, '/');
+  if (slash)
+    *slash = '\0';
+  if (snprintf(stub, sizeof(stub), "%s/" STUB_UNDER_PREFIX, prefix) >= (int)sizeof(stub)) {
+    fprintf(stderr, PROG ": installation path too long: %s\n", prefix);
+    return EXIT_BROKEN;
+  }
+  if (stat(stub, &st) != 0) {
+    fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n", stub);
+    return EXIT_BROKEN;
+  }
+  return 0;
 }
 
 static int check_coordinator_program(const char *bin_dir)
 {
-	char path[PATH_MAX + sizeof(COORDINATOR_NAME) + 1];
+  char path[PATH_MAX + sizeof(COORDINATOR_NAME) + 1];
 
-	snprintf(path, sizeof(path), "%s/" COORDINATOR_NAME, bin_dir);
-	if (access(path, X_OK) != 0) {
-		fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing or "
-				"not executable\n", path);
-		return EXIT_BROKEN;
-	}
-	return 0;
+  snprintf(path, sizeof(path), "%s/" COORDINATOR_NAME, bin_dir);
+  if (access(path, X_OK) != 0) {
+    fprintf(stderr,
+            PROG ": the mana installation is incomplete: %s is missing or "
+                 "not executable\n",
+            path);
+    return EXIT_BROKEN;
+  }
+  return 0;
 }
 
 /* Strings made here that the command points to. They live until exec; freeing them on
  * the error paths keeps leak checkers quiet in sanitizer builds. */
 struct owned {
-	char **items;
-	size_t count;
+  char **items;
+  size_t count;
 };
 
 static char *own(struct owned *owned, char *s)
 {
-	char **grown;
+  char **grown;
 
-	if (!s)
-		return NULL;
-	grown = realloc(owned->items, (owned->count + 1) * sizeof(*grown));
-	if (!grown) {
-		free(s);
-		return NULL;
-	}
-	owned->items = grown;
-	owned->items[owned->count++] = s;
-	return s;
+  if (!s)
+    return NULL;
+  grown = realloc(owned->items, (owned->count + 1) * sizeof(*grown));
+  if (!grown) {
+    free(s);
+    return NULL;
+  }
+  owned->items = grown;
+  owned->items[owned->count++] = s;
+  return s;
 }
 
 static void free_owned(struct owned *owned)
 {
-	for (size_t i = 0; i < owned->count; i++)
-		free(owned->items[i]);
-	free(owned->items);
+  for (size_t i = 0; i < owned->count; i++)
+    free(owned->items[i]);
+  free(owned->items);
 }
 
 /* Checks every program of the plan. A program named without '/' is replaced by the path
  * PATH gave it, so every rank runs the very file that was checked. */
 static int check_programs(struct launch_plan *plan, struct owned *owned)
 {
-	struct app_check_env env = {
-		.path = getenv("PATH"),
-		.ld_library_path = getenv("LD_LIBRARY_PATH"),
-	};
+  struct app_check_env env = {
+      .path = getenv("PATH"),
+      .ld_library_path = getenv("LD_LIBRARY_PATH"),
+  };
 
-	for (size_t i = 0; i < plan->app_count; i++) {
-		char **slot = &plan->argv[plan->apps[i].argv_index];
-		struct app_check_result result;
-		int rc = app_check(*slot, plan->apps[i].wdir, &env, &result);
+  for (size_t i = 0; i < plan->app_count; i++) {
+    char **slot = &plan->argv[plan->apps[i].argv_index];
+    struct app_check_result result;
+    int rc = app_check(*slot, plan->apps[i].wdir, &env, &result);
 
-		if (rc) {
-			fprintf(stderr, PROG ": %s\n", result.error);
-			return rc;
-		}
-		if (!strchr(*slot, '/')) {
-			*slot = own(owned, strdup(result.resolved));
-			if (!*slot) {
-				fprintf(stderr, PROG ": out of memory\n");
-				return EXIT_BROKEN;
-			}
-		}
-	}
-	return 0;
+    if (rc) {
+      fprintf(stderr, PROG ": %s\n", result.error);
+      return rc;
+    }
+    if (!strchr(*slot, '/')) {
+      *slot = own(owned, strdup(result.resolved));
+      if (!*slot) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_BROKEN;
+      }
+    }
+  }
+  return 0;
 }
 
 /* A relative --ckptdir would mean a different place for ranks started elsewhere. */
 static const char *absolute_path(const char *value, struct owned *owned)
 {
-	char cwd[PATH_MAX];
-	char *joined;
+  char cwd[PATH_MAX];
+  char *joined;
 
-	if (value[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return value;
-	if (asprintf(&joined, "%s/%s", cwd, value) < 0)
-		return value;
-	joined = own(owned, joined);
-	return joined ? joined : value;
+  if (value[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+    return value;
+  if (asprintf(&joined, "%s/%s", cwd, value) < 0)
+    return value;
+  joined = own(owned, joined);
+  return joined ? joined : value;
 }
 
 static int export_settings(struct launch_plan *plan, struct owned *owned)
 {
-	for (size_t i = 0; i < plan->env_count; i++) {
-		const struct mana_option *opt = plan->env[i].option;
+  for (size_t i = 0; i < plan->env_count; i++) {
+    const struct mana_option *opt = plan->env[i].option;
 
-		if (opt->value_kind == MANA_VALUE_PATH)
-			plan->env[i].value = absolute_path(plan->env[i].value, owned);
-		if (setenv(opt->env_name, plan->env[i].value, 1) != 0) {
-			fprintf(stderr, PROG ": cannot set %s: %s\n", opt->env_name,
-				strerror(errno));
-			return EXIT_BROKEN;
-		}
-	}
-	return 0;
+    if (opt->value_kind == MANA_VALUE_PATH)
+      plan->env[i].value = absolute_path(plan->env[i].value, owned);
+    if (setenv(opt->env_name, plan->env[i].value, 1) != 0) {
+      fprintf(stderr, PROG ": cannot set %s: %s\n", opt->env_name, strerror(errno));
+      return EXIT_BROKEN;
+    }
+  }
+  return 0;
 }
 
 /* Prints a word so that it can be pasted back into a shell. */
 static void print_quoted(FILE *out, const char *word)
 {
-	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				   "0123456789_-./:=,+@%";
+  static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_-./:=,+@%";
 
-	if (word[0] != '\0' && strspn(word, safe) == strlen(word)) {
-		fputs(word, out);
-		return;
-	}
-	fputc('\'', out);
-	for (const char *p = word; *p; p++) {
-		if (*p == '\'')
-			fputs("'\\''", out);
-		else
-			fputc(*p, out);
-	}
-	fputc('\'', out);
+  if (word[0] != '\0' && strspn(word, safe) == strlen(word)) {
+    fputs(word, out);
+    return;
+  }
+  fputc('\'', out);
+  for (const char *p = word; *p; p++) {
+    if (*p == '\'')
+      fputs("'\\''", out);
+    else
+      fputc(*p, out);
+  }
+  fputc('\'', out);
 }
 
 /* The coordinator's settings, which come from the options, the caller's environment or
  * the coordinator found or started for the job. */
-static const char *const coordinator_env[] = { COORD_ENV_ADDRESS, COORD_ENV_SECRET,
-					       COORD_ENV_CKPTDIR };
+static const char *const coordinator_env[] = {COORD_ENV_ADDRESS, COORD_ENV_SECRET,
+                                              COORD_ENV_CKPTDIR};
 
 static bool from_option(const struct launch_plan *plan, const char *env_name)
 {
-	for (size_t i = 0; i < plan->env_count; i++)
-		if (strcmp(plan->env[i].option->env_name, env_name) == 0)
-			return true;
-	return false;
+  for (size_t i = 0; i < plan->env_count; i++)
+    if (strcmp(plan->env[i].option->env_name, env_name) == 0)
+      return true;
+  return false;
 }
 
 static void print_command(const struct launch_plan *plan)
 {
-	fputs(PROG ": running:", stderr);
-	for (size_t i = 0; i < plan->env_count; i++) {
-		fprintf(stderr, " %s=", plan->env[i].option->env_name);
-		print_quoted(stderr, plan->env[i].value);
-	}
-	for (size_t i = 0; i < sizeof(coordinator_env) / sizeof(coordinator_env[0]); i++) {
-		const char *value = getenv(coordinator_env[i]);
+  fputs(PROG ": running:", stderr);
+  for (size_t i = 0; i < plan->env_count; i++) {
+    fprintf(stderr, " %s=", plan->env[i].option->env_name);
+    print_quoted(stderr, plan->env[i].value);
+  }
+  for (size_t i = 0; i < sizeof(coordinator_env) / sizeof(coordinator_env[0]); i++) {
+    const char *value = getenv(coordinator_env[i]);
 
-		if (!value || from_option(plan, coordinator_env[i]))
-			continue;
-		fprintf(stderr, " %s=", coordinator_env[i]);
-		print_quoted(stderr, value);
-	}
-	for (int i = 0; i < plan->argc; i++) {
-		fputc(' ', stderr);
-		print_quoted(stderr, plan->argv[i]);
-	}
-	fputc('\n', stderr);
+    if (!value || from_option(plan, coordinator_env[i]))
+      continue;
+    fprintf(stderr, " %s=", coordinator_env[i]);
+    print_quoted(stderr, value);
+  }
+  for (int i = 0; i < plan->argc; i++) {
+    fputc(' ', stderr);
+    print_quoted(stderr, plan->argv[i]);
+  }
+  fputc('\n', stderr);
 }
 
 static void print_warnings(const char *warnings)
 {
-	const char *line = warnings;
+  const char *line = warnings;
 
-	while (*line) {
-		size_t len = strcspn(line, "\n");
+  while (*line) {
+    size_t len = strcspn(line, "\n");
 
-		fprintf(stderr, PROG ": warning: %.*s\n", (int)len, line);
-		line += len;
-		if (*line == '\n')
-			line++;
-	}
+    fprintf(stderr, PROG ": warning: %.*s\n", (int)len, line);
+    line += len;
+    if (*line == '\n')
+      line++;
+  }
 }
 
 /* ------------------------------------------------------------------------------------- */
@@ -310,157 +309,156 @@ static void print_warnings(const char *warnings)
 
 static int set_env(const char *name, const char *value)
 {
-	if (setenv(name, value, 1) != 0) {
-		fprintf(stderr, PROG ": cannot set %s: %s\n", name, strerror(errno));
-		return EXIT_BROKEN;
-	}
-	return 0;
+  if (setenv(name, value, 1) != 0) {
+    fprintf(stderr, PROG ": cannot set %s: %s\n", name, strerror(errno));
+    return EXIT_BROKEN;
+  }
+  return 0;
 }
 
 /* The job's command line, quoted, for the coordinator to record in MANIFEST. */
 static char *job_command(int argc, char **argv, struct owned *owned)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
 
-	if (!out)
-		return NULL;
-	for (int i = 0; i < argc; i++) {
-		if (i)
-			fputc(' ', out);
-		print_quoted(out, argv[i]);
-	}
-	fclose(out);
-	return own(owned, text);
+  if (!out)
+    return NULL;
+  for (int i = 0; i < argc; i++) {
+    if (i)
+      fputc(' ', out);
+    print_quoted(out, argv[i]);
+  }
+  fclose(out);
+  return own(owned, text);
 }
 
 static int export_coordinator(const struct launch_coord *lc, const char *ckptdir)
 {
-	int rc = set_env(COORD_ENV_ADDRESS, lc->address);
+  int rc = set_env(COORD_ENV_ADDRESS, lc->address);
 
-	if (!rc)
-		rc = set_env(COORD_ENV_SECRET, lc->secret_file);
-	if (!rc)
-		rc = set_env(COORD_ENV_CKPTDIR, ckptdir);
-	return rc;
+  if (!rc)
+    rc = set_env(COORD_ENV_SECRET, lc->secret_file);
+  if (!rc)
+    rc = set_env(COORD_ENV_CKPTDIR, ckptdir);
+  return rc;
 }
 
 /* A coordinator named by --coordinator or MANA_COORDINATOR: the secret defaults to the
  * checkpoint directory's. */
 static int use_given_coordinator(const char *ckptdir)
 {
-	char secret[PATH_MAX + 32];
+  char secret[PATH_MAX + 32];
 
-	if (!getenv(COORD_ENV_SECRET)) {
-		store_meta_file(ckptdir, STORE_SECRET_FILE, secret, sizeof(secret));
-		if (set_env(COORD_ENV_SECRET, secret))
-			return EXIT_BROKEN;
-	}
-	return set_env(COORD_ENV_CKPTDIR, ckptdir);
+  if (!getenv(COORD_ENV_SECRET)) {
+    store_meta_file(ckptdir, STORE_SECRET_FILE, secret, sizeof(secret));
+    if (set_env(COORD_ENV_SECRET, secret))
+      return EXIT_BROKEN;
+  }
+  return set_env(COORD_ENV_CKPTDIR, ckptdir);
 }
 
 static int start_coordinator(const struct launch_plan *plan, const char *bin_dir,
-			     const char *ckptdir, char *command, struct launch_coord *lc)
+                             const char *ckptdir, char *command, struct launch_coord *lc)
 {
-	struct launch_coord_request req = {
-		.bin_dir = bin_dir, .ckptdir = ckptdir,
-		.ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
-		.interval = launch_plan_value(plan, "MANA_INTERVAL"), .command = command,
-		.host = launch_coordinator_host(plan,
-						launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
-	};
-	char err[1024];
+  struct launch_coord_request req = {
+      .bin_dir = bin_dir,
+      .ckptdir = ckptdir,
+      .ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
+      .interval = launch_plan_value(plan, "MANA_INTERVAL"),
+      .command = command,
+      .host = launch_coordinator_host(plan, launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
+  };
+  char err[1024];
 
-	if (check_coordinator_program(bin_dir))
-		return EXIT_BROKEN;
-	if (launch_coord_start(&req, lc, err, sizeof(err))) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return EXIT_BROKEN;
-	}
-	return export_coordinator(lc, ckptdir);
+  if (check_coordinator_program(bin_dir))
+    return EXIT_BROKEN;
+  if (launch_coord_start(&req, lc, err, sizeof(err))) {
+    fprintf(stderr, PROG ": %s\n", err);
+    return EXIT_BROKEN;
+  }
+  return export_coordinator(lc, ckptdir);
 }
 
 /* Gives the ranks a coordinator: the one named, the one running for the checkpoint
  * directory, or (launcher form) a new one. In the per-rank form without any, the ranks run
  * without checkpointing. */
 static int setup_coordinator(const struct launch_plan *plan, const char *bin_dir, int argc,
-			     char **argv, struct owned *owned, struct launch_coord *lc)
+                             char **argv, struct owned *owned, struct launch_coord *lc)
 {
-	const char *env_dir = getenv(COORD_ENV_CKPTDIR);
-	const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : STORE_DEFAULT_DIR,
-					    owned);
+  const char *env_dir = getenv(COORD_ENV_CKPTDIR);
+  const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : STORE_DEFAULT_DIR, owned);
 
-	if (getenv(COORD_ENV_ADDRESS) && *getenv(COORD_ENV_ADDRESS))
-		return use_given_coordinator(ckptdir);
-	if (plan->form == LAUNCH_FORM_WRAP_LAUNCHER)
-		return start_coordinator(plan, bin_dir, ckptdir, job_command(argc, argv, owned),
-					 lc);
-	if (launch_coord_find(ckptdir, lc) == 1)
-		return export_coordinator(lc, ckptdir);
-	return 0;
+  if (getenv(COORD_ENV_ADDRESS) && *getenv(COORD_ENV_ADDRESS))
+    return use_given_coordinator(ckptdir);
+  if (plan->form == LAUNCH_FORM_WRAP_LAUNCHER)
+    return start_coordinator(plan, bin_dir, ckptdir, job_command(argc, argv, owned), lc);
+  if (launch_coord_find(ckptdir, lc) == 1)
+    return export_coordinator(lc, ckptdir);
+  return 0;
 }
 
 /* Only returns when exec fails. */
 static int run(struct launch_plan *plan, const char *lh_path)
 {
-	const char *what = plan->form == LAUNCH_FORM_PER_RANK ? lh_path : plan->argv[0];
-	int err;
+  const char *what = plan->form == LAUNCH_FORM_PER_RANK ? lh_path : plan->argv[0];
+  int err;
 
-	fflush(NULL);
-	if (plan->form == LAUNCH_FORM_PER_RANK)
-		execv(lh_path, plan->argv);
-	else
-		execvp(plan->argv[0], plan->argv); /* the launcher is found through PATH */
-	err = errno; /* before fprintf can change it */
-	fprintf(stderr, PROG ": cannot run %s: %s\n", what, strerror(err));
-	return err == ENOENT ? APP_CHECK_NOT_FOUND : APP_CHECK_CANNOT_RUN;
+  fflush(NULL);
+  if (plan->form == LAUNCH_FORM_PER_RANK)
+    execv(lh_path, plan->argv);
+  else
+    execvp(plan->argv[0], plan->argv); /* the launcher is found through PATH */
+  err = errno;                         /* before fprintf can change it */
+  fprintf(stderr, PROG ": cannot run %s: %s\n", what, strerror(err));
+  return err == ENOENT ? APP_CHECK_NOT_FOUND : APP_CHECK_CANNOT_RUN;
 }
 
 int main(int argc, char **argv)
 {
-	struct launch_plan plan;
-	struct launch_coord coordinator = { 0 };
-	struct owned owned = { 0 };
-	char bin_dir[PATH_MAX], lh_path[PATH_MAX + sizeof(LOWER_HALF_NAME) + 1];
-	int rc;
+  struct launch_plan plan;
+  struct launch_coord coordinator = {0};
+  struct owned owned = {0};
+  char bin_dir[PATH_MAX], lh_path[PATH_MAX + sizeof(LOWER_HALF_NAME) + 1];
+  int rc;
 
-	rc = find_bin_dir(bin_dir, sizeof(bin_dir));
-	if (rc)
-		return rc;
-	snprintf(lh_path, sizeof(lh_path), "%s/" LOWER_HALF_NAME, bin_dir);
+  rc = find_bin_dir(bin_dir, sizeof(bin_dir));
+  if (rc)
+    return rc;
+  snprintf(lh_path, sizeof(lh_path), "%s/" LOWER_HALF_NAME, bin_dir);
 
-	rc = launch_args_parse(argc, argv, lh_path, getenv("MANA_LAUNCHERS"), &plan);
-	print_warnings(plan.warnings);
-	if (rc) {
-		fprintf(stderr, PROG ": %s\n", plan.error);
-		goto out;
-	}
-	if (plan.help) {
-		print_usage(stdout);
-		goto out;
-	}
-	if (plan.version) {
-		printf(PROG " (mana) " MANA_VERSION "\n");
-		goto out;
-	}
+  rc = launch_args_parse(argc, argv, lh_path, getenv("MANA_LAUNCHERS"), &plan);
+  print_warnings(plan.warnings);
+  if (rc) {
+    fprintf(stderr, PROG ": %s\n", plan.error);
+    goto out;
+  }
+  if (plan.help) {
+    print_usage(stdout);
+    goto out;
+  }
+  if (plan.version) {
+    printf(PROG " (mana) " MANA_VERSION "\n");
+    goto out;
+  }
 
-	rc = check_installation(bin_dir, lh_path);
-	if (!rc)
-		rc = check_programs(&plan, &owned);
-	if (!rc)
-		rc = export_settings(&plan, &owned);
-	if (!rc)
-		rc = setup_coordinator(&plan, bin_dir, argc, argv, &owned, &coordinator);
-	if (rc)
-		goto out;
-	if (plan.verbose)
-		print_command(&plan);
-	rc = run(&plan, lh_path);
-	/* The launcher never started: its coordinator has no job to wait for. */
-	launch_coord_abandon(&coordinator);
+  rc = check_installation(bin_dir, lh_path);
+  if (!rc)
+    rc = check_programs(&plan, &owned);
+  if (!rc)
+    rc = export_settings(&plan, &owned);
+  if (!rc)
+    rc = setup_coordinator(&plan, bin_dir, argc, argv, &owned, &coordinator);
+  if (rc)
+    goto out;
+  if (plan.verbose)
+    print_command(&plan);
+  rc = run(&plan, lh_path);
+  /* The launcher never started: its coordinator has no job to wait for. */
+  launch_coord_abandon(&coordinator);
 out:
-	free_owned(&owned);
-	launch_plan_free(&plan);
-	return rc;
+  free_owned(&owned);
+  launch_plan_free(&plan);
+  return rc;
 }

@@ -10,16 +10,16 @@
 
 /* One received line, owned. */
 struct status_line {
-	char *verb;
-	size_t nfields;
-	char *keys[COORD_MAX_FIELDS];
-	char *values[COORD_MAX_FIELDS];
+  char *verb;
+  size_t nfields;
+  char *keys[COORD_MAX_FIELDS];
+  char *values[COORD_MAX_FIELDS];
 };
 
 struct status_reply {
-	struct status_line job;    /* the JOB line */
-	struct status_line *ranks; /* the RANK lines, in order */
-	size_t nranks, cap;
+  struct status_line job;    /* the JOB line */
+  struct status_line *ranks; /* the RANK lines, in order */
+  size_t nranks, cap;
 };
 
 /* Adds a JOB or RANK line. Returns 0, or -1 when out of memory or the verb is neither. */

@@ -15,7 +15,6 @@
 #include "mana/park.h"
 #include "mana/upper_window.h"
 
-
 /* Settings for libraries of the lower half that read their environment in constructors, before
  * main runs (libucs parses its configuration at load time): they only take effect through a
  * re-exec.  UCX's own SIGSEGV/SIGBUS handlers would fight ours; hwloc's GUI/XML plugins add a
@@ -63,8 +62,8 @@ int mana_build_brk_wall(void)
 {
   uintptr_t brk_now = (uintptr_t)sbrk(0);
   uintptr_t wall = (brk_now + 4095) & ~4095UL;
-  void *p = mmap((void *)wall, 4096, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  void *p =
+      mmap((void *)wall, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (p == MAP_FAILED) {
     fprintf(stderr, "mana_lh: cannot place the brk wall at %#lx: %s\n", (unsigned long)wall,
             strerror(errno));
@@ -86,8 +85,7 @@ int mana_reserve_window(void)
   }
   /* The boundary page, the thread records and the MPI thread slots that follow it. */
   p = mmap((void *)MANA_WINDOW_BASE, 0x1000 + MANA_PARK_AREA_SIZE + MANA_MPI_THREADS_AREA_SIZE,
-           PROT_READ | PROT_WRITE,
-           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+           PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) {
     perror("mana_lh: cannot map the boundary page");
     return -1;

@@ -38,5 +38,4 @@ int mana_restart_from(const char *path, char *err, size_t errlen);
  * threads do not run again within timeout_ms. */
 int mana_restart_wait_resumed(int timeout_ms);
 
-
 #endif

@@ -297,8 +297,8 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 {
   char reason[512], name[64], xxh[32];
   int (*drain)(char *, size_t) = MANA_BOUNDARY->stub_drain;
-  int finalized = 0, parked = mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason,
-                                            sizeof(reason)) == 0;
+  int finalized = 0,
+      parked = mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason, sizeof(reason)) == 0;
   /* Only now: a thread inside MPI_Finalize parks when it returns from it.  MPI_Finalize is
    * counted on the clock, so then every rank has entered it and every rank refuses here. */
   PMPI_Finalized(&finalized);
@@ -311,8 +311,7 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
   } else if (settle && settle(reason, sizeof(reason)) != 0) {
     parked = 0; /* as if it had not: nothing drained, the job goes on */
     coord_send_failed(link_conn, gen, reason);
-  } else if (coord_send_suspended(link_conn, gen) != 0 ||
-             (go = wait_for_go(gen, cmd)) < 0) {
+  } else if (coord_send_suspended(link_conn, gen) != 0 || (go = wait_for_go(gen, cmd)) < 0) {
     return -1;
   }
   if (!go) {
@@ -417,11 +416,15 @@ static void note_swept(void *arg, const char *path, int err)
 {
   (void)arg;
   if (err)
-    fprintf(stderr, "mana_lh: rank %u: cannot remove %s, a checkpoint the lost coordinator "
-            "never committed: %s\n", my_rank, path, strerror(err));
+    fprintf(stderr,
+            "mana_lh: rank %u: cannot remove %s, a checkpoint the lost coordinator "
+            "never committed: %s\n",
+            my_rank, path, strerror(err));
   else
-    fprintf(stderr, "mana_lh: rank %u: removed %s, a checkpoint the lost coordinator never "
-            "committed\n", my_rank, path);
+    fprintf(stderr,
+            "mana_lh: rank %u: removed %s, a checkpoint the lost coordinator never "
+            "committed\n",
+            my_rank, path);
 }
 
 /* A coordinator killed during a checkpoint leaves its generation half written, and no

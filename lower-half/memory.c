@@ -51,8 +51,7 @@ static int is_upper(const struct mapping *m)
   return 0;
 }
 
-int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *err,
-                     size_t errlen)
+int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *err, size_t errlen)
 {
   FILE *maps = fopen("/proc/self/maps", "r");
   if (!maps) {

@@ -111,8 +111,8 @@ static uint64_t make_holder(uint32_t slot)
   int rc = pthread_create(&t, &attr, holder_main, &h);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    fprintf(stderr, "mana_lh: cannot make a lower-half thread for MPI thread slot %u: %s\n",
-            slot, strerror(rc));
+    fprintf(stderr, "mana_lh: cannot make a lower-half thread for MPI thread slot %u: %s\n", slot,
+            strerror(rc));
     return 0;
   }
   while (!__atomic_load_n(&h.ready, __ATOMIC_ACQUIRE))

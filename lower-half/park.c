@@ -170,9 +170,8 @@ static void note_declined(uint32_t tid)
   last_declined = tid;
   for (uint32_t i = 0; i < MAX_DECLINED; i++) {
     uint32_t expected = 0;
-    if (declined_tids[i] == tid ||
-        __atomic_compare_exchange_n(&declined_tids[i], &expected, tid, 0, __ATOMIC_RELEASE,
-                                    __ATOMIC_RELAXED))
+    if (declined_tids[i] == tid || __atomic_compare_exchange_n(&declined_tids[i], &expected, tid, 0,
+                                                               __ATOMIC_RELEASE, __ATOMIC_RELAXED))
       return;
   }
   declined_lost = 1;
@@ -324,8 +323,8 @@ static void describe_unparked(const pid_t *seen, int n_seen, char *err, size_t e
       sscanf(line, "SigBlk: %llx", &blocked);
     }
     fclose(f);
-    at += snprintf(err + at, errlen - (size_t)at, "%s thread %d (%s): %s%s",
-                   listed ? ";" : ":", (int)seen[i], name, state,
+    at += snprintf(err + at, errlen - (size_t)at, "%s thread %d (%s): %s%s", listed ? ";" : ":",
+                   (int)seen[i], name, state,
                    blocked & (1ull << (MANA_PARK_SIGNAL - 1)) ? ", blocks the park signal" : "");
     listed++;
   }

@@ -47,8 +47,8 @@ int mana_park_libc_scan(void)
     unsigned long lo, hi;
     char perms[8] = "";
     int path_at = 0;
-    if (sscanf(line, "%lx-%lx %7s %*s %*s %*u %n", &lo, &hi, perms, &path_at) < 3 ||
-        !path_at || perms[2] != 'x' || lo < MANA_WINDOW_BASE || hi > MANA_WINDOW_END)
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*u %n", &lo, &hi, perms, &path_at) < 3 || !path_at ||
+        perms[2] != 'x' || lo < MANA_WINDOW_BASE || hi > MANA_WINDOW_END)
       continue;
     line[strcspn(line, "\n")] = '\0';
     if (!is_libc_or_loader(line + path_at))
@@ -72,13 +72,36 @@ int mana_park_libc_scan(void)
 static int never_waits(uint64_t nr)
 {
   switch (nr) {
-  case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_madvise: case SYS_mremap:
-  case SYS_brk: case SYS_rt_sigprocmask: case SYS_rt_sigaction: case SYS_tgkill:
-  case SYS_tkill: case SYS_kill: case SYS_getpid: case SYS_gettid: case SYS_lseek:
-  case SYS_fstat: case SYS_newfstatat: case SYS_statx: case SYS_mincore:
-  case SYS_sched_getaffinity: case SYS_sched_yield: case SYS_prctl: case SYS_clock_gettime:
-  case SYS_gettimeofday: case SYS_getrusage: case SYS_set_robust_list: case SYS_rseq:
-  case SYS_clone: case SYS_clone3: case SYS_exit: case SYS_exit_group:
+  case SYS_mmap:
+  case SYS_munmap:
+  case SYS_mprotect:
+  case SYS_madvise:
+  case SYS_mremap:
+  case SYS_brk:
+  case SYS_rt_sigprocmask:
+  case SYS_rt_sigaction:
+  case SYS_tgkill:
+  case SYS_tkill:
+  case SYS_kill:
+  case SYS_getpid:
+  case SYS_gettid:
+  case SYS_lseek:
+  case SYS_fstat:
+  case SYS_newfstatat:
+  case SYS_statx:
+  case SYS_mincore:
+  case SYS_sched_getaffinity:
+  case SYS_sched_yield:
+  case SYS_prctl:
+  case SYS_clock_gettime:
+  case SYS_gettimeofday:
+  case SYS_getrusage:
+  case SYS_set_robust_list:
+  case SYS_rseq:
+  case SYS_clone:
+  case SYS_clone3:
+  case SYS_exit:
+  case SYS_exit_group:
     return 1;
   default:
     return 0;

@@ -62,8 +62,8 @@ int mana_restart_wait_resumed(int timeout_ms)
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (!__atomic_load_n(&restart_done, __ATOMIC_ACQUIRE)) {
     clock_gettime(CLOCK_MONOTONIC, &now);
-    long left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000L +
-                              (now.tv_nsec - start.tv_nsec) / 1000000L);
+    long left = timeout_ms -
+                ((now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L);
     if (left <= 0)
       return -1;
     struct timespec ts = {left / 1000, (left % 1000) * 1000000L};
@@ -137,8 +137,8 @@ static int recreate_threads(char *err, size_t errlen)
     }
     /* pthread_join waits on the tid field in glibc's struct pthread: the kernel keeps it. */
     uint32_t *tid_field = (uint32_t *)(uintptr_t)(r->upper_fs + area->tid_offset);
-    long tid = mana_clone_resume(flags, stack + size - 64, tid_field, tid_field, r->upper_fs,
-                                 &r->ctx);
+    long tid =
+        mana_clone_resume(flags, stack + size - 64, tid_field, tid_field, r->upper_fs, &r->ctx);
     if (tid < 0) {
       snprintf(err, errlen, "cannot recreate thread %u: %s", r->tid, strerror((int)-tid));
       return -1;
@@ -156,8 +156,8 @@ static int check_image(const struct mana_image_info *info, char *err, size_t err
     return -1;
   }
   if (strcmp(info->kernel_release, u.release) != 0) {
-    snprintf(err, errlen, "the image was written under kernel %s, this is %s",
-             info->kernel_release, u.release);
+    snprintf(err, errlen, "the image was written under kernel %s, this is %s", info->kernel_release,
+             u.release);
     return -1;
   }
   if (info->vdso_base != getauxval(AT_SYSINFO_EHDR)) {

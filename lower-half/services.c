@@ -61,22 +61,30 @@ static int test_until(MPI_Request *req, int *flag, MPI_Status *status)
   return rc;
 }
 
-static int send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
-                      int tag, MPI_Comm comm, MPI_Request *req, int *flag)
+static int send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *req, int *flag)
 {
   int rc;
   switch (mode) {
-  case 1: rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req); break;
-  case 2: rc = PMPI_Issend(buf, count, type, dest, tag, comm, req); break;
-  case 3: rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req); break;
-  default: rc = PMPI_Isend(buf, count, type, dest, tag, comm, req); break;
+  case 1:
+    rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+    break;
+  case 2:
+    rc = PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    break;
+  case 3:
+    rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+    break;
+  default:
+    rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    break;
   }
   *flag = -1; /* an error in starting was already raised on the communicator's handler */
   return rc == MPI_SUCCESS ? test_until(req, flag, MPI_STATUS_IGNORE) : rc;
 }
 
-static int recv_until(void *buf, int count, MPI_Datatype type, int source, int tag,
-                      MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status)
+static int recv_until(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                      MPI_Request *req, int *flag, MPI_Status *status)
 {
   *flag = -1; /* as in send_until */
   int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
@@ -156,7 +164,6 @@ static int improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Mess
   while (rc == MPI_SUCCESS && !*flag && !park_requested());
   return rc;
 }
-
 
 /* Several threads may wait with errors rerouted at once (MPI_THREAD_MULTIPLE): the first one
  * in saves MPI_COMM_WORLD's handler and sets MPI_ERRORS_RETURN, the last one out puts it back.

@@ -122,7 +122,7 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
     return -ENOMEM;
   }
   long r = mana_raw_syscall6(SYS_mremap, (long)old, (long)old_len, (long)new_len,
-                flags | MREMAP_MAYMOVE | MREMAP_FIXED, (long)dest, 0);
+                             flags | MREMAP_MAYMOVE | MREMAP_FIXED, (long)dest, 0);
   if (r < 0) {
     mana_window_free(w, dest, new_len);
     return r;
@@ -151,7 +151,7 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
 {
   if (setsize != 8)
     return -EINVAL;
-  struct kernel_sigaction *kept = sig == SIGSYS ? &app_sigsys
+  struct kernel_sigaction *kept = sig == SIGSYS             ? &app_sigsys
                                   : sig == MANA_PARK_SIGNAL ? &app_park
                                                             : NULL;
   if (kept) {

@@ -169,8 +169,9 @@ static void trigger(int hold, uint64_t k)
     return;
   }
   if (mana_coordinator_link_wait_begun(gen, BEGIN_TIMEOUT_MS) != 0) {
-    fprintf(stderr, "mana: test checkpoint at MPI call %llu: generation %llu did not begin on "
-                    "this rank within %d s\n",
+    fprintf(stderr,
+            "mana: test checkpoint at MPI call %llu: generation %llu did not begin on "
+            "this rank within %d s\n",
             (unsigned long long)k, (unsigned long long)gen, BEGIN_TIMEOUT_MS / 1000);
     return;
   }
@@ -208,8 +209,10 @@ void mana_test_trigger_finalize_gate(void)
     return;
   }
   if (mana_coordinator_link_wait_begun(1, BEGIN_TIMEOUT_MS) != 0)
-    fprintf(stderr, "mana: test checkpoint: rank %u finalizes MPI: no checkpoint began "
-                    "within %d s\n", trigger_rank, BEGIN_TIMEOUT_MS / 1000);
+    fprintf(stderr,
+            "mana: test checkpoint: rank %u finalizes MPI: no checkpoint began "
+            "within %d s\n",
+            trigger_rank, BEGIN_TIMEOUT_MS / 1000);
 }
 
 void mana_test_checkpoint_now(void)

@@ -28,9 +28,10 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
     return -1;
   }
   if (rc == -2 || (*gen == 0 && access(path, F_OK) == 0)) {
-    snprintf(err, errlen, "%s is damaged (it must hold a generation number); a generation "
-             "can still be named with --generation N (the gen-N directories in %s)", path,
-             ckptdir);
+    snprintf(err, errlen,
+             "%s is damaged (it must hold a generation number); a generation "
+             "can still be named with --generation N (the gen-N directories in %s)",
+             path, ckptdir);
     return -1;
   }
   if (*gen == 0) {
@@ -73,8 +74,8 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
   if (coord_trusted(path, 0, 0, err, errlen) != 0)
     return -1;
   if ((uint64_t)st.st_size != bytes) {
-    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s",
-             expected, (long long)st.st_size, (unsigned long long)bytes, path);
+    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s", expected,
+             (long long)st.st_size, (unsigned long long)bytes, path);
     return -1;
   }
   return 0;
@@ -144,8 +145,8 @@ static int read_manifest(struct mana_generation *g, int stat_images, char *err, 
   return rc;
 }
 
-int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
-                         char *err, size_t errlen)
+int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g, char *err,
+                         size_t errlen)
 {
   struct stat st;
   g->hashes = NULL;
@@ -181,25 +182,24 @@ int mana_generation_check_image(const struct mana_generation *g, const char *nam
   if (info->generation != g->number) {
     snprintf(err, errlen,
              "%s in %s is an image of generation %llu, not %llu: images of different "
-             "checkpoints are mixed", name, g->dir, (unsigned long long)info->generation,
-             (unsigned long long)g->number);
+             "checkpoints are mixed",
+             name, g->dir, (unsigned long long)info->generation, (unsigned long long)g->number);
     return -1;
   }
   if (info->rank >= g->world_size || !g->hashes || g->hashes[info->rank] != info->header_hash) {
-    snprintf(err, errlen,
-             "%s in %s is not the image this checkpoint wrote for rank %u (its header hash is "
-             "%016llx, the MANIFEST lists %016llx)", name, g->dir, info->rank,
-             (unsigned long long)info->header_hash,
-             (unsigned long long)(info->rank < g->world_size && g->hashes
-                                      ? g->hashes[info->rank] : 0));
+    snprintf(
+        err, errlen,
+        "%s in %s is not the image this checkpoint wrote for rank %u (its header hash is "
+        "%016llx, the MANIFEST lists %016llx)",
+        name, g->dir, info->rank, (unsigned long long)info->header_hash,
+        (unsigned long long)(info->rank < g->world_size && g->hashes ? g->hashes[info->rank] : 0));
     return -1;
   }
   snprintf(path, sizeof(path), "%s/%s", g->dir, name);
   return coord_trusted(path, 0, 0, err, errlen);
 }
 
-int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
-                           size_t errlen)
+int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err, size_t errlen)
 {
   const char *base = strrchr(gendir, '/');
   base = base ? base + 1 : gendir;

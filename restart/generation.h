@@ -8,7 +8,7 @@
 struct mana_generation {
   uint64_t number;
   uint32_t world_size;
-  char dir[4096]; /* DIR/gen-NNNNNN */
+  char dir[4096];   /* DIR/gen-NNNNNN */
   uint64_t *hashes; /* per rank, the image's header hash MANIFEST lists (malloc'd) */
 };
 
@@ -16,13 +16,12 @@ struct mana_generation {
  * reads its MANIFEST and checks that every rank's image is there with its recorded size.
  * Returns 0, or -1 with one line in err (missing directory, nothing committed, a generation
  * that was never committed, a missing or truncated image). */
-int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g,
-                         char *err, size_t errlen);
+int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_generation *g, char *err,
+                         size_t errlen);
 
 /* The same for a generation directory DIR/gen-NNNNNN named directly, reading MANIFEST only
  * (a restarting rank checks its own image, not every rank's). */
-int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err,
-                           size_t errlen);
+int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *err, size_t errlen);
 
 struct mana_image_info;
 /* Whether an image opened from g (file `name`) is the one g's MANIFEST lists for its rank:

@@ -30,12 +30,12 @@ struct mana_image_info {
   uint32_t rank, world_size;
   uint64_t generation;
   uint64_t window_base, window_end;
-  char hostname[65];       /* a Linux host name is up to 64 bytes */
+  char hostname[65]; /* a Linux host name is up to 64 bytes */
   char kernel_release[65];
-  uint64_t vdso_base;      /* where the vDSO was mapped in the writing process */
-  uint32_t thread_level;   /* MPI thread level the job was initialized with */
+  uint64_t vdso_base;    /* where the vDSO was mapped in the writing process */
+  uint32_t thread_level; /* MPI thread level the job was initialized with */
   int64_t created_unix_ns;
-  uint64_t header_hash;    /* the header's checksum: the image's digest in MANIFEST */
+  uint64_t header_hash; /* the header's checksum: the image's digest in MANIFEST */
 };
 
 /* Region flags. Bits 0-15 belong to the library (unknown ones are refused); bits 16-31 are
@@ -50,17 +50,17 @@ struct mana_image_info {
 #define MANA_IMAGE_REGION_SNAPSHOT 0x2u
 #define MANA_IMAGE_REGION_LIB_FLAGS 0xffffu
 
-#define MANA_IMAGE_LABEL_MAX 63             /* longer labels are cut */
+#define MANA_IMAGE_LABEL_MAX 63 /* longer labels are cut */
 
 /* Counters of the writer so far (pages are 4 KiB). */
 struct mana_image_stats {
   uint64_t regions, blobs;
-  uint64_t pages;          /* pages of all regions */
-  uint64_t pages_saved;    /* non-zero pages written to the file */
-  uint64_t pages_absent;   /* never touched: not saved */
-  uint64_t pages_zero;     /* present but all zero: not saved */
-  uint64_t pages_filler;   /* zero pages written anyway to stay within the run budget */
-  uint64_t runs;           /* runs of consecutive saved pages */
+  uint64_t pages;        /* pages of all regions */
+  uint64_t pages_saved;  /* non-zero pages written to the file */
+  uint64_t pages_absent; /* never touched: not saved */
+  uint64_t pages_zero;   /* present but all zero: not saved */
+  uint64_t pages_filler; /* zero pages written anyway to stay within the run budget */
+  uint64_t runs;         /* runs of consecutive saved pages */
   uint64_t blob_bytes;
 };
 
@@ -83,8 +83,8 @@ int mana_image_writer_open(struct mana_image_writer **w, int dirfd, const char *
  * (may be NULL) is for messages and tools. Regions must not overlap; the caller ensures it.
  * When this returns, the region's pages are in the file (not yet synced): the memory may
  * change or go away. */
-int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t len,
-                          uint32_t prot, uint32_t flags, const char *label);
+int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t len, uint32_t prot,
+                          uint32_t flags, const char *label);
 
 /* Saves a small typed section (thread contexts, signal state, the stub's records, ...).
  * `type` is the caller's; several blobs may share a type. Written at once, not kept. */
@@ -144,8 +144,8 @@ int mana_image_region_info(const struct mana_image_reader *r, size_t i, uint64_t
  * added too. A range already taken is reported with the colliding line of /proc/self/maps.
  * On failure the range is left as it was found: unmapped, or (MAP_FIXED) a PROT_NONE
  * MAP_NORESERVE reservation. */
-int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_flags_extra,
-                              char *err, size_t errlen);
+int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_flags_extra, char *err,
+                              size_t errlen);
 
 /* The first blob of `type`. Returns -1 with errno ENOENT if there is none. */
 int mana_image_blob(const struct mana_image_reader *r, uint32_t type, const void **data,

@@ -17,30 +17,30 @@
 #error "the image format is little-endian and this code writes it from memory"
 #endif
 
-#define IMG_MAGIC "MANAIMG\n"       /* 8 bytes; the newline catches text-mode mangling */
+#define IMG_MAGIC "MANAIMG\n" /* 8 bytes; the newline catches text-mode mangling */
 #define IMG_MAGIC_LEN 8
 #define IMG_VERSION 1u
 #define IMG_PAGE 4096u
 #define IMG_PAGE_SHIFT 12
-#define IMG_HEADER_SIZE 512u        /* sizeof(struct img_header) */
-#define IMG_DATA_START 4096u        /* the header block is one page */
+#define IMG_HEADER_SIZE 512u /* sizeof(struct img_header) */
+#define IMG_DATA_START 4096u /* the header block is one page */
 #define IMG_LABEL_LEN 64
-#define IMG_MAX_REGION_PAGES 0xffffffffull  /* run fields are 32-bit page numbers */
+#define IMG_MAX_REGION_PAGES 0xffffffffull /* run fields are 32-bit page numbers */
 
 /* Where one table lives and what it holds. */
 struct img_section {
-  uint64_t offset;   /* from the start of the file */
-  uint64_t size;     /* bytes: count * entry size */
-  uint64_t count;    /* entries */
-  uint64_t hash;     /* XXH3_64bits of the `size` bytes */
+  uint64_t offset; /* from the start of the file */
+  uint64_t size;   /* bytes: count * entry size */
+  uint64_t count;  /* entries */
+  uint64_t hash;   /* XXH3_64bits of the `size` bytes */
 };
 
 struct img_header {
   char magic[IMG_MAGIC_LEN];
   uint32_t version;
-  uint32_t header_size;      /* IMG_HEADER_SIZE */
-  uint32_t page_size;        /* IMG_PAGE */
-  uint32_t flags;            /* 0: none defined */
+  uint32_t header_size; /* IMG_HEADER_SIZE */
+  uint32_t page_size;   /* IMG_PAGE */
+  uint32_t flags;       /* 0: none defined */
   uint32_t rank;
   uint32_t world_size;
   uint64_t generation;
@@ -50,28 +50,28 @@ struct img_header {
   int64_t created_unix_ns;
   uint32_t thread_level;
   uint32_t reserved0;
-  char hostname[72];         /* NUL-terminated, NUL-padded */
+  char hostname[72]; /* NUL-terminated, NUL-padded */
   char kernel_release[72];
-  uint64_t data_offset;      /* IMG_DATA_START */
-  uint64_t data_end;         /* end of the data area = region table offset */
+  uint64_t data_offset; /* IMG_DATA_START */
+  uint64_t data_end;    /* end of the data area = region table offset */
   uint64_t file_size;
   uint64_t reserved1;
   struct img_section regions;
   struct img_section runs;
   struct img_section blobs;
   uint8_t reserved2[152];
-  uint64_t header_hash;      /* XXH3_64bits of bytes [0, 504); also the image digest */
+  uint64_t header_hash; /* XXH3_64bits of bytes [0, 504); also the image digest */
 };
 
 /* One saved memory range. Its stored pages are runs[first_run .. first_run+run_count), whose
  * pages lie back to back from data_offset on. */
 struct img_region {
   uint64_t start;
-  uint64_t length;           /* multiple of IMG_PAGE */
+  uint64_t length; /* multiple of IMG_PAGE */
   uint32_t prot;
   uint32_t flags;
-  uint64_t data_offset;      /* multiple of IMG_PAGE */
-  uint64_t stored_pages;     /* sum of the runs' page counts */
+  uint64_t data_offset;  /* multiple of IMG_PAGE */
+  uint64_t stored_pages; /* sum of the runs' page counts */
   uint64_t first_run;
   uint64_t run_count;
   uint64_t content_hash;     /* see img_content_hash in image_util.h */
@@ -87,10 +87,10 @@ struct img_run {
 
 struct img_blob {
   uint32_t type;
-  uint32_t reserved;         /* 0 */
-  uint64_t offset;           /* inside the data area */
+  uint32_t reserved; /* 0 */
+  uint64_t offset;   /* inside the data area */
   uint64_t length;
-  uint64_t hash;             /* XXH3_64bits of the blob's bytes */
+  uint64_t hash; /* XXH3_64bits of the blob's bytes */
 };
 
 static_assert(sizeof(struct img_section) == 32, "img_section layout");

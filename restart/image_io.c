@@ -43,8 +43,8 @@ static int write_behind(struct img_io *io, uint64_t end)
 {
   if (!io->hints || end < io->kicked + WB_KICK)
     return 0;
-  if (sync_file_range(io->fd, (off_t)io->kicked, (off_t)(end - io->kicked),
-                      SYNC_FILE_RANGE_WRITE) < 0)
+  if (sync_file_range(io->fd, (off_t)io->kicked, (off_t)(end - io->kicked), SYNC_FILE_RANGE_WRITE) <
+      0)
     return hint_failed(io);
   io->kicked = end;
   if (io->kicked < io->settled + WB_LAG)

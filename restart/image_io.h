@@ -21,35 +21,35 @@
 #include <sys/uio.h>
 #include <xxhash.h>
 
-#define IMG_IO_MAX_ITEMS 1024      /* IOV_MAX */
+#define IMG_IO_MAX_ITEMS 1024 /* IOV_MAX */
 #define IMG_IO_BATCH (16u << 20)
 
 struct img_io_item {
   void *base;
   uint64_t len;
-  uint64_t first_page;   /* page number in its region, for the checksum (reading only) */
+  uint64_t first_page; /* page number in its region, for the checksum (reading only) */
 };
 
 struct img_io_batch {
-  uint64_t offset;       /* file offset of the first byte */
-  uint64_t pending;      /* bytes */
+  uint64_t offset;  /* file offset of the first byte */
+  uint64_t pending; /* bytes */
   int count;
-  int err;               /* errno of a failed transfer, 0 if it went well */
+  int err; /* errno of a failed transfer, 0 if it went well */
   struct img_io_item item[IMG_IO_MAX_ITEMS];
   struct iovec iov[IMG_IO_MAX_ITEMS];
 };
 
 struct img_io {
-  int fd;                /* ordinary descriptor */
-  int direct_fd;         /* O_DIRECT descriptor of the same file, or -1 */
+  int fd;        /* ordinary descriptor */
+  int direct_fd; /* O_DIRECT descriptor of the same file, or -1 */
   bool writing;
   uint64_t limit;        /* bytes per batch */
   XXH3_state_t *content; /* reading: checksum fed with each batch that arrives; or NULL */
   struct img_io_batch batch[2];
-  int cur;               /* the batch being filled */
-  bool busy;             /* the other batch is with the worker (or done but not yet seen) */
-  int err;               /* errno of the first failed batch: nothing moves after it */
-  uint64_t failed_at;    /* its file offset */
+  int cur;            /* the batch being filled */
+  bool busy;          /* the other batch is with the worker (or done but not yet seen) */
+  int err;            /* errno of the first failed batch: nothing moves after it */
+  uint64_t failed_at; /* its file offset */
   _Atomic uint64_t moved;
 
   /* Worker thread; without one (pthread_create failed) batches move synchronously. */
@@ -57,13 +57,13 @@ struct img_io {
   bool threaded;
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  int job;               /* batch index handed to the worker, -1 none */
+  int job; /* batch index handed to the worker, -1 none */
   bool quit;
 
-  bool populate;         /* reading: prefault destinations as they are added */
+  bool populate; /* reading: prefault destinations as they are added */
 
   /* Used by whoever moves batches (the worker). */
-  bool hints;            /* sync_file_range / fadvise work on this file */
+  bool hints; /* sync_file_range / fadvise work on this file */
   uint64_t kicked, settled, ahead;
 };
 

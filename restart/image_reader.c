@@ -18,8 +18,8 @@ static int read_header(struct mana_image_reader *r, char *err, size_t errlen)
 {
   if (r->file_size < IMG_HEADER_SIZE)
     return img_fail(err, errlen, EBADMSG,
-                    "%s: truncated: the header needs %u bytes but the file has %llu bytes",
-                    r->name, IMG_HEADER_SIZE, ULL(r->file_size));
+                    "%s: truncated: the header needs %u bytes but the file has %llu bytes", r->name,
+                    IMG_HEADER_SIZE, ULL(r->file_size));
   if (img_pread_all(r->fd, &r->hdr, sizeof(r->hdr), 0) < 0)
     return img_fail(err, errlen, errno, "%s: reading the header: %s", r->name, strerror(errno));
   return img_check_header(r, err, errlen);
@@ -60,8 +60,8 @@ static int load_blobs(struct mana_image_reader *r, char *err, size_t errlen)
   r->blob_data = malloc(total ? total : 1);
   r->blob_ptr = calloc(n ? n : 1, sizeof(*r->blob_ptr));
   if (!r->blob_data || !r->blob_ptr)
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for %zu blobs of %llu bytes", r->name,
-                    n, ULL(total));
+    return img_fail(err, errlen, ENOMEM, "%s: no memory for %zu blobs of %llu bytes", r->name, n,
+                    ULL(total));
   unsigned char *p = r->blob_data;
   for (size_t i = 0; i < n; i++) {
     const struct img_blob *b = &r->blobs[i];
@@ -72,8 +72,8 @@ static int load_blobs(struct mana_image_reader *r, char *err, size_t errlen)
     if (sum != b->hash)
       return img_fail(err, errlen, EBADMSG,
                       "%s: blob %zu (type %u): checksum mismatch (stored %#llx, computed %#llx): "
-                      "its %llu bytes at offset %llu are damaged", r->name, i, b->type,
-                      ULL(b->hash), ULL(sum), ULL(b->length), ULL(b->offset));
+                      "its %llu bytes at offset %llu are damaged",
+                      r->name, i, b->type, ULL(b->hash), ULL(sum), ULL(b->length), ULL(b->offset));
     r->blob_ptr[i] = p;
     p += b->length;
   }

@@ -16,18 +16,18 @@
 
 struct mana_image_reader {
   int fd;
-  int direct_fd;             /* O_DIRECT twin of fd, or -1; handed to io when that is made */
+  int direct_fd; /* O_DIRECT twin of fd, or -1; handed to io when that is made */
   char name[PATH_MAX];
-  uint64_t file_size;        /* as found by fstat */
+  uint64_t file_size; /* as found by fstat */
   struct img_header hdr;
   struct img_region *regions;
   struct img_run *runs;
   struct img_blob *blobs;
-  unsigned char *blob_data;  /* every blob's bytes, back to back */
-  const void **blob_ptr;     /* blob i's bytes in blob_data */
-  struct img_io *io;         /* made on first use by restore/verify */
+  unsigned char *blob_data; /* every blob's bytes, back to back */
+  const void **blob_ptr;    /* blob i's bytes in blob_data */
+  struct img_io *io;        /* made on first use by restore/verify */
   XXH3_state_t *content;
-  void *bounce;              /* verify reads into this: two batches of IMG_VERIFY_BATCH */
+  void *bounce; /* verify reads into this: two batches of IMG_VERIFY_BATCH */
 };
 
 /* Validation in the order the data is trusted: header, then the sections' places, then the

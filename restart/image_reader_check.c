@@ -39,22 +39,25 @@ int img_check_header(const struct mana_image_reader *r, char *err, size_t errlen
   if (h->version != IMG_VERSION)
     return img_fail(err, errlen, EPROTONOSUPPORT,
                     "%s: image format version %u is not supported (this build reads version "
-                    "%u)", r->name, h->version, IMG_VERSION);
+                    "%u)",
+                    r->name, h->version, IMG_VERSION);
   uint64_t sum = XXH3_64bits(h, offsetof(struct img_header, header_hash));
   if (sum != h->header_hash)
     return img_fail(err, errlen, EBADMSG,
                     "%s: header checksum mismatch (stored %#llx, computed %#llx): the header is "
-                    "damaged", r->name, ULL(h->header_hash), ULL(sum));
+                    "damaged",
+                    r->name, ULL(h->header_hash), ULL(sum));
   if (h->header_size != IMG_HEADER_SIZE || h->data_offset != IMG_DATA_START || h->flags != 0)
     return img_fail(err, errlen, EBADMSG,
                     "%s: header of version %u has header_size %u, data_offset %llu, flags %#x "
-                    "(expected %u, %u, 0)", r->name, h->version, h->header_size,
-                    ULL(h->data_offset), h->flags, IMG_HEADER_SIZE, IMG_DATA_START);
+                    "(expected %u, %u, 0)",
+                    r->name, h->version, h->header_size, ULL(h->data_offset), h->flags,
+                    IMG_HEADER_SIZE, IMG_DATA_START);
   long sys_page = sysconf(_SC_PAGESIZE);
   if (h->page_size != IMG_PAGE || sys_page != (long)IMG_PAGE)
     return img_fail(err, errlen, ENOTSUP,
-                    "%s: written with %u-byte pages; this build and system use %u and %ld",
-                    r->name, h->page_size, IMG_PAGE, sys_page);
+                    "%s: written with %u-byte pages; this build and system use %u and %ld", r->name,
+                    h->page_size, IMG_PAGE, sys_page);
   return 0;
 }
 
@@ -100,8 +103,10 @@ int img_check_sections(const struct mana_image_reader *r, char *err, size_t errl
     expected = refs[i].s->offset + refs[i].s->size;
   }
   if (h->file_size != expected)
-    return img_fail(err, errlen, EBADMSG, "%s: header says the image is %llu bytes, its tables "
-                    "end at %llu", r->name, ULL(h->file_size), ULL(expected));
+    return img_fail(err, errlen, EBADMSG,
+                    "%s: header says the image is %llu bytes, its tables "
+                    "end at %llu",
+                    r->name, ULL(h->file_size), ULL(expected));
   if (r->file_size > h->file_size)
     return img_fail(err, errlen, EBADMSG,
                     "%s: %llu unexpected bytes after the end of the image at %llu", r->name,
@@ -116,8 +121,8 @@ int img_check_table(const struct mana_image_reader *r, const char *what,
   if (sum != s->hash)
     return img_fail(err, errlen, EBADMSG,
                     "%s: %s checksum mismatch (stored %#llx, computed %#llx): the table at "
-                    "offset %llu is damaged", r->name, what, ULL(s->hash), ULL(sum),
-                    ULL(s->offset));
+                    "offset %llu is damaged",
+                    r->name, what, ULL(s->hash), ULL(sum), ULL(s->offset));
   return 0;
 }
 
@@ -136,15 +141,16 @@ static int check_runs(const struct mana_image_reader *r, size_t i, char *err, si
     if (run->page_count == 0 || run->first_page < next_free || end > npages)
       return img_fail(err, errlen, EBADMSG,
                       "%s: region %zu '%s': run %llu (pages %u..+%u) is empty, out of order or "
-                      "outside the region's %llu pages", r->name, i, g->label,
-                      ULL(g->first_run + k), run->first_page, run->page_count, ULL(npages));
+                      "outside the region's %llu pages",
+                      r->name, i, g->label, ULL(g->first_run + k), run->first_page, run->page_count,
+                      ULL(npages));
     next_free = end;
     stored += run->page_count;
   }
   if (stored != g->stored_pages)
     return img_fail(err, errlen, EBADMSG,
-                    "%s: region %zu '%s': its runs hold %llu pages, the entry says %llu",
-                    r->name, i, g->label, ULL(stored), ULL(g->stored_pages));
+                    "%s: region %zu '%s': its runs hold %llu pages, the entry says %llu", r->name,
+                    i, g->label, ULL(stored), ULL(g->stored_pages));
   return 0;
 }
 
@@ -152,13 +158,12 @@ static int check_region(const struct mana_image_reader *r, size_t i, char *err, 
 {
   const struct img_region *g = &r->regions[i];
   if (g->label[IMG_LABEL_LEN - 1] != '\0')
-    return img_fail(err, errlen, EBADMSG, "%s: region %zu: label is not NUL-terminated",
-                    r->name, i);
+    return img_fail(err, errlen, EBADMSG, "%s: region %zu: label is not NUL-terminated", r->name,
+                    i);
   if (g->start % IMG_PAGE || g->length % IMG_PAGE || g->length == 0 ||
       g->start + g->length < g->start || g->length / IMG_PAGE > IMG_MAX_REGION_PAGES)
-    return img_fail(err, errlen, EBADMSG,
-                    "%s: region %zu '%s': bad address range [%#llx, +%#llx)", r->name, i,
-                    g->label, ULL(g->start), ULL(g->length));
+    return img_fail(err, errlen, EBADMSG, "%s: region %zu '%s': bad address range [%#llx, +%#llx)",
+                    r->name, i, g->label, ULL(g->start), ULL(g->length));
   if (g->prot & ~(uint32_t)(PROT_READ | PROT_WRITE | PROT_EXEC) ||
       g->flags & MANA_IMAGE_REGION_LIB_FLAGS & ~MANA_IMAGE_REGION_SCAN_ALL)
     return img_fail(err, errlen, EBADMSG, "%s: region %zu '%s': bad protection %#x or flags %#x",
@@ -169,8 +174,9 @@ static int check_region(const struct mana_image_reader *r, size_t i, char *err, 
       data_bytes > r->hdr.data_end - g->data_offset)
     return img_fail(err, errlen, EBADMSG,
                     "%s: region %zu '%s': its %llu pages at offset %llu lie outside the data "
-                    "area [%u, %llu)", r->name, i, g->label, ULL(g->stored_pages),
-                    ULL(g->data_offset), IMG_DATA_START, ULL(r->hdr.data_end));
+                    "area [%u, %llu)",
+                    r->name, i, g->label, ULL(g->stored_pages), ULL(g->data_offset), IMG_DATA_START,
+                    ULL(r->hdr.data_end));
   return check_runs(r, i, err, errlen);
 }
 
@@ -190,8 +196,9 @@ int img_check_blobs(const struct mana_image_reader *r, char *err, size_t errlen)
         b->length > r->hdr.data_end - b->offset)
       return img_fail(err, errlen, EBADMSG,
                       "%s: blob %zu (type %u): its %llu bytes at offset %llu lie outside the "
-                      "data area [%u, %llu)", r->name, i, b->type, ULL(b->length),
-                      ULL(b->offset), IMG_DATA_START, ULL(r->hdr.data_end));
+                      "data area [%u, %llu)",
+                      r->name, i, b->type, ULL(b->length), ULL(b->offset), IMG_DATA_START,
+                      ULL(r->hdr.data_end));
   }
   return 0;
 }

@@ -13,9 +13,8 @@
 
 #define ULL(x) ((unsigned long long)(x))
 #define REGION_FMT "%s: region %zu '%s' [%#llx, +%#llx): "
-#define REGION_ARGS(r, i)                                                                    \
-  (r)->name, (i), (r)->regions[i].label, ULL((r)->regions[i].start),                         \
-      ULL((r)->regions[i].length)
+#define REGION_ARGS(r, i) \
+  (r)->name, (i), (r)->regions[i].label, ULL((r)->regions[i].start), ULL((r)->regions[i].length)
 
 /* The flags a caller may add to the mapping of a restored region. */
 #define ALLOWED_MAP_FLAGS (MAP_FIXED | MAP_NORESERVE | MAP_STACK | MAP_LOCKED | MAP_POPULATE)
@@ -49,9 +48,9 @@ static int check_content(struct mana_image_reader *r, size_t i, char *err, size_
   if (sum != r->regions[i].content_hash)
     return img_fail(err, errlen, EBADMSG,
                     REGION_FMT "content checksum mismatch (stored %#llx, computed %#llx): its "
-                    "%llu saved pages at offset %llu are damaged", REGION_ARGS(r, i),
-                    ULL(r->regions[i].content_hash), ULL(sum), ULL(r->regions[i].stored_pages),
-                    ULL(r->regions[i].data_offset));
+                               "%llu saved pages at offset %llu are damaged",
+                    REGION_ARGS(r, i), ULL(r->regions[i].content_hash), ULL(sum),
+                    ULL(r->regions[i].stored_pages), ULL(r->regions[i].data_offset));
   return 0;
 }
 
@@ -118,14 +117,12 @@ static int mapping_failed(struct mana_image_reader *r, size_t i, bool fixed, cha
   const struct img_region *g = &r->regions[i];
   const char *how = fixed ? "MAP_FIXED" : "MAP_FIXED_NOREPLACE";
   if (e != EEXIST)
-    return img_fail(err, errlen, e, REGION_FMT "mmap %s: %s", REGION_ARGS(r, i), how,
-                    strerror(e));
+    return img_fail(err, errlen, e, REGION_FMT "mmap %s: %s", REGION_ARGS(r, i), how, strerror(e));
   char line[512];
   int found = img_maps_find_overlap(g->start, g->start + g->length, line, sizeof(line));
   return img_fail(err, errlen, e, REGION_FMT "the address range is taken by %s%s (mmap %s: %s)",
                   REGION_ARGS(r, i), found > 0 ? "the mapping " : "",
-                  found > 0 ? line : "a mapping /proc/self/maps does not show", how,
-                  strerror(e));
+                  found > 0 ? line : "a mapping /proc/self/maps does not show", how, strerror(e));
 }
 
 /* Leaves the range as the caller had it: nothing, or its own PROT_NONE reservation. */
@@ -133,14 +130,12 @@ static void undo_mapping(const struct img_region *g, bool fixed)
 {
   void *at = (void *)(uintptr_t)g->start;
   if (fixed)
-    mmap(at, g->length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
-         0);
+    mmap(at, g->length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   else
     munmap(at, g->length);
 }
 
-static int map_region(struct mana_image_reader *r, size_t i, int extra, char *err,
-                      size_t errlen)
+static int map_region(struct mana_image_reader *r, size_t i, int extra, char *err, size_t errlen)
 {
   const struct img_region *g = &r->regions[i];
   bool fixed = extra & MAP_FIXED;
@@ -159,8 +154,8 @@ static int map_region(struct mana_image_reader *r, size_t i, int extra, char *er
   return 0;
 }
 
-int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_flags_extra,
-                              char *err, size_t errlen)
+int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_flags_extra, char *err,
+                              size_t errlen)
 {
   if (i >= r->hdr.regions.count)
     return img_fail(err, errlen, EINVAL, "%s: no region %zu (the image has %llu)", r->name, i,

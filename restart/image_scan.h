@@ -8,8 +8,8 @@
 #define IMG_SCAN_CHUNK_PAGES 65536u /* one pagemap read covers 256 MiB (a 512 KiB buffer) */
 
 struct img_scan {
-  int pagemap_fd;     /* -1: no pagemap; every page is taken as holding data */
-  uint64_t *entries;  /* IMG_SCAN_CHUNK_PAGES pagemap entries */
+  int pagemap_fd;    /* -1: no pagemap; every page is taken as holding data */
+  uint64_t *entries; /* IMG_SCAN_CHUNK_PAGES pagemap entries */
 };
 
 /* Opens /proc/self/pagemap; without it (no /proc) the scan still works, only slower. Returns

@@ -84,16 +84,15 @@ bool img_page_is_zero(const void *page)
   if (w[0] | w[IMG_PAGE / 8 - 1])
     return false;
   for (size_t i = 0; i < IMG_PAGE / 8; i += 8) {
-    uint64_t acc = w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] | w[i + 6] |
-                   w[i + 7];
+    uint64_t acc =
+        w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7];
     if (acc)
       return false;
   }
   return true;
 }
 
-void img_content_add_pages(XXH3_state_t *st, uint64_t first_page, const void *base,
-                           uint64_t npages)
+void img_content_add_pages(XXH3_state_t *st, uint64_t first_page, const void *base, uint64_t npages)
 {
   const char *p = base;
   for (uint64_t i = 0; i < npages; i++, p += IMG_PAGE)

@@ -113,8 +113,7 @@ int mana_image_writer_open(struct mana_image_writer **wp, int dirfd, const char 
   w->run_budget = IMG_DEFAULT_RUN_BUDGET;
   if (name_tmp(w, final_name) < 0) {
     free(w);
-    return img_fail(err, errlen, ENAMETOOLONG, "image name '%s' is empty or too long",
-                    final_name);
+    return img_fail(err, errlen, ENAMETOOLONG, "image name '%s' is empty or too long", final_name);
   }
   w->content = XXH3_createState();
   if (!w->content || img_scan_init(&w->scan) < 0) {
@@ -144,8 +143,8 @@ int mana_image_add_blob(struct mana_image_writer *w, uint32_t type, const void *
   if (w->failed)
     return img_writer_fail(w, ECANCELED, "blob after an earlier error");
   if (img_grow((void **)&w->blobs, &w->blobs_cap, w->nblobs + 1, sizeof(*w->blobs)) < 0)
-    return img_writer_fail(w, ENOMEM, "blob %zu (type %u): no memory for the blob table",
-                           w->nblobs, type);
+    return img_writer_fail(w, ENOMEM, "blob %zu (type %u): no memory for the blob table", w->nblobs,
+                           type);
   /* Blobs sit between regions in the data area, 8-byte aligned, written through the page
    * cache (they are small and unaligned) once the region data before them is out. */
   if (img_io_finish(w->io) < 0)
@@ -157,8 +156,8 @@ int mana_image_add_blob(struct mana_image_writer *w, uint32_t type, const void *
                            type, (unsigned long long)off, strerror(errno));
   img_io_seek(w->io, off + len); /* nothing pending: cannot fail */
   atomic_fetch_add_explicit(&w->io->moved, len, memory_order_relaxed);
-  w->blobs[w->nblobs++] = (struct img_blob){
-      .type = type, .offset = off, .length = len, .hash = XXH3_64bits(data, len)};
+  w->blobs[w->nblobs++] =
+      (struct img_blob){.type = type, .offset = off, .length = len, .hash = XXH3_64bits(data, len)};
   w->stats.blobs++;
   w->stats.blob_bytes += len;
   return 0;
@@ -182,14 +181,11 @@ static int write_tables(struct mana_image_writer *w)
                            (unsigned long long)w->io->failed_at, strerror(errno));
   h->data_end = img_align_up(img_io_tell(w->io), 8);
   set_section(&h->regions, h->data_end, w->regions, w->nregions, sizeof(*w->regions));
-  set_section(&h->runs, h->regions.offset + h->regions.size, w->runs, w->nruns,
-              sizeof(*w->runs));
-  set_section(&h->blobs, h->runs.offset + h->runs.size, w->blobs, w->nblobs,
-              sizeof(*w->blobs));
+  set_section(&h->runs, h->regions.offset + h->regions.size, w->runs, w->nruns, sizeof(*w->runs));
+  set_section(&h->blobs, h->runs.offset + h->runs.size, w->blobs, w->nblobs, sizeof(*w->blobs));
   h->file_size = h->blobs.offset + h->blobs.size;
-  struct iovec iov[3] = {{w->regions, h->regions.size},
-                         {w->runs, h->runs.size},
-                         {w->blobs, h->blobs.size}};
+  struct iovec iov[3] = {
+      {w->regions, h->regions.size}, {w->runs, h->runs.size}, {w->blobs, h->blobs.size}};
   if (img_pwritev_all(w->fd, iov, 3, h->regions.offset) < 0)
     return img_writer_fail(w, errno, "writing the tables at offset %llu: %s",
                            (unsigned long long)h->regions.offset, strerror(errno));

@@ -32,7 +32,7 @@ struct mana_image_writer {
   XXH3_state_t *content;
   struct mana_image_stats stats;
   bool failed;
-  bool renamed;            /* commit got as far as the rename */
+  bool renamed;                        /* commit got as far as the rename */
   mana_image_progress_fn *on_progress; /* see mana_image_writer_on_progress */
   void *progress_arg;
   uint64_t progress_every, progress_next;

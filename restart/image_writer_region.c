@@ -35,8 +35,8 @@ static void *page_source(const struct region_walk *rw, uint64_t page)
 }
 
 #define REGION_FMT "region %zu '%s' [%#llx, +%#llx): "
-#define REGION_ARGS(rw)                                                                      \
-  (rw)->index, (rw)->reg->label, (unsigned long long)(rw)->reg->start,                       \
+#define REGION_ARGS(rw)                                                \
+  (rw)->index, (rw)->reg->label, (unsigned long long)(rw)->reg->start, \
       (unsigned long long)(rw)->reg->length
 
 static int check_args(struct mana_image_writer *w, uint64_t start, uint64_t len, uint32_t prot,
@@ -199,18 +199,17 @@ static int take_copy(struct region_walk *rw)
   struct img_region *reg = rw->reg;
   if (make_readable(rw) < 0)
     return -1;
-  void *copy = mmap(NULL, reg->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
+  void *copy = mmap(NULL, reg->length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (copy == MAP_FAILED)
-    return img_writer_fail(rw->w, errno, REGION_FMT "no memory for its copy: %s",
-                           REGION_ARGS(rw), strerror(errno));
+    return img_writer_fail(rw->w, errno, REGION_FMT "no memory for its copy: %s", REGION_ARGS(rw),
+                           strerror(errno));
   memcpy(copy, (const void *)(uintptr_t)reg->start, reg->length);
   rw->copy = copy;
   return 0;
 }
 
-int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t len,
-                          uint32_t prot, uint32_t flags, const char *label)
+int mana_image_add_region(struct mana_image_writer *w, uint64_t start, uint64_t len, uint32_t prot,
+                          uint32_t flags, const char *label)
 {
   if (check_args(w, start, len, prot, flags, label) < 0)
     return -1;

@@ -22,16 +22,18 @@
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: mana_restart [OPTIONS] mpirun|mpiexec|srun [LAUNCHER-ARGS...]\n"
-          "       mpirun -n N mana_restart [OPTIONS]\n"
-          "Restarts a job from a committed checkpoint generation.\n\n"
-          "  --ckptdir DIR      checkpoint directory (default $MANA_CKPTDIR, else ./" STORE_DEFAULT_DIR ")\n"
-          "  --generation G     restart generation G (default: the newest committed one)\n"
-          "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
-          "  --check            verify every image's checksums, restart nothing\n"
-          "  -v, --verbose      print the command that is run\n"
-          "  -h, --help         this text\n");
+  fprintf(
+      out,
+      "usage: mana_restart [OPTIONS] mpirun|mpiexec|srun [LAUNCHER-ARGS...]\n"
+      "       mpirun -n N mana_restart [OPTIONS]\n"
+      "Restarts a job from a committed checkpoint generation.\n\n"
+      "  --ckptdir DIR      checkpoint directory (default $MANA_CKPTDIR, else ./" STORE_DEFAULT_DIR
+      ")\n"
+      "  --generation G     restart generation G (default: the newest committed one)\n"
+      "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
+      "  --check            verify every image's checksums, restart nothing\n"
+      "  -v, --verbose      print the command that is run\n"
+      "  -h, --help         this text\n");
 }
 
 /* The rank count the launcher will start, when the per-rank environment tells it. */
@@ -45,10 +47,13 @@ static long launched_size(void)
 
 int main(int argc, char **argv)
 {
-  static const struct option opts[] = {
-      {"ckptdir", required_argument, 0, 'd'}, {"generation", required_argument, 0, 'g'},
-      {"interval", required_argument, 0, 'i'}, {"check", no_argument, 0, 'c'},
-      {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  static const struct option opts[] = {{"ckptdir", required_argument, 0, 'd'},
+                                       {"generation", required_argument, 0, 'g'},
+                                       {"interval", required_argument, 0, 'i'},
+                                       {"check", no_argument, 0, 'c'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL;
   unsigned long long wanted = 0;
   int check = 0, verbose = 0, c;
@@ -56,7 +61,9 @@ int main(int argc, char **argv)
   while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
     char *end;
     switch (c) {
-    case 'd': ckptdir = optarg; break;
+    case 'd':
+      ckptdir = optarg;
+      break;
     case 'g':
       errno = 0;
       wanted = strtoull(optarg, &end, 10);
@@ -66,10 +73,18 @@ int main(int argc, char **argv)
         return 2;
       }
       break;
-    case 'i': interval = optarg; break;
-    case 'c': check = 1; break;
-    case 'v': verbose = 1; break;
-    case 'h': usage(stdout); return 0;
+    case 'i':
+      interval = optarg;
+      break;
+    case 'c':
+      check = 1;
+      break;
+    case 'v':
+      verbose = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
     default:
       fprintf(stderr, "mana_restart: unknown option '%s' (see mana_restart --help)\n",
               argv[optind - 1]);

@@ -8,13 +8,13 @@
 #include <stdint.h>
 
 struct mana_elf_image {
-  int is_pie;          /* ET_DYN */
-  uint64_t bias;       /* load address minus link address */
-  uint64_t lo, hi;     /* mapped span, page aligned */
-  uint64_t entry;      /* runtime entry point */
-  uint64_t phdr;       /* runtime address of the program headers */
+  int is_pie;      /* ET_DYN */
+  uint64_t bias;   /* load address minus link address */
+  uint64_t lo, hi; /* mapped span, page aligned */
+  uint64_t entry;  /* runtime entry point */
+  uint64_t phdr;   /* runtime address of the program headers */
   uint16_t phnum;
-  char interp[256];    /* PT_INTERP, empty if none */
+  char interp[256]; /* PT_INTERP, empty if none */
   int has_dynamic;
 };
 

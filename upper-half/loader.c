@@ -85,9 +85,11 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
              (unsigned long)size, (unsigned long)low, strerror(errno));
     return -1;
   }
-  struct mana_auxv_overrides ov = {
-      .phdr = app.phdr, .phnum = app.phnum, .entry = app.entry, .base = ldso.bias,
-      .execfn = app_path};
+  struct mana_auxv_overrides ov = {.phdr = app.phdr,
+                                   .phnum = app.phnum,
+                                   .entry = app.entry,
+                                   .base = ldso.bias,
+                                   .execfn = app_path};
   out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov);
   if (!out->sp) {
     snprintf(err, errlen, "arguments and environment do not fit the upper half's stack");

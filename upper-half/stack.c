@@ -32,8 +32,7 @@ static size_t count(char *const v[])
 }
 
 uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char *const envp[],
-                          const Elf64_auxv_t *kernel_auxv,
-                          const struct mana_auxv_overrides *ov)
+                          const Elf64_auxv_t *kernel_auxv, const struct mana_auxv_overrides *ov)
 {
   struct cursor c = {low, high};
   size_t argc = count(argv), envc = count(envp), auxc = 0;
@@ -77,24 +76,59 @@ uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char 
   for (size_t i = 0; i < auxc; i++) {
     uint64_t type = kernel_auxv[i].a_type, val = kernel_auxv[i].a_un.a_val;
     switch (type) {
-    case AT_PHDR: val = ov->phdr; break;
-    case AT_PHNUM: val = ov->phnum; break;
-    case AT_PHENT: val = sizeof(Elf64_Phdr); break;
-    case AT_ENTRY: val = ov->entry; break;
-    case AT_BASE: val = ov->base; seen_base = 1; break;
-    case AT_RANDOM: val = random_at; seen_random = 1; break;
-    case AT_EXECFN: val = execfn; seen_execfn = 1; break;
-    case AT_PLATFORM: val = platform; seen_platform = 1; break;
-    case AT_SECURE: val = 0; break;
-    default: break;
+    case AT_PHDR:
+      val = ov->phdr;
+      break;
+    case AT_PHNUM:
+      val = ov->phnum;
+      break;
+    case AT_PHENT:
+      val = sizeof(Elf64_Phdr);
+      break;
+    case AT_ENTRY:
+      val = ov->entry;
+      break;
+    case AT_BASE:
+      val = ov->base;
+      seen_base = 1;
+      break;
+    case AT_RANDOM:
+      val = random_at;
+      seen_random = 1;
+      break;
+    case AT_EXECFN:
+      val = execfn;
+      seen_execfn = 1;
+      break;
+    case AT_PLATFORM:
+      val = platform;
+      seen_platform = 1;
+      break;
+    case AT_SECURE:
+      val = 0;
+      break;
+    default:
+      break;
     }
     *w++ = type;
     *w++ = val;
   }
-  if (!seen_base) { *w++ = AT_BASE; *w++ = ov->base; }
-  if (!seen_random) { *w++ = AT_RANDOM; *w++ = random_at; }
-  if (!seen_execfn) { *w++ = AT_EXECFN; *w++ = execfn; }
-  if (!seen_platform) { *w++ = AT_PLATFORM; *w++ = platform; }
+  if (!seen_base) {
+    *w++ = AT_BASE;
+    *w++ = ov->base;
+  }
+  if (!seen_random) {
+    *w++ = AT_RANDOM;
+    *w++ = random_at;
+  }
+  if (!seen_execfn) {
+    *w++ = AT_EXECFN;
+    *w++ = execfn;
+  }
+  if (!seen_platform) {
+    *w++ = AT_PLATFORM;
+    *w++ = platform;
+  }
   *w++ = AT_NULL;
   *w++ = 0;
   return sp;
@@ -106,7 +140,7 @@ void mana_jump_to_upper(uint64_t sp, uint64_t entry)
    * half's TLS.  %rdx = 0 tells the entry code there is no rtld_fini from a previous loader. */
   __asm__ volatile("mov %0, %%rsp\n\t"
                    "mov %1, %%r12\n\t"
-                   "mov $158, %%eax\n\t" /* SYS_arch_prctl */
+                   "mov $158, %%eax\n\t"    /* SYS_arch_prctl */
                    "mov $0x1002, %%edi\n\t" /* ARCH_SET_FS */
                    "xor %%esi, %%esi\n\t"
                    "syscall\n\t"

@@ -16,8 +16,7 @@ struct mana_auxv_overrides {
 /* Builds the stack in [low, high) and returns the initial stack pointer (16-byte aligned,
  * pointing at argc), or 0 if it does not fit.  `kernel_auxv` is this process's own auxv. */
 uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char *const envp[],
-                          const Elf64_auxv_t *kernel_auxv,
-                          const struct mana_auxv_overrides *ov);
+                          const Elf64_auxv_t *kernel_auxv, const struct mana_auxv_overrides *ov);
 
 /* Starts the upper half: FS cleared, %rsp at `sp`, jump to `entry` (ld.so's).  Never returns. */
 __attribute__((noreturn)) void mana_jump_to_upper(uint64_t sp, uint64_t entry);

@@ -407,8 +407,7 @@ enum cc_decision cc_on_collective_entry(struct cc_state *st, uint64_t ggid, uint
   return CC_RAISE;
 }
 
-enum cc_decision cc_on_constructor_entry(struct cc_state *st, uint64_t parent,
-                                         uint64_t *raise_to)
+enum cc_decision cc_on_constructor_entry(struct cc_state *st, uint64_t parent, uint64_t *raise_to)
 {
   enum cc_decision d = cc_on_collective_entry(st, parent, raise_to);
   if (d == CC_PROCEED || d == CC_RAISE)

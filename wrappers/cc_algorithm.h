@@ -77,10 +77,10 @@ struct cc_state {
   struct cc_table groups;  /* groups this rank belongs to */
   struct cc_table foreign; /* targets of groups it does not (yet) belong to */
   enum cc_phase phase;
-  uint64_t epoch;          /* newest TARGETS epoch applied */
-  uint64_t unmet;          /* member groups with seq < target */
-  uint32_t constructing;   /* inside a blocking communicator constructor */
-  bool broken;             /* a table could not grow: counts are incomplete, so this rank
+  uint64_t epoch;        /* newest TARGETS epoch applied */
+  uint64_t unmet;        /* member groups with seq < target */
+  uint32_t constructing; /* inside a blocking communicator constructor */
+  bool broken;           /* a table could not grow: counts are incomplete, so this rank
                               refuses checkpoints (cc_begin fails) and never reports done */
   struct cc_alloc alloc;
 };
@@ -131,8 +131,8 @@ static inline bool cc_tick_fast(struct cc_state *st, uint64_t ggid)
 {
   struct cc_slot *s = cc_table_home(&st->groups, ggid);
   /* Relaxed: the ordering comes from the window word and membarrier, not from this load. */
-  if (__builtin_expect(s->ggid == ggid &&
-                       __atomic_load_n(&st->phase, __ATOMIC_RELAXED) == CC_IDLE, 1)) {
+  if (__builtin_expect(s->ggid == ggid && __atomic_load_n(&st->phase, __ATOMIC_RELAXED) == CC_IDLE,
+                       1)) {
     s->seq++;
     return true;
   }
@@ -189,8 +189,7 @@ enum cc_decision cc_on_collective_entry(struct cc_state *st, uint64_t ggid, uint
  * rank is "constructing" and cannot be done until cc_constructor_done, because the new
  * communicator's group may already carry a target (other members may be inside its first
  * collective). */
-enum cc_decision cc_on_constructor_entry(struct cc_state *st, uint64_t parent,
-                                         uint64_t *raise_to);
+enum cc_decision cc_on_constructor_entry(struct cc_state *st, uint64_t parent, uint64_t *raise_to);
 /* The constructor returned: registers child (0: this rank got no communicator). */
 int cc_constructor_done(struct cc_state *st, uint64_t child);
 

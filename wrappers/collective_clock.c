@@ -193,8 +193,7 @@ static void wait_for_news(uint64_t news)
   struct timespec pause = {0, 200000};
   while (__atomic_load_n(&cc_news, __ATOMIC_ACQUIRE) == news) {
     int flag;
-    MANA_LH_CALL(MPI_Iprobe, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-                 MPI_STATUS_IGNORE);
+    MANA_LH_CALL(MPI_Iprobe, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     nanosleep(&pause, NULL);
   }
 }
@@ -297,8 +296,8 @@ void mana_cc_init_leave(int initialized)
   uint64_t world = initialized ? comm_id(MPI_COMM_WORLD) : 0;
   uint64_t self = initialized ? comm_id(MPI_COMM_SELF) : 0;
   app_lock();
-  if (ensure_ready() == 0 && ((self && cc_register(&cc, self) != 0) ||
-                              cc_constructor_done(&cc, world) != 0))
+  if (ensure_ready() == 0 &&
+      ((self && cc_register(&cc, self) != 0) || cc_constructor_done(&cc, world) != 0))
     cc.broken = true;
   app_unlock();
 }

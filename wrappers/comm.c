@@ -141,8 +141,8 @@ static int record_dist_graph(struct comm_topo *t, MPI_Comm real)
     return -1;
   return MANA_LH_CALL_NOPARK(MPI_Dist_graph_neighbors, real, t->indegree, t->sources,
                              t->weighted ? t->sourceweights : svc->unweighted, t->outdegree,
-                             t->destinations, t->weighted ? t->destweights : svc->unweighted) ==
-                 MPI_SUCCESS
+                             t->destinations,
+                             t->weighted ? t->destweights : svc->unweighted) == MPI_SUCCESS
              ? 0
              : -1;
 }
@@ -394,7 +394,7 @@ static int predefined_copy[8];
 
 static void answer_predefined(int keyval, void *attribute_val, const int *flag)
 {
-  static const int predefined[] = {MPI_TAG_UB,        MPI_HOST,       MPI_IO,
+  static const int predefined[] = {MPI_TAG_UB,          MPI_HOST,          MPI_IO,
                                    MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE,
                                    MPI_APPNUM};
   if (!*flag)
@@ -457,8 +457,7 @@ uint64_t mana_comm_cc_id(MPI_Comm v)
  * their order), the tag and the parent.  Members call such constructors with the same
  * arguments in the same order (MPI matches them so), which is all the clock needs of an id
  * (docs/checkpoint-protocol.md 1.1). */
-uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups,
-                               uint64_t tag)
+uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups, uint64_t tag)
 {
   int total = 0, size[2];
   const int *ranks[2];
@@ -504,8 +503,7 @@ uint64_t mana_comm_ggid(MPI_Comm v)
   return r ? r->ggid : 0;
 }
 
-int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
-                      const int **ranks)
+int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size, const int **ranks)
 {
   const struct comm_rec *r = rec_of(v);
   if (!r || r->incomplete || r->inter || r->foreign)
@@ -609,8 +607,8 @@ static int check(char *reason, size_t len)
       return 0;
     }
     if (r->foreign) {
-      mana_reason(reason, len, "processes outside MPI_COMM_WORLD are members of",
-                  "communicator", v);
+      mana_reason(reason, len, "processes outside MPI_COMM_WORLD are members of", "communicator",
+                  v);
       return 0;
     }
   }
@@ -659,12 +657,15 @@ static int rebuild_topology(const struct comm_topo *t, MPI_Comm *c)
   else if (t->kind == MPI_GRAPH)
     rc = MANA_LH_CALL_NOPARK(MPI_Graph_create, *c, t->nnodes, t->index, t->edges, 0, &out);
   else if (t->kind == MPI_DIST_GRAPH)
-    rc = MANA_LH_CALL_NOPARK(
-        MPI_Dist_graph_create_adjacent, *c, t->indegree, t->sources,
-        !t->weighted ? svc->unweighted : t->indegree ? t->sourceweights : svc->weights_empty,
-        t->outdegree, t->destinations,
-        !t->weighted ? svc->unweighted : t->outdegree ? t->destweights : svc->weights_empty,
-        MPI_INFO_NULL, 0, &out);
+    rc = MANA_LH_CALL_NOPARK(MPI_Dist_graph_create_adjacent, *c, t->indegree, t->sources,
+                             !t->weighted  ? svc->unweighted
+                             : t->indegree ? t->sourceweights
+                                           : svc->weights_empty,
+                             t->outdegree, t->destinations,
+                             !t->weighted   ? svc->unweighted
+                             : t->outdegree ? t->destweights
+                                            : svc->weights_empty,
+                             MPI_INFO_NULL, 0, &out);
   else
     return MPI_SUCCESS;
   if (rc == MPI_SUCCESS) {
@@ -706,7 +707,8 @@ static int make_local(const struct comm_rec *r, uint32_t v, MPI_Comm *out)
     return mana_rebuild_error("communicator", v, "MPI_Group_incl", rc);
   rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_group, MPI_COMM_WORLD, g, rebuild_tag(r), out);
   MANA_LH_CALL_NOPARK(MPI_Group_free, &g);
-  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
+  return rc == MPI_SUCCESS ? rc
+                           : mana_rebuild_error("communicator", v, "MPI_Comm_create_group", rc);
 }
 
 /* An intercommunicator: the local side as above, bridged through MPI_COMM_WORLD.  The leaders
@@ -766,9 +768,9 @@ static int rebuild(void)
   struct mana_comm_key *keys = calloc(cap, sizeof(*keys));
   const struct comm_rec **held = calloc(cap, sizeof(*held));
   struct comm_rec **ghosts = NULL;
-  int rc = keys && held ? MPI_SUCCESS
-                        : mana_rebuild_error("communicators", 0, "allocating their list",
-                                             MPI_ERR_NO_MEM);
+  int rc = keys && held
+               ? MPI_SUCCESS
+               : mana_rebuild_error("communicators", 0, "allocating their list", MPI_ERR_NO_MEM);
   for (uint32_t i = 0; rc == MPI_SUCCESS && i < t->capacity && n < t->in_use; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     const struct comm_rec *r = s->meta;

@@ -72,8 +72,7 @@ static int agreed(const struct comm_rec *const *held, size_t n, struct comm_rec 
 /* ---- gathering ---- */
 
 /* MPI_Allgatherv of n uint64 values from every rank into a malloc'd *all of *total values. */
-static int gather(const uint64_t *mine, int n, int nranks, uint64_t **all, int *total,
-                  int **from)
+static int gather(const uint64_t *mine, int n, int nranks, uint64_t **all, int *total, int **from)
 {
   int *counts = calloc((size_t)nranks, sizeof(int)), *displs = calloc((size_t)nranks, sizeof(int));
   int rc = counts && displs ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -310,8 +309,8 @@ static int holds(const struct holding *h, size_t first, size_t last, int me)
   return 0;
 }
 
-static const struct holding *find(const struct holding *h, size_t n, uint64_t ggid,
-                                  uint64_t index, size_t *first, size_t *last)
+static const struct holding *find(const struct holding *h, size_t n, uint64_t ggid, uint64_t index,
+                                  size_t *first, size_t *last)
 {
   struct holding key = {ggid, index, 0, -1};
   size_t lo = 0, hi = n;
@@ -354,8 +353,8 @@ static int add_ghost(struct comm_rec ***ghosts, size_t *n, struct comm_rec *r)
   return 0;
 }
 
-static int read_ghosts(const uint64_t *all, size_t len, const struct holding *h, size_t nh,
-                       int me, struct comm_rec ***ghosts, size_t *nghosts)
+static int read_ghosts(const uint64_t *all, size_t len, const struct holding *h, size_t nh, int me,
+                       struct comm_rec ***ghosts, size_t *nghosts)
 {
   size_t at = 0;
   while (at < len) {
@@ -367,8 +366,7 @@ static int read_ghosts(const uint64_t *all, size_t len, const struct holding *h,
     }
     size_t first, last;
     int side = member_side(r, me);
-    if (side == 0 || (find(h, nh, r->ggid, r->index, &first, &last) &&
-                      holds(h, first, last, me))) {
+    if (side == 0 || (find(h, nh, r->ggid, r->index, &first, &last) && holds(h, first, last, me))) {
       mana_comm_rec_free(r);
       continue;
     }

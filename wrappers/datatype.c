@@ -32,9 +32,9 @@ _Static_assert((uint32_t)MPI_FLOAT_INT == 0x8c000000u && (uint32_t)MPI_DOUBLE_IN
 struct mana_dt_rec {
   struct mana_dt_rec *prev, *next; /* every record, in creation order */
   uint64_t seq;
-  uint32_t refs;        /* slots, dependents, requests, and the map */
-  uint32_t in_map;      /* how many of those are the real-handle map's */
-  int bad;              /* the recipe cannot be replayed */
+  uint32_t refs;   /* slots, dependents, requests, and the map */
+  uint32_t in_map; /* how many of those are the real-handle map's */
+  int bad;         /* the recipe cannot be replayed */
   int committed;
   char *name;
   struct mana_attr *attrs;
@@ -327,13 +327,13 @@ static void virtualize(MPI_Datatype types[], MPI_Count n, MPI_Count max)
 }
 
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                          int max_datatypes, int array_of_integers[],
-                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[])
 {
   MPI_Datatype real = MANA_REAL(DATATYPE, MPI_Datatype, datatype);
-  int rc = MANA_LH_CALL_NOPARK(MPI_Type_get_contents, real, max_integers, max_addresses,
-                               max_datatypes, array_of_integers, array_of_addresses,
-                               array_of_datatypes);
+  int rc =
+      MANA_LH_CALL_NOPARK(MPI_Type_get_contents, real, max_integers, max_addresses, max_datatypes,
+                          array_of_integers, array_of_addresses, array_of_datatypes);
   int ni, na, nd, combiner;
   if (rc == MPI_SUCCESS &&
       MANA_LH_CALL_NOPARK(MPI_Type_get_envelope, real, &ni, &na, &nd, &combiner) == MPI_SUCCESS)
@@ -342,11 +342,10 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
   return rc;
 }
 
-int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
-                            MPI_Count max_addresses, MPI_Count max_large_counts,
-                            MPI_Count max_datatypes, int array_of_integers[],
-                            MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                            MPI_Datatype array_of_datatypes[])
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_large_counts, MPI_Count max_datatypes,
+                            int array_of_integers[], MPI_Aint array_of_addresses[],
+                            MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
   MPI_Datatype real = MANA_REAL(DATATYPE, MPI_Datatype, datatype);
   int rc = MANA_LH_CALL_NOPARK(MPI_Type_get_contents_c, real, max_integers, max_addresses,
@@ -384,8 +383,7 @@ static int lh_indexed(int n, const int b[], const int d[], MPI_Datatype t, MPI_D
 {
   return MANA_LH_CALL_NOPARK(MPI_Type_indexed, n, b, d, t, o);
 }
-static int lh_hindexed(int n, const int b[], const MPI_Aint d[], MPI_Datatype t,
-                       MPI_Datatype *o)
+static int lh_hindexed(int n, const int b[], const MPI_Aint d[], MPI_Datatype t, MPI_Datatype *o)
 {
   return MANA_LH_CALL_NOPARK(MPI_Type_create_hindexed, n, b, d, t, o);
 }

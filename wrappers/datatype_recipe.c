@@ -156,8 +156,8 @@ static int replay_classic(const struct mana_dt_recipe *r, const MPI_Datatype *t,
     return CALL(subarray, n, i + 1, i + 1 + n, i + 1 + 2 * n, i[1 + 3 * n], t[0], out);
   case MPI_COMBINER_DARRAY: {
     int d = i[2];
-    return CALL(darray, i[0], i[1], d, i + 3, i + 3 + d, i + 3 + 2 * d, i + 3 + 3 * d,
-                i[3 + 4 * d], t[0], out);
+    return CALL(darray, i[0], i[1], d, i + 3, i + 3 + d, i + 3 + 2 * d, i + 3 + 3 * d, i[3 + 4 * d],
+                t[0], out);
   }
   case MPI_COMBINER_RESIZED:
     return CALL(resized, t[0], a[0], a[1], out);

@@ -45,17 +45,14 @@ struct mana_dt_ctors {
   int (*contiguous_c)(MPI_Count, MPI_Datatype, MPI_Datatype *);
   int (*vector_c)(MPI_Count, MPI_Count, MPI_Count, MPI_Datatype, MPI_Datatype *);
   int (*hvector_c)(MPI_Count, MPI_Count, MPI_Count, MPI_Datatype, MPI_Datatype *);
-  int (*indexed_c)(MPI_Count, const MPI_Count[], const MPI_Count[], MPI_Datatype,
-                   MPI_Datatype *);
-  int (*hindexed_c)(MPI_Count, const MPI_Count[], const MPI_Count[], MPI_Datatype,
-                    MPI_Datatype *);
+  int (*indexed_c)(MPI_Count, const MPI_Count[], const MPI_Count[], MPI_Datatype, MPI_Datatype *);
+  int (*hindexed_c)(MPI_Count, const MPI_Count[], const MPI_Count[], MPI_Datatype, MPI_Datatype *);
   int (*indexed_block_c)(MPI_Count, MPI_Count, const MPI_Count[], MPI_Datatype, MPI_Datatype *);
-  int (*hindexed_block_c)(MPI_Count, MPI_Count, const MPI_Count[], MPI_Datatype,
-                          MPI_Datatype *);
+  int (*hindexed_block_c)(MPI_Count, MPI_Count, const MPI_Count[], MPI_Datatype, MPI_Datatype *);
   int (*create_struct_c)(MPI_Count, const MPI_Count[], const MPI_Count[], const MPI_Datatype[],
                          MPI_Datatype *);
-  int (*subarray_c)(int, const MPI_Count[], const MPI_Count[], const MPI_Count[], int,
-                    MPI_Datatype, MPI_Datatype *);
+  int (*subarray_c)(int, const MPI_Count[], const MPI_Count[], const MPI_Count[], int, MPI_Datatype,
+                    MPI_Datatype *);
   int (*darray_c)(int, int, int, const MPI_Count[], const int[], const int[], const int[], int,
                   MPI_Datatype, MPI_Datatype *);
   int (*resized_c)(MPI_Datatype, MPI_Count, MPI_Count, MPI_Datatype *);

@@ -142,8 +142,7 @@ static int wait_own(struct drain *d, MPI_Request *req, const char *what)
 
 /* A pending request of the application's that completed in the drain: counted if a receive,
  * and replaced by a stand-in that reports its status. */
-static int settle(struct drain *d, uint32_t i, struct mana_slot *s, MPI_Request real,
-                  MPI_Status st)
+static int settle(struct drain *d, uint32_t i, struct mana_slot *s, MPI_Request real, MPI_Status st)
 {
   uint32_t f = s->flags;
   struct mana_req_extra *e = mana_req_extra(i);
@@ -162,9 +161,8 @@ static int pending(const struct mana_slot *s)
 {
   uint32_t f = s->flags;
   return (f & MANA_SLOT_USED) && !(f & MANA_SLOT_REQ_DONE) &&
-         (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL |
-               MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA |
-               MANA_SLOT_REQ_PAIR)) &&
+         (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_COLL | MANA_SLOT_REQ_PCOLL |
+               MANA_SLOT_REQ_FILE | MANA_SLOT_REQ_RMA | MANA_SLOT_REQ_PAIR)) &&
          !(s->meta && !(f & MANA_SLOT_ACTIVE));
 }
 
@@ -378,15 +376,17 @@ static int agree_on_persistent_collectives(struct drain *d)
   static uint64_t sums[2];
   mana_pcoll_agreement(sums);
   MPI_Request req = MPI_REQUEST_NULL;
-  int rc = MANA_LH_ANY(MPI_Iallreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
-                       private_comm, &req);
+  int rc =
+      MANA_LH_ANY(MPI_Iallreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, private_comm, &req);
   if (rc != MPI_SUCCESS)
     return fail(d, "MPI_Iallreduce of the persistent collective requests failed", rc);
   if (wait_own(d, &req, "the agreement on persistent collective requests") != 0)
     return -1;
   if (sums[0] != sums[1])
-    return fail(d, "the ranks do not hold the same persistent collective requests (one was "
-                   "freed by some members only)", MPI_SUCCESS);
+    return fail(d,
+                "the ranks do not hold the same persistent collective requests (one was "
+                "freed by some members only)",
+                MPI_SUCCESS);
   return 0;
 }
 
@@ -396,8 +396,9 @@ static int run(struct drain *d)
   if (mana_p2p_world_size == 0)
     return 0; /* MPI was never initialized: nothing in flight */
   if (private_comm == MPI_COMM_NULL || private_broken)
-    return fail(d, private_broken ? "an earlier drain failed; its communicator is unusable"
-                                  : "no private communicator",
+    return fail(d,
+                private_broken ? "an earlier drain failed; its communicator is unusable"
+                               : "no private communicator",
                 MPI_SUCCESS);
   d->deadline = now() + timeout_s;
   if (exchange_counts(d) != 0 || receive_matched(d) != 0 || wait_mpi_own(d) != 0)
@@ -476,8 +477,8 @@ void mana_stub_cancel_receives(void)
     struct mana_req_extra *e = mana_req_extra(i);
     if (!(s->flags & MANA_SLOT_USED) || !(s->flags & MANA_SLOT_PERSISTENT) || !e)
       continue;
-    MPI_Request real = (s->flags & MANA_SLOT_REQ_DONE) ? e->saved_real
-                                                       : (MPI_Request)(uint32_t)s->real;
+    MPI_Request real =
+        (s->flags & MANA_SLOT_REQ_DONE) ? e->saved_real : (MPI_Request)(uint32_t)s->real;
     if (real != MPI_REQUEST_NULL)
       MANA_LH_ANY(MPI_Request_free, &real);
   }

@@ -36,8 +36,8 @@ int mana_drained_probe(MPI_Comm comm, int source, int tag, MPI_Status *st)
   return 1;
 }
 
-int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
-                         MPI_Datatype type, MPI_Comm comm, MPI_Status *st)
+int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Comm comm, MPI_Status *st)
 {
   (void)comm; /* the caller raises an error on its handler */
   return mana_drained_deliver_real(m, buf, count, MANA_REAL(DATATYPE, MPI_Datatype, type), st);
@@ -51,8 +51,7 @@ static int unpack_at_bottom(const struct mana_drained *m, MPI_Count take, MPI_Co
 {
   MPI_Count disp = -1;
   MPI_Datatype shifted;
-  int rc = MANA_LH_CALL_NOPARK(MPI_Type_create_struct_c, 1, &count, &disp, &real_type,
-                               &shifted);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Type_create_struct_c, 1, &count, &disp, &real_type, &shifted);
   if (rc != MPI_SUCCESS)
     return rc;
   rc = MANA_LH_CALL_NOPARK(MPI_Type_commit, &shifted);

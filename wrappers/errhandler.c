@@ -60,10 +60,10 @@ static void run(int i, void *obj, int *code)
   mana_callback_leave(saved);
 }
 
-#define TRAMP(i)                                      \
-  static void tramp_##i(void *obj, int *code, ...)    \
-  {                                                   \
-    run(0##i, obj, code); /* octal: 000 .. 077 */     \
+#define TRAMP(i)                                   \
+  static void tramp_##i(void *obj, int *code, ...) \
+  {                                                \
+    run(0##i, obj, code); /* octal: 000 .. 077 */  \
   }
 MANA_POOL_64(TRAMP)
 typedef void (*eh_tramp)(void *, int *, ...);
@@ -96,18 +96,18 @@ static void keep(int i, void *fn, enum eh_kind kind, MPI_Errhandler real, MPI_Er
     s->aux = (uint64_t)i + 1; /* which trampoline, for MPII_Errhandler_set_cxx */
 }
 
-#define CREATE(name, fn_t, kind)                                                         \
-  int name(fn_t *user_fn, MPI_Errhandler *errhandler)                                    \
-  {                                                                                      \
-    int i = record_for((void *)user_fn, kind);                                           \
-    if (i < 0)                                                                           \
-      return MPI_ERR_INTERN;                                                             \
-    MPI_Errhandler real;                                                                 \
-    int rc = MANA_LH_CALL_NOPARK(name, (fn_t *)(void *)tramps[i], &real);                \
-    if (rc == MPI_SUCCESS)                                                               \
-      keep(i, (void *)user_fn, kind, real, errhandler);                                  \
-    MANA_PARK_CHECK(); /* once the handle is recorded */                                 \
-    return rc;                                                                           \
+#define CREATE(name, fn_t, kind)                                          \
+  int name(fn_t *user_fn, MPI_Errhandler *errhandler)                     \
+  {                                                                       \
+    int i = record_for((void *)user_fn, kind);                            \
+    if (i < 0)                                                            \
+      return MPI_ERR_INTERN;                                              \
+    MPI_Errhandler real;                                                  \
+    int rc = MANA_LH_CALL_NOPARK(name, (fn_t *)(void *)tramps[i], &real); \
+    if (rc == MPI_SUCCESS)                                                \
+      keep(i, (void *)user_fn, kind, real, errhandler);                   \
+    MANA_PARK_CHECK(); /* once the handle is recorded */                  \
+    return rc;                                                            \
   }
 CREATE(MPI_Comm_create_errhandler, MPI_Comm_errhandler_function, EH_COMM)
 CREATE(MPI_Errhandler_create, MPI_Comm_errhandler_function, EH_COMM)
@@ -146,10 +146,10 @@ void mana_eh_ref_of_real(MPI_Errhandler real, struct mana_eh_ref *ref)
 {
   uint64_t index_1 = 0;
   ref->predefined = mana_real_is_created((uint32_t)real) ? MPI_ERRHANDLER_NULL : real;
-  ref->index = ref->predefined == MPI_ERRHANDLER_NULL &&
-                       mana_u64map_get(&by_real, (uint32_t)real, &index_1)
-                   ? (int)index_1 - 1
-                   : -1;
+  ref->index =
+      ref->predefined == MPI_ERRHANDLER_NULL && mana_u64map_get(&by_real, (uint32_t)real, &index_1)
+          ? (int)index_1 - 1
+          : -1;
 }
 
 static int create_real(int i, MPI_Errhandler *out)
@@ -163,8 +163,8 @@ static int create_real(int i, MPI_Errhandler *out)
   case EH_FILE:
     return MANA_LH_CALL_NOPARK(MPI_File_create_errhandler, (MPI_File_errhandler_function *)t, out);
   default:
-    return MANA_LH_CALL_NOPARK(MPI_Session_create_errhandler,
-                               (MPI_Session_errhandler_function *)t, out);
+    return MANA_LH_CALL_NOPARK(MPI_Session_create_errhandler, (MPI_Session_errhandler_function *)t,
+                               out);
   }
 }
 
@@ -366,8 +366,7 @@ static int replay_errors(void)
     int code = atoi(error_strings.kv[i].key);
     rc = MANA_LH_CALL_NOPARK(MPI_Add_error_string, code, error_strings.kv[i].value);
     if (rc != MPI_SUCCESS)
-      return mana_rebuild_error("error string of code", (uint32_t)code, "MPI_Add_error_string",
-                                rc);
+      return mana_rebuild_error("error string of code", (uint32_t)code, "MPI_Add_error_string", rc);
   }
   return MPI_SUCCESS;
 }

@@ -65,8 +65,8 @@ static int wanted(const struct mana_slot *s, const struct mana_req_extra *e, str
 {
   uint32_t f = s->flags;
   if (!(f & MANA_SLOT_USED) || !(f & MANA_SLOT_REQ_RECV) || (f & MANA_SLOT_REQ_SEND) ||
-      (f & MANA_SLOT_REQ_DONE) || ((f & MANA_SLOT_PERSISTENT) && !(f & MANA_SLOT_ACTIVE)) ||
-      !e || (MPI_Request)(uint32_t)s->real == MPI_REQUEST_NULL)
+      (f & MANA_SLOT_REQ_DONE) || ((f & MANA_SLOT_PERSISTENT) && !(f & MANA_SLOT_ACTIVE)) || !e ||
+      (MPI_Request)(uint32_t)s->real == MPI_REQUEST_NULL)
     return 0;
   int size;
   const int *ranks;

@@ -49,8 +49,7 @@ static int write_tramp(void *u, MPI_Datatype dt, int n, void *f, MPI_Offset pos,
 {
   return convert(1, u, dt, n, f, pos, extra);
 }
-static int read_tramp_c(void *u, MPI_Datatype dt, MPI_Count n, void *f, MPI_Offset pos,
-                        void *extra)
+static int read_tramp_c(void *u, MPI_Datatype dt, MPI_Count n, void *f, MPI_Offset pos, void *extra)
 {
   return convert(0, u, dt, n, f, pos, extra);
 }

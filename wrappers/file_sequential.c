@@ -19,8 +19,8 @@
 /* The second handle of a write-only file, with the view the bytes are counted in. */
 static int open_reader(const char *path, const struct mana_seq_view *view, MPI_File *g)
 {
-  int rc = MANA_LH_CALL_NOPARK(MPI_File_open, MPI_COMM_SELF, path, MPI_MODE_RDONLY,
-                               MPI_INFO_NULL, g);
+  int rc =
+      MANA_LH_CALL_NOPARK(MPI_File_open, MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, g);
   if (rc == MPI_SUCCESS && view)
     rc = MANA_LH_CALL_NOPARK(MPI_File_set_view, *g, view->disp, view->etype, view->filetype,
                              view->datarep, MPI_INFO_NULL);
@@ -51,8 +51,8 @@ static int advance_here(MPI_File f, const char *path, int amode, MPI_Offset byte
         rc = MANA_LH_CALL_NOPARK(MPI_File_write_shared, f, buf, (int)step, MPI_BYTE,
                                  MPI_STATUS_IGNORE);
     } else {
-      rc = MANA_LH_CALL_NOPARK(MPI_File_read_shared, f, buf, (int)step, MPI_BYTE,
-                               MPI_STATUS_IGNORE);
+      rc =
+          MANA_LH_CALL_NOPARK(MPI_File_read_shared, f, buf, (int)step, MPI_BYTE, MPI_STATUS_IGNORE);
     }
   }
   if (g != MPI_FILE_NULL)
@@ -61,8 +61,8 @@ static int advance_here(MPI_File f, const char *path, int amode, MPI_Offset byte
   return rc;
 }
 
-int mana_file_seq_advance(MPI_File f, MPI_Comm c, const char *path, int amode,
-                          MPI_Offset etypes, const struct mana_seq_view *view)
+int mana_file_seq_advance(MPI_File f, MPI_Comm c, const char *path, int amode, MPI_Offset etypes,
+                          const struct mana_seq_view *view)
 {
   int me = 0, unit = 1, rc = MANA_LH_CALL_NOPARK(MPI_Comm_rank, c, &me);
   if (rc == MPI_SUCCESS && view)

@@ -15,7 +15,7 @@ struct mana_seq_view {
  * communicator c at path with amode) forward by `etypes` elements of `view`'s etype (bytes when
  * view is NULL: the default view).  Collective over c; MPI_SUCCESS everywhere or an error
  * everywhere. */
-int mana_file_seq_advance(MPI_File f, MPI_Comm c, const char *path, int amode,
-                          MPI_Offset etypes, const struct mana_seq_view *view);
+int mana_file_seq_advance(MPI_File f, MPI_Comm c, const char *path, int amode, MPI_Offset etypes,
+                          const struct mana_seq_view *view);
 
 #endif

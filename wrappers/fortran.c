@@ -57,23 +57,23 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
   return MANA_LH_CALL(MPI_Status_f2c, real_f_status(f_status), c_status);
 }
 
-#define ATTR_GET(name, svc_fn, KIND, T)                                                   \
-  int name(T obj, int keyval, void *value, int *flag, int attr_type)                      \
-  {                                                                                       \
-    return MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                   \
-                       (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value,  \
-                       flag, attr_type);                                                  \
+#define ATTR_GET(name, svc_fn, KIND, T)                                                        \
+  int name(T obj, int keyval, void *value, int *flag, int attr_type)                           \
+  {                                                                                            \
+    return MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                        \
+                       (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, flag, \
+                       attr_type);                                                             \
   }
 /* Attributes set here are recorded for restart like those set from C (`record`). */
-#define ATTR_SET(name, svc_fn, KIND, T, record)                                           \
-  int name(T obj, int keyval, void *value, int attr_type)                                 \
-  {                                                                                       \
-    int rc = MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                 \
-                         (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, \
-                         attr_type);                                                      \
-    if (rc == MPI_SUCCESS)                                                                \
-      record(obj, keyval, value, attr_type);                                              \
-    return rc;                                                                            \
+#define ATTR_SET(name, svc_fn, KIND, T, record)                                                   \
+  int name(T obj, int keyval, void *value, int attr_type)                                         \
+  {                                                                                               \
+    int rc =                                                                                      \
+        MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                              \
+                    (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, attr_type); \
+    if (rc == MPI_SUCCESS)                                                                        \
+      record(obj, keyval, value, attr_type);                                                      \
+    return rc;                                                                                    \
   }
 void mana_win_attr_set(MPI_Win v, int virt_keyval, void *value, int attr_type);
 int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, int);

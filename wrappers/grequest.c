@@ -119,9 +119,9 @@ static void keep_request(MPI_Request real, MPI_Request *request, struct greq_rec
 static struct greq_record *record_of(MPI_Request request)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)request);
-  struct mana_req_extra *e =
-      s && (s->flags & MANA_SLOT_GREQUEST) ? mana_req_extra(mana_req_index((uint32_t)request))
-                                           : NULL;
+  struct mana_req_extra *e = s && (s->flags & MANA_SLOT_GREQUEST)
+                                 ? mana_req_extra(mana_req_index((uint32_t)request))
+                                 : NULL;
   return e ? e->greq : NULL;
 }
 
@@ -159,8 +159,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
   if (!r)
     return MPI_ERR_NO_MEM;
   MPI_Request real;
-  int rc =
-      MANA_LH_CALL_NOPARK(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r, &real);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r, &real);
   if (rc == MPI_SUCCESS)
     keep_request(real, request, r);
   else
@@ -194,7 +193,8 @@ int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn,
                                MPI_Grequest_free_function *free_fn,
                                MPI_Grequest_cancel_function *cancel_fn,
                                MPIX_Grequest_poll_function *poll_fn,
-                               MPIX_Grequest_wait_function *wait_fn, MPIX_Grequest_class *greq_class)
+                               MPIX_Grequest_wait_function *wait_fn,
+                               MPIX_Grequest_class *greq_class)
 {
   struct greq_record *proto = record(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, NULL);
   if (!proto)
@@ -223,8 +223,8 @@ int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_sta
   if (!s || !s->meta)
     return MANA_LH_CALL_NOPARK(MPIX_Grequest_class_allocate, greq_class, extra_state, request);
   const struct greq_record *proto = s->meta;
-  struct greq_record *r = record(proto->query, proto->free_fn, proto->cancel, proto->poll,
-                                 proto->wait, extra_state);
+  struct greq_record *r =
+      record(proto->query, proto->free_fn, proto->cancel, proto->poll, proto->wait, extra_state);
   if (!r)
     return MPI_ERR_NO_MEM;
   MPI_Request real;
@@ -251,12 +251,11 @@ int mana_greq_remake(uint32_t i)
   if (!r)
     return mana_rebuild_error("generalized request", v, "its record", MPI_ERR_INTERN);
   MPI_Request real;
-  int rc = r->poll || r->wait
-               ? MANA_LH_CALL_NOPARK(MPIX_Grequest_start, query_tramp, free_tramp, cancel_tramp,
-                                     r->poll ? poll_tramp : NULL, r->wait ? wait_tramp : NULL, r,
-                                     &real)
-               : MANA_LH_CALL_NOPARK(MPI_Grequest_start, query_tramp, free_tramp, cancel_tramp, r,
-                                     &real);
+  int rc = r->poll || r->wait ? MANA_LH_CALL_NOPARK(MPIX_Grequest_start, query_tramp, free_tramp,
+                                                    cancel_tramp, r->poll ? poll_tramp : NULL,
+                                                    r->wait ? wait_tramp : NULL, r, &real)
+                              : MANA_LH_CALL_NOPARK(MPI_Grequest_start, query_tramp, free_tramp,
+                                                    cancel_tramp, r, &real);
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("generalized request", v, "MPI_Grequest_start", rc);
   s->real = (uint32_t)real;

@@ -136,8 +136,8 @@ static int rebuild(void)
     MPI_Group g;
     int rc = MANA_LH_CALL_NOPARK(MPI_Group_incl, world, r->size, r->ranks, &g);
     if (rc != MPI_SUCCESS)
-      return mana_rebuild_error("group", mana_handle_make(MANA_KIND_GROUP, i),
-                                "MPI_Group_incl", rc);
+      return mana_rebuild_error("group", mana_handle_make(MANA_KIND_GROUP, i), "MPI_Group_incl",
+                                rc);
     s->real = (uint32_t)g;
   }
   return MPI_SUCCESS;

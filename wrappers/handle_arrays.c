@@ -2,15 +2,15 @@
  * the generated wrappers need for them. */
 #include "stub.h"
 
-#define REAL_ARRAY(kind_lc, KIND, T)                                                       \
-  T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf)                      \
-  {                                                                                        \
-    T *out = n <= MANA_STACK_HANDLES ? stack_buf : malloc(n * sizeof(T));                  \
-    if (!out)                                                                              \
-      abort();                                                                             \
-    for (size_t i = 0; i < n; i++)                                                         \
-      out[i] = (T)(uint32_t)mana_handle_real(MANA_KIND_##KIND, (uint32_t)virt[i]);         \
-    return out;                                                                            \
+#define REAL_ARRAY(kind_lc, KIND, T)                                               \
+  T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf)              \
+  {                                                                                \
+    T *out = n <= MANA_STACK_HANDLES ? stack_buf : malloc(n * sizeof(T));          \
+    if (!out)                                                                      \
+      abort();                                                                     \
+    for (size_t i = 0; i < n; i++)                                                 \
+      out[i] = (T)(uint32_t)mana_handle_real(MANA_KIND_##KIND, (uint32_t)virt[i]); \
+    return out;                                                                    \
   }
 REAL_ARRAY(datatype, DATATYPE, MPI_Datatype)
 REAL_ARRAY(request, REQUEST, MPI_Request)

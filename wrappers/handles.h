@@ -112,7 +112,7 @@ static inline int mana_handle_is_pair_type(uint32_t v)
 
 struct mana_table {
   struct mana_slot *chunks[MANA_MAX_CHUNKS];
-  uint32_t capacity; /* slots in allocated chunks */
+  uint32_t capacity;  /* slots in allocated chunks */
   uint32_t free_head; /* UINT32_MAX: none */
   uint32_t in_use;
   uint32_t kind;

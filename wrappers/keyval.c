@@ -23,9 +23,8 @@ typedef int mana_attr_type; /* MPICH's MPIR_Attr_type enum */
 typedef int(copy_proxy_fn)(MPI_Comm_copy_attr_function *user_function, int handle, int keyval,
                            void *extra_state, mana_attr_type attrib_type, void *attrib,
                            void **attrib_copy, int *flag);
-typedef int(delete_proxy_fn)(MPI_Comm_delete_attr_function *user_function, int handle,
-                             int keyval, mana_attr_type attrib_type, void *attrib,
-                             void *extra_state);
+typedef int(delete_proxy_fn)(MPI_Comm_delete_attr_function *user_function, int handle, int keyval,
+                             mana_attr_type attrib_type, void *attrib, void *extra_state);
 
 struct keyval_record {
   enum mana_kind object_kind; /* communicator, datatype or window */
@@ -76,9 +75,8 @@ static int delete_tramp(MPI_Comm comm, int keyval, void *value, void *extra)
   return rc;
 }
 
-static int copy_proxy_tramp(MPI_Comm_copy_attr_function *fn, int handle, int keyval,
-                            void *extra, mana_attr_type type, void *attrib, void **copy,
-                            int *flag)
+static int copy_proxy_tramp(MPI_Comm_copy_attr_function *fn, int handle, int keyval, void *extra,
+                            mana_attr_type type, void *attrib, void **copy, int *flag)
 {
   (void)fn;
   (void)keyval;
@@ -88,8 +86,8 @@ static int copy_proxy_tramp(MPI_Comm_copy_attr_function *fn, int handle, int key
     return MPI_SUCCESS;
   }
   uint64_t saved = mana_callback_enter();
-  int rc = r->copy_proxy(r->copy, virtual_object(r, handle), r->virt_keyval, r->extra_state,
-                         type, attrib, copy, flag);
+  int rc = r->copy_proxy(r->copy, virtual_object(r, handle), r->virt_keyval, r->extra_state, type,
+                         attrib, copy, flag);
   mana_callback_leave(saved);
   return rc;
 }
@@ -211,8 +209,7 @@ int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                            MPI_Type_delete_attr_function *delete_fn, int *keyval, void *extra)
 {
-  return create_then_park(MANA_KIND_DATATYPE, (void *)copy_fn, (void *)delete_fn, keyval,
-                          extra, 0);
+  return create_then_park(MANA_KIND_DATATYPE, (void *)copy_fn, (void *)delete_fn, keyval, extra, 0);
 }
 
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
@@ -285,7 +282,7 @@ void MPII_Keyval_set_proxy(int keyval, copy_proxy_fn *copy_proxy, delete_proxy_f
   r->copy_proxy = copy_proxy;
   r->delete_proxy = delete_proxy;
   MANA_LH_SVC_VOID(keyval_set_proxy, (int)s->real, (void *)copy_proxy_tramp,
-              (void *)delete_proxy_tramp);
+                   (void *)delete_proxy_tramp);
 }
 
 /* MPI_DUP_FN / MPI_COMM_DUP_FN etc. point here in the application's mpi.h. */

@@ -136,7 +136,7 @@ static int check(char *reason, size_t len)
     const struct message_rec *r = s->meta;
     if (!(s->flags & MANA_SLOT_USED) || (r && r->buffered))
       continue;
-    const char *why = !r ? "no record of"
+    const char *why = !r                                       ? "no record of"
                       : !comm_live((MPI_Comm)(uint32_t)s->aux) ? "the communicator was freed under"
                                                                : NULL;
     if (why) {

@@ -79,8 +79,7 @@ void mana_mpi_t_event_handle_freed(void)
   mana_stub_lock_give();
 }
 
-int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                            int *count)
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
   struct cvar_handle *h = malloc(sizeof(*h));
   if (!h)
@@ -140,11 +139,10 @@ int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 /* May run on the lower half's thread pointer: no snprintf (records.h). */
 static int check(char *reason, size_t len)
 {
-  const char *what = live_pvar_sessions
-                         ? "mana cannot rebuild yet: an MPI_T performance variable session"
-                     : live_event_registrations
-                         ? "mana cannot rebuild yet: an MPI_T event registration"
-                         : NULL;
+  const char *what =
+      live_pvar_sessions         ? "mana cannot rebuild yet: an MPI_T performance variable session"
+      : live_event_registrations ? "mana cannot rebuild yet: an MPI_T event registration"
+                                 : NULL;
   if (!what)
     return 1;
   size_t i = 0;
@@ -175,11 +173,13 @@ static int rebuild(void)
     }
   }
   for (struct cvar_handle *h = cvars; h; h = h->next) {
-    int count, rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_alloc, h->index, h->obj_handle,
-                                        &h->real, &count);
+    int count, rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_alloc, h->index, h->obj_handle, &h->real,
+                                        &count);
     if (rc != MPI_SUCCESS) {
-      fprintf(stderr, "mana: rebuilding MPI objects: cannot allocate a handle for MPI_T "
-                      "control variable %d again (%d)\n", h->index, rc);
+      fprintf(stderr,
+              "mana: rebuilding MPI objects: cannot allocate a handle for MPI_T "
+              "control variable %d again (%d)\n",
+              h->index, rc);
       return MPI_ERR_INTERN;
     }
   }

@@ -47,10 +47,10 @@ struct file_rec {
   struct mana_dt_arg etype, filetype;
   char *datarep;
   int has_atomicity, atomic;
-  int split;       /* split collectives begun and not ended */
-  int used_shared; /* the shared file pointer may be anywhere but 0 */
+  int split;           /* split collectives begun and not ended */
+  int used_shared;     /* the shared file pointer may be anywhere but 0 */
   MPI_Count seq_bytes; /* a sequential file: bytes this rank moved the shared pointer (view) */
-  int incomplete;  /* the record misses something: refused */
+  int incomplete;      /* the record misses something: refused */
   /* Written by the drain on the checkpoint thread. */
   int have_pos, have_shared;
   MPI_Offset pos, shared;
@@ -244,37 +244,37 @@ static void note_moved(MPI_File fh, MPI_Datatype t, MPI_Count n)
 }
 
 #define U __attribute__((unused))
-#define RW_HOOK(name, shared, split, cbuf, count_t)                                       \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U,      \
-                         MPI_Status *st U)                                                \
-  {                                                                                       \
-    note(fh, shared, split);                                                              \
-    note_moved(fh, t, n);                                                                 \
+#define RW_HOOK(name, shared, split, cbuf, count_t)                                  \
+  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U, \
+                         MPI_Status *st U)                                           \
+  {                                                                                  \
+    note(fh, shared, split);                                                         \
+    note_moved(fh, t, n);                                                            \
   }
-#define IRW_HOOK(name, cbuf, count_t)                                                     \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U,      \
-                         MPI_Request *rq U)                                               \
-  {                                                                                       \
-    note(fh, 1, 0);                                                                       \
-    note_moved(fh, t, n);                                                                 \
+#define IRW_HOOK(name, cbuf, count_t)                                                \
+  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U, \
+                         MPI_Request *rq U)                                          \
+  {                                                                                  \
+    note(fh, 1, 0);                                                                  \
+    note_moved(fh, t, n);                                                            \
   }
-#define BEGIN_HOOK(name, shared, cbuf, count_t)                                           \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U)      \
-  {                                                                                       \
-    note(fh, shared, 1);                                                                  \
-    if (shared)                                                                           \
-      note_moved(fh, t, n);                                                               \
+#define BEGIN_HOOK(name, shared, cbuf, count_t)                                      \
+  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U) \
+  {                                                                                  \
+    note(fh, shared, 1);                                                             \
+    if (shared)                                                                      \
+      note_moved(fh, t, n);                                                          \
   }
-#define BEGIN_AT_HOOK(name, cbuf, count_t)                                                \
-  void mana_after_##name(MPI_File fh, MPI_Offset o U, cbuf void *b U, count_t n U,        \
-                         MPI_Datatype t U)                                                \
-  {                                                                                       \
-    note(fh, 0, 1);                                                                       \
+#define BEGIN_AT_HOOK(name, cbuf, count_t)                                         \
+  void mana_after_##name(MPI_File fh, MPI_Offset o U, cbuf void *b U, count_t n U, \
+                         MPI_Datatype t U)                                         \
+  {                                                                                \
+    note(fh, 0, 1);                                                                \
   }
-#define END_HOOK(name, cbuf)                                                              \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, MPI_Status *st U)                   \
-  {                                                                                       \
-    note(fh, 0, -1);                                                                      \
+#define END_HOOK(name, cbuf)                                            \
+  void mana_after_##name(MPI_File fh, cbuf void *b U, MPI_Status *st U) \
+  {                                                                     \
+    note(fh, 0, -1);                                                    \
   }
 
 RW_HOOK(File_read_shared, 1, 0, , int)
@@ -525,8 +525,10 @@ static int agree_shared(const struct file_rec *r, MPI_Comm c, uint32_t v, MPI_Of
     return mana_rebuild_error("MPI file", v, "MPI_Allreduce (shared file pointer)", rc);
   *shared = 0;
   if (vals[2] || (vals[0] >= 0 && vals[0] != -vals[1]))
-    fprintf(stderr, "mana: rebuilding MPI file %#x (%s): the shared file pointer was not "
-                    "read at the checkpoint; it is at 0\n", v, r->name);
+    fprintf(stderr,
+            "mana: rebuilding MPI file %#x (%s): the shared file pointer was not "
+            "read at the checkpoint; it is at 0\n",
+            v, r->name);
   else if (vals[0] > 0)
     *shared = (MPI_Offset)vals[0];
   return MPI_SUCCESS;
@@ -544,8 +546,8 @@ static struct mana_seq_view real_view(const struct file_rec *r)
 static int restore_sequential(const struct file_rec *r, MPI_Comm c, MPI_File f, uint32_t v)
 {
   MPI_Count bytes = r->seq_bytes;
-  int unit = 1, rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, &bytes, 1, MPI_COUNT,
-                                         MPI_SUM, c);
+  int unit = 1,
+      rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, &bytes, 1, MPI_COUNT, MPI_SUM, c);
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("MPI file", v, "MPI_Allreduce (shared file pointer)", rc);
   struct mana_seq_view view = real_view(r);
@@ -593,12 +595,14 @@ static int restore_state(const struct file_rec *r, MPI_Comm c, MPI_File f, uint3
         (rc = MANA_LH_CALL_NOPARK(MPI_File_seek, f, r->pos, MPI_SEEK_SET)) != MPI_SUCCESS)
       return mana_rebuild_error("MPI file", v, "MPI_File_seek", rc);
     if (!r->have_pos)
-      fprintf(stderr, "mana: rebuilding MPI file %#x (%s): the individual file pointer was not "
-                      "read at the checkpoint; it is at 0\n", v, r->name);
+      fprintf(stderr,
+              "mana: rebuilding MPI file %#x (%s): the individual file pointer was not "
+              "read at the checkpoint; it is at 0\n",
+              v, r->name);
     if ((rc = agree_shared(r, c, v, &shared)) != MPI_SUCCESS)
       return rc;
-    if (shared > 0 && (rc = MANA_LH_CALL_NOPARK(MPI_File_seek_shared, f, shared,
-                                                MPI_SEEK_SET)) != MPI_SUCCESS)
+    if (shared > 0 &&
+        (rc = MANA_LH_CALL_NOPARK(MPI_File_seek_shared, f, shared, MPI_SEEK_SET)) != MPI_SUCCESS)
       return mana_rebuild_error("MPI file", v, "MPI_File_seek_shared", rc);
   }
   /* Last: from here on, errors on the file go to the application's handler. */
@@ -641,8 +645,10 @@ static int rebuild_one(const struct file_rec *r, uint32_t v, MPI_File *out)
     int amode = r->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL);
     rc = MANA_LH_CALL_NOPARK(MPI_File_open, c, r->name, amode, info, out);
     if (rc != MPI_SUCCESS) {
-      fprintf(stderr, "mana: rebuilding MPI file %#x: cannot open %s again (it must be where "
-                      "it was at the checkpoint)\n", v, r->name);
+      fprintf(stderr,
+              "mana: rebuilding MPI file %#x: cannot open %s again (it must be where "
+              "it was at the checkpoint)\n",
+              v, r->name);
       rc = mana_rebuild_error("MPI file", v, "MPI_File_open", rc);
     }
   }

@@ -41,14 +41,14 @@ static void run(int i, void *in, void *inout, MPI_Count len, MPI_Datatype *dt)
   mana_callback_leave(saved);
 }
 
-#define TRAMP(i)                                                                  \
-  static void tramp_##i(void *in, void *inout, int *len, MPI_Datatype *dt)        \
-  {                                                                               \
-    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);                                         \
-  }                                                                               \
+#define TRAMP(i)                                                                   \
+  static void tramp_##i(void *in, void *inout, int *len, MPI_Datatype *dt)         \
+  {                                                                                \
+    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);     \
+  }                                                                                \
   static void tramp_c_##i(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) \
-  {                                                                               \
-    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);                                         \
+  {                                                                                \
+    run(0##i, /* 0##i is an octal literal: 000 .. 077 */ in, inout, *len, dt);     \
   }
 MANA_POOL_64(TRAMP)
 #define ENTRY_C(i) tramp_c_##i,
@@ -156,10 +156,10 @@ static int rebuild(void)
     MPI_Op real;
     int t = m->index; /* the trampoline */
     int rc = ops[t].fn_c ? MANA_LH_CALL_NOPARK(MPI_Op_create_c, tramps_c[t], m->commute, &real)
-                        : MANA_LH_CALL_NOPARK(MPI_Op_create, tramps[t], m->commute, &real);
+                         : MANA_LH_CALL_NOPARK(MPI_Op_create, tramps[t], m->commute, &real);
     if (rc != MPI_SUCCESS)
-      return mana_rebuild_error("operation", mana_handle_make(MANA_KIND_OP, i),
-                                "MPI_Op_create", rc);
+      return mana_rebuild_error("operation", mana_handle_make(MANA_KIND_OP, i), "MPI_Op_create",
+                                rc);
     s->real = (uint32_t)real;
   }
   return MPI_SUCCESS;

@@ -27,9 +27,8 @@ static inline int mana_on_upper_fs(void)
   uint64_t fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
   return fs >= MANA_WINDOW_BASE && fs < MANA_WINDOW_END;
 }
-#define MANA_LH_ANY(fn, ...)                                                              \
-  (mana_on_upper_fs() ? MANA_LH_CALL_NOPARK(fn, ##__VA_ARGS__)                            \
-                      : MANA_BOUNDARY->lh->fn(__VA_ARGS__))
+#define MANA_LH_ANY(fn, ...) \
+  (mana_on_upper_fs() ? MANA_LH_CALL_NOPARK(fn, ##__VA_ARGS__) : MANA_BOUNDARY->lh->fn(__VA_ARGS__))
 
 /* mpiio.c: after a successful drain, on the checkpoint thread: records every open file's
  * individual (and, if used, shared) file pointer. */
@@ -134,8 +133,8 @@ static inline uint32_t mana_req_index(uint32_t virt)
 }
 
 /* A new non-blocking receive: records its arguments and marks its slot (which must exist). */
-void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type,
-                        int source, int tag, MPI_Comm comm, int large);
+void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type, int source,
+                        int tag, MPI_Comm comm, int large);
 
 /* What posting a receive again takes, but the datatype (shared by both paths below). */
 static inline void mana_req_fill_recv(struct mana_slot *s, struct mana_req_extra *e, void *buf,
@@ -154,14 +153,14 @@ static inline void mana_req_fill_recv(struct mana_slot *s, struct mana_req_extra
 
 /* The same, inline for the common case (MPI_Irecv of a predefined datatype): a few stores. */
 static inline void mana_req_note_recv_fast(MPI_Request virt, void *buf, MPI_Count count,
-                                           MPI_Datatype type, int source, int tag,
-                                           MPI_Comm comm, int large)
+                                           MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                                           int large)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt);
-  struct mana_req_extra *chunk = mana_req_extra_chunks[mana_req_index((uint32_t)virt) >>
-                                                       MANA_CHUNK_SHIFT];
-  if (__builtin_expect(!s || !chunk || mana_handle_is_virtual((uint32_t)type,
-                                                               MANA_KIND_DATATYPE), 0)) {
+  struct mana_req_extra *chunk =
+      mana_req_extra_chunks[mana_req_index((uint32_t)virt) >> MANA_CHUNK_SHIFT];
+  if (__builtin_expect(!s || !chunk || mana_handle_is_virtual((uint32_t)type, MANA_KIND_DATATYPE),
+                       0)) {
     mana_req_note_recv(virt, buf, count, type, source, tag, comm, large);
     return;
   }
@@ -196,9 +195,8 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len);
 /* The stub saw a request complete (Wait/Test family): counts a receive, puts a persistent
  * request back behind its stand-in, releases what the extras hold.  *real is the real handle
  * MPI left (MPI_REQUEST_NULL or a persistent request); st its status. */
-void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
-                        MPI_Status *st);
-#define MANA_REQ_SPECIAL                                                                    \
+void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real, MPI_Status *st);
+#define MANA_REQ_SPECIAL \
   (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_DONE | MANA_SLOT_REQ_STATUS | MANA_SLOT_REQ_PAIR)
 
 /* sendrecv_pair.c: MPI_Isendrecv(_replace) as an Isend and an Irecv behind one request
@@ -226,10 +224,10 @@ int mana_request_wait(MPI_Request *virt, MPI_Status *st);
 
 struct mana_drained {
   struct mana_drained *next;
-  uint64_t map_len;   /* the mapping holding this header and the data */
-  MPI_Comm comm;      /* the application's handle */
+  uint64_t map_len;    /* the mapping holding this header and the data */
+  MPI_Comm comm;       /* the application's handle */
   const void *comm_id; /* mana_comm_identity, to drop them when the communicator is freed */
-  int source, tag;    /* source: rank in comm */
+  int source, tag;     /* source: rank in comm */
   MPI_Count bytes;
   unsigned char data[] __attribute__((aligned(16)));
 };
@@ -259,8 +257,8 @@ int mana_drained_probe(MPI_Comm comm, int source, int tag, MPI_Status *st);
 /* Receives m (already unlinked) into the application's buffer as MPI would: unpacks it with
  * the receive's datatype, fills st, frees m.  MPI_ERR_TRUNCATE (raised on comm's error
  * handler) if it does not fit. */
-int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count,
-                         MPI_Datatype type, MPI_Comm comm, MPI_Status *st);
+int mana_drained_deliver(struct mana_drained *m, void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Comm comm, MPI_Status *st);
 /* The same with MPI's own datatype (a persistent receive's, from its record). */
 int mana_drained_deliver_real(struct mana_drained *m, void *buf, MPI_Count count,
                               MPI_Datatype real_type, MPI_Status *st);

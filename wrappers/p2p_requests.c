@@ -25,16 +25,15 @@ struct mana_req_extra *mana_req_extra_map(uint32_t index)
       return NULL;
     /* Two threads may map the chunk at once: the first one in keeps it. */
     struct mana_req_extra *none = NULL;
-    if (!__atomic_compare_exchange_n(&mana_req_extra_chunks[c], &none,
-                                     (struct mana_req_extra *)p, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    if (!__atomic_compare_exchange_n(&mana_req_extra_chunks[c], &none, (struct mana_req_extra *)p,
+                                     0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       mana_raw_syscall6(SYS_munmap, p, (long)size, 0, 0, 0, 0);
   }
   return &mana_req_extra_chunks[c][index & (MANA_CHUNK_SLOTS - 1)];
 }
 
-void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type,
-                        int source, int tag, MPI_Comm comm, int large)
+void mana_req_note_recv(MPI_Request virt, void *buf, MPI_Count count, MPI_Datatype type, int source,
+                        int tag, MPI_Comm comm, int large)
 {
   uint32_t index = mana_req_index((uint32_t)virt);
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt);
@@ -115,8 +114,7 @@ int mana_req_make_done(uint32_t index, const MPI_Status *st)
   return MPI_SUCCESS;
 }
 
-void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
-                        MPI_Status *st)
+void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real, MPI_Status *st)
 {
   uint32_t f = s->flags;
   struct mana_req_extra *e = mana_req_extra(index);
@@ -162,7 +160,8 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real,
 MPI_Comm mana_req_pinned_comm(const struct mana_slot *s, uint32_t index)
 {
   uint32_t f = s->flags;
-  int p2p_persistent = (f & MANA_SLOT_PERSISTENT) && (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV));
+  int p2p_persistent =
+      (f & MANA_SLOT_PERSISTENT) && (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV));
   int receive = (f & MANA_SLOT_REQ_PAIR) || ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
   if (!(f & MANA_SLOT_USED) || !(p2p_persistent || receive))
     return MPI_COMM_NULL;

@@ -27,11 +27,11 @@
 
 struct pcoll_rec {
   mana_pcoll_replay_fn *replay;
-  uint64_t seq;       /* order of initialization on this process */
-  uint64_t cc_id;     /* the communicator's clock id: MPI_Start and freeing count on it */
-  uint64_t ordinal;   /* among the requests made on that communicator */
-  MPI_Comm comm;      /* the application's handle */
-  int incomplete;     /* something could not be kept (out of memory) */
+  uint64_t seq;     /* order of initialization on this process */
+  uint64_t cc_id;   /* the communicator's clock id: MPI_Start and freeing count on it */
+  uint64_t ordinal; /* among the requests made on that communicator */
+  MPI_Comm comm;    /* the application's handle */
+  int incomplete;   /* something could not be kept (out of memory) */
   int nargs;
   struct mana_pcoll_arg args[];
 };
@@ -227,8 +227,7 @@ static int agree(void)
   int rc = MANA_LH_CALL_NOPARK(MPI_Allreduce, MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM,
                                MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS)
-    return mana_rebuild_error("persistent collective requests", 0, "MPI_Allreduce (agreement)",
-                              rc);
+    return mana_rebuild_error("persistent collective requests", 0, "MPI_Allreduce (agreement)", rc);
   if (sums[0] == sums[1])
     return MPI_SUCCESS;
   fprintf(stderr, "mana: rebuilding MPI objects: the ranks do not hold the same persistent "

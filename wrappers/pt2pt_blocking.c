@@ -26,7 +26,7 @@ static int send(int mode, const void *buf, int count, MPI_Datatype datatype, int
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
   mana_count_send(comm, dest);
   int rc = MANA_UNTIL_NOPARK(send_until, mode, buf, count, DT(datatype), dest, tag, COMM(comm),
-                              &req, &flag);
+                             &req, &flag);
   if (rc != MPI_SUCCESS && flag == -1)
     mana_uncount_send(comm, dest); /* never started */
   if (rc == MPI_SUCCESS && !flag)
@@ -58,31 +58,30 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 }
 
 /* Around a wait on a communicator whose errors must reach its own handler (comm_errhandler.c). */
-#define REROUTED(comm, call)                                                            \
-  ({                                                                                    \
-    int reroute_ = mana_comm_errors_need_rerouting(comm);                               \
-    if (reroute_)                                                                       \
-      mana_reroute_errors(comm, 1, MPI_SUCCESS);                                        \
-    int rc_ = (call);                                                                   \
-    if (reroute_)                                                                       \
-      rc_ = mana_reroute_errors(comm, 0, rc_);                                          \
-    rc_;                                                                                \
+#define REROUTED(comm, call)                              \
+  ({                                                      \
+    int reroute_ = mana_comm_errors_need_rerouting(comm); \
+    if (reroute_)                                         \
+      mana_reroute_errors(comm, 1, MPI_SUCCESS);          \
+    int rc_ = (call);                                     \
+    if (reroute_)                                         \
+      rc_ = mana_reroute_errors(comm, 0, rc_);            \
+    rc_;                                                  \
   })
 
 /* The large-count forms are rare enough to take two crossings. */
-#define BLOCKING_SEND_C(name, start)                                                    \
-  int name(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,  \
-           MPI_Comm comm)                                                               \
-  {                                                                                     \
-    MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL_NOPARK(start, buf, count, DT(datatype), dest, tag, COMM(comm), \
-                                 &req);                                                 \
-    if (rc == MPI_SUCCESS) {                                                            \
-      mana_count_send(comm, dest);                                                      \
-      rc = REROUTED(comm, mana_wait_blocking_send(req, dest, comm));                    \
-    }                                                                                   \
-    MANA_PARK_CHECK();                                                                  \
-    return rc;                                                                          \
+#define BLOCKING_SEND_C(name, start)                                                            \
+  int name(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,          \
+           MPI_Comm comm)                                                                       \
+  {                                                                                             \
+    MPI_Request req;                                                                            \
+    int rc = MANA_LH_CALL_NOPARK(start, buf, count, DT(datatype), dest, tag, COMM(comm), &req); \
+    if (rc == MPI_SUCCESS) {                                                                    \
+      mana_count_send(comm, dest);                                                              \
+      rc = REROUTED(comm, mana_wait_blocking_send(req, dest, comm));                            \
+    }                                                                                           \
+    MANA_PARK_CHECK();                                                                          \
+    return rc;                                                                                  \
   }
 BLOCKING_SEND_C(MPI_Send_c, MPI_Isend_c)
 BLOCKING_SEND_C(MPI_Bsend_c, MPI_Ibsend_c)
@@ -114,8 +113,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
   int reroute = mana_comm_errors_need_rerouting(comm);
   if (reroute)
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
-  rc = MANA_UNTIL_NOPARK(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req,
-                          &flag, st);
+  rc = MANA_UNTIL_NOPARK(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req, &flag,
+                         st);
   if (rc == MPI_SUCCESS && flag == 1)
     mana_count_recv(comm, st);
   else if (rc == MPI_SUCCESS && !flag)
@@ -139,8 +138,8 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
     return rc;
   rc = MANA_LH_CALL_NOPARK(MPI_Irecv_c, buf, count, DT(datatype), source, tag, COMM(comm), &req);
   if (rc == MPI_SUCCESS)
-    rc = REROUTED(comm, mana_wait_blocking_recv(req, buf, count, datatype, source, tag, comm, 1,
-                                                st));
+    rc = REROUTED(comm,
+                  mana_wait_blocking_recv(req, buf, count, datatype, source, tag, comm, 1, st));
   if (rc == MPI_SUCCESS && source == MPI_PROC_NULL)
     set_proc_null_status(status);
   MANA_PARK_CHECK();
@@ -210,37 +209,36 @@ static int wait_pair(MPI_Comm comm, MPI_Request reqs[2], const struct recv_args 
 }
 
 /* The receive is served by a buffered message: then the send alone, blocking as the call is. */
-#define SENDRECV_BUFFERED(send_c)                                                       \
-  if (__builtin_expect(mana_drained_head != NULL, 0) &&                                 \
-      mana_drained_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status,    \
-                        &rc)) {                                                         \
-    int rc2 = send_c;                                                                   \
-    return rc != MPI_SUCCESS ? rc : rc2;                                                \
+#define SENDRECV_BUFFERED(send_c)                                                            \
+  if (__builtin_expect(mana_drained_head != NULL, 0) &&                                      \
+      mana_drained_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status, &rc)) { \
+    int rc2 = send_c;                                                                        \
+    return rc != MPI_SUCCESS ? rc : rc2;                                                     \
   }
 
-#define BLOCKING_SENDRECV(name, irecv, isend, count_t, send_c, large)                   \
-  int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, int dest,     \
-           int sendtag, void *recvbuf, count_t recvcount, MPI_Datatype recvtype,        \
-           int source, int recvtag, MPI_Comm comm, MPI_Status *status)                  \
-  {                                                                                     \
-    MPI_Request reqs[2];                                                                \
-    MPI_Comm real = COMM(comm);                                                         \
-    int rc;                                                                             \
-    SENDRECV_BUFFERED(send_c(sendbuf, sendcount, sendtype, dest, sendtag, comm))        \
-    rc = MANA_LH_CALL_NOPARK(irecv, recvbuf, recvcount, DT(recvtype), source, recvtag,  \
-                             real, &reqs[0]);                                           \
-    if (rc != MPI_SUCCESS)                                                              \
-      return rc;                                                                        \
-    rc = MANA_LH_CALL_NOPARK(isend, sendbuf, sendcount, DT(sendtype), dest, sendtag,    \
-                             real, &reqs[1]);                                           \
-    if (rc != MPI_SUCCESS) {                                                            \
-      MANA_LH_CALL_NOPARK(MPI_Cancel, &reqs[0]);                                        \
-      MANA_LH_CALL_NOPARK(MPI_Request_free, &reqs[0]);                                  \
-      return rc;                                                                        \
-    }                                                                                   \
-    mana_count_send(comm, dest);                                                        \
-    struct recv_args a = {recvbuf, recvcount, recvtype, source, recvtag, large};        \
-    return wait_pair(comm, reqs, &a, dest, status);                                     \
+#define BLOCKING_SENDRECV(name, irecv, isend, count_t, send_c, large)                            \
+  int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, int dest, int sendtag, \
+           void *recvbuf, count_t recvcount, MPI_Datatype recvtype, int source, int recvtag,     \
+           MPI_Comm comm, MPI_Status *status)                                                    \
+  {                                                                                              \
+    MPI_Request reqs[2];                                                                         \
+    MPI_Comm real = COMM(comm);                                                                  \
+    int rc;                                                                                      \
+    SENDRECV_BUFFERED(send_c(sendbuf, sendcount, sendtype, dest, sendtag, comm))                 \
+    rc = MANA_LH_CALL_NOPARK(irecv, recvbuf, recvcount, DT(recvtype), source, recvtag, real,     \
+                             &reqs[0]);                                                          \
+    if (rc != MPI_SUCCESS)                                                                       \
+      return rc;                                                                                 \
+    rc = MANA_LH_CALL_NOPARK(isend, sendbuf, sendcount, DT(sendtype), dest, sendtag, real,       \
+                             &reqs[1]);                                                          \
+    if (rc != MPI_SUCCESS) {                                                                     \
+      MANA_LH_CALL_NOPARK(MPI_Cancel, &reqs[0]);                                                 \
+      MANA_LH_CALL_NOPARK(MPI_Request_free, &reqs[0]);                                           \
+      return rc;                                                                                 \
+    }                                                                                            \
+    mana_count_send(comm, dest);                                                                 \
+    struct recv_args a = {recvbuf, recvcount, recvtype, source, recvtag, large};                 \
+    return wait_pair(comm, reqs, &a, dest, status);                                              \
   }
 BLOCKING_SENDRECV(MPI_Sendrecv, MPI_Irecv, MPI_Isend, int, MPI_Send, 0)
 BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Irecv_c, MPI_Isend_c, MPI_Count, MPI_Send_c, 1)
@@ -248,8 +246,7 @@ BLOCKING_SENDRECV(MPI_Sendrecv_c, MPI_Irecv_c, MPI_Isend_c, MPI_Count, MPI_Send_
 static int send_packed(const void *packed, MPI_Count size, int dest, int tag, MPI_Comm comm)
 {
   MPI_Request req;
-  int rc = MANA_LH_CALL_NOPARK(MPI_Isend_c, packed, size, MPI_PACKED, dest, tag, COMM(comm),
-                               &req);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Isend_c, packed, size, MPI_PACKED, dest, tag, COMM(comm), &req);
   if (rc != MPI_SUCCESS)
     return rc;
   mana_count_send(comm, dest);
@@ -257,46 +254,46 @@ static int send_packed(const void *packed, MPI_Count size, int dest, int tag, MP
 }
 
 /* The outgoing data is packed aside first, so the receive may land in the same buffer. */
-#define BLOCKING_SENDRECV_REPLACE(name, pack_size, pack, irecv, isend, count_t, large)  \
-  int name(void *buf, count_t count, MPI_Datatype datatype, int dest, int sendtag,      \
-           int source, int recvtag, MPI_Comm comm, MPI_Status *status)                  \
-  {                                                                                     \
-    MPI_Comm real = COMM(comm);                                                         \
-    MPI_Datatype type = DT(datatype);                                                   \
-    count_t size = 0, position = 0;                                                     \
-    int rc = MANA_LH_CALL(pack_size, count, type, real, &size);                         \
-    if (rc != MPI_SUCCESS)                                                              \
-      return rc;                                                                        \
-    void *packed = malloc(size > 0 ? (size_t)size : 1);                                 \
-    if (!packed)                                                                        \
-      return MPI_ERR_NO_MEM;                                                            \
-    rc = MANA_LH_CALL(pack, buf, count, type, packed, size, &position, real);           \
-    if (rc == MPI_SUCCESS && __builtin_expect(mana_drained_head != NULL, 0) &&          \
-        mana_drained_recv(buf, count, datatype, source, recvtag, comm, status, &rc)) {  \
-      int rc2 = send_packed(packed, position, dest, sendtag, comm);                     \
-      free(packed);                                                                     \
-      return rc != MPI_SUCCESS ? rc : rc2;                                              \
-    }                                                                                   \
-    MPI_Request reqs[2];                                                                \
-    if (rc == MPI_SUCCESS)                                                              \
-      rc = MANA_LH_CALL_NOPARK(irecv, buf, count, type, source, recvtag, real, &reqs[0]); \
-    if (rc == MPI_SUCCESS) {                                                            \
-      rc = MANA_LH_CALL_NOPARK(isend, packed, position, MPI_PACKED, dest, sendtag,      \
-                               real, &reqs[1]);                                         \
-      if (rc == MPI_SUCCESS) {                                                          \
-        mana_count_send(comm, dest);                                                    \
-        struct recv_args a = {buf, count, datatype, source, recvtag, large};            \
-        rc = wait_pair(comm, reqs, &a, dest, status);                                   \
-      } else {                                                                          \
-        MANA_LH_CALL_NOPARK(MPI_Cancel, &reqs[0]);                                      \
-        MANA_LH_CALL_NOPARK(MPI_Request_free, &reqs[0]);                                \
-      }                                                                                 \
-    }                                                                                   \
-    free(packed);                                                                       \
-    return rc;                                                                          \
+#define BLOCKING_SENDRECV_REPLACE(name, pack_size, pack, irecv, isend, count_t, large)             \
+  int name(void *buf, count_t count, MPI_Datatype datatype, int dest, int sendtag, int source,     \
+           int recvtag, MPI_Comm comm, MPI_Status *status)                                         \
+  {                                                                                                \
+    MPI_Comm real = COMM(comm);                                                                    \
+    MPI_Datatype type = DT(datatype);                                                              \
+    count_t size = 0, position = 0;                                                                \
+    int rc = MANA_LH_CALL(pack_size, count, type, real, &size);                                    \
+    if (rc != MPI_SUCCESS)                                                                         \
+      return rc;                                                                                   \
+    void *packed = malloc(size > 0 ? (size_t)size : 1);                                            \
+    if (!packed)                                                                                   \
+      return MPI_ERR_NO_MEM;                                                                       \
+    rc = MANA_LH_CALL(pack, buf, count, type, packed, size, &position, real);                      \
+    if (rc == MPI_SUCCESS && __builtin_expect(mana_drained_head != NULL, 0) &&                     \
+        mana_drained_recv(buf, count, datatype, source, recvtag, comm, status, &rc)) {             \
+      int rc2 = send_packed(packed, position, dest, sendtag, comm);                                \
+      free(packed);                                                                                \
+      return rc != MPI_SUCCESS ? rc : rc2;                                                         \
+    }                                                                                              \
+    MPI_Request reqs[2];                                                                           \
+    if (rc == MPI_SUCCESS)                                                                         \
+      rc = MANA_LH_CALL_NOPARK(irecv, buf, count, type, source, recvtag, real, &reqs[0]);          \
+    if (rc == MPI_SUCCESS) {                                                                       \
+      rc =                                                                                         \
+          MANA_LH_CALL_NOPARK(isend, packed, position, MPI_PACKED, dest, sendtag, real, &reqs[1]); \
+      if (rc == MPI_SUCCESS) {                                                                     \
+        mana_count_send(comm, dest);                                                               \
+        struct recv_args a = {buf, count, datatype, source, recvtag, large};                       \
+        rc = wait_pair(comm, reqs, &a, dest, status);                                              \
+      } else {                                                                                     \
+        MANA_LH_CALL_NOPARK(MPI_Cancel, &reqs[0]);                                                 \
+        MANA_LH_CALL_NOPARK(MPI_Request_free, &reqs[0]);                                           \
+      }                                                                                            \
+    }                                                                                              \
+    free(packed);                                                                                  \
+    return rc;                                                                                     \
   }
-BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace, MPI_Pack_size, MPI_Pack, MPI_Irecv, MPI_Isend,
-                          int, 0)
+BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace, MPI_Pack_size, MPI_Pack, MPI_Irecv, MPI_Isend, int,
+                          0)
 BLOCKING_SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Pack_size_c, MPI_Pack_c, MPI_Irecv_c,
                           MPI_Isend_c, MPI_Count, 1)
 
@@ -342,33 +339,33 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
   }
 }
 
-#define BLOCKING_MRECV(name, start, count_t, large)                                     \
-  int name(void *buf, count_t count, MPI_Datatype datatype, MPI_Message *message,       \
-           MPI_Status *status)                                                          \
-  {                                                                                     \
-    MPI_Comm comm;                                                                      \
-    MPI_Message msg;                                                                    \
-    MPI_Status local, *st = STATUS_OR_LOCAL(status, local);                             \
-    struct mana_drained *m = mana_message_take(message, &comm, &msg);                   \
-    if (m) { /* MPICH raises MPI_Mrecv's errors on MPI_COMM_WORLD, and so does this */   \
-      int rc = mana_drained_deliver(m, buf, count, datatype, comm, st);                 \
-      if (rc != MPI_SUCCESS)                                                            \
-        MANA_LH_CALL_NOPARK(MPI_Comm_call_errhandler, MPI_COMM_WORLD, rc);              \
-      MANA_PARK_CHECK();                                                                \
-      return rc;                                                                        \
-    }                                                                                   \
-    MPI_Request req;                                                                    \
-    int rc = MANA_LH_CALL_NOPARK(start, buf, count, DT(datatype), &msg, &req);          \
-    if (rc != MPI_SUCCESS)                                                              \
-      return rc;                                                                        \
-    MANA_RETIRE(MESSAGE, MPI_Message, *message);                                        \
-    *message = msg;                                                                     \
-    if (comm == MPI_COMM_NULL) /* MPI_MESSAGE_NO_PROC: nothing to count or drain */     \
-      return mana_wait_real(&req, status);                                              \
-    rc = mana_wait_blocking_recv(req, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG, \
-                                 comm, large, st);                                      \
-    MANA_PARK_CHECK();                                                                  \
-    return rc;                                                                          \
+#define BLOCKING_MRECV(name, start, count_t, large)                                            \
+  int name(void *buf, count_t count, MPI_Datatype datatype, MPI_Message *message,              \
+           MPI_Status *status)                                                                 \
+  {                                                                                            \
+    MPI_Comm comm;                                                                             \
+    MPI_Message msg;                                                                           \
+    MPI_Status local, *st = STATUS_OR_LOCAL(status, local);                                    \
+    struct mana_drained *m = mana_message_take(message, &comm, &msg);                          \
+    if (m) { /* MPICH raises MPI_Mrecv's errors on MPI_COMM_WORLD, and so does this */         \
+      int rc = mana_drained_deliver(m, buf, count, datatype, comm, st);                        \
+      if (rc != MPI_SUCCESS)                                                                   \
+        MANA_LH_CALL_NOPARK(MPI_Comm_call_errhandler, MPI_COMM_WORLD, rc);                     \
+      MANA_PARK_CHECK();                                                                       \
+      return rc;                                                                               \
+    }                                                                                          \
+    MPI_Request req;                                                                           \
+    int rc = MANA_LH_CALL_NOPARK(start, buf, count, DT(datatype), &msg, &req);                 \
+    if (rc != MPI_SUCCESS)                                                                     \
+      return rc;                                                                               \
+    MANA_RETIRE(MESSAGE, MPI_Message, *message);                                               \
+    *message = msg;                                                                            \
+    if (comm == MPI_COMM_NULL) /* MPI_MESSAGE_NO_PROC: nothing to count or drain */            \
+      return mana_wait_real(&req, status);                                                     \
+    rc = mana_wait_blocking_recv(req, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, \
+                                 large, st);                                                   \
+    MANA_PARK_CHECK();                                                                         \
+    return rc;                                                                                 \
   }
 BLOCKING_MRECV(MPI_Mrecv, MPI_Imrecv, int, 0)
 BLOCKING_MRECV(MPI_Mrecv_c, MPI_Imrecv_c, MPI_Count, 1)
@@ -399,16 +396,16 @@ void mana_after_Buffer_attach_c(void *buffer, MPI_Count size)
  * parked receiver never lets a large one do: it is entered through the clock's gate, so a
  * checkpoint waits for it or catches the rank before it (MPICH's pt2pt/bsendfrag and
  * bsendpending failed to park). */
-#define BUFFER_DETACH(name, size_t_)                                                       \
-  int name(void *buffer_addr, size_t_ *size)                                               \
-  {                                                                                        \
-    mana_cc_peer_gate_enter();                                                             \
-    int rc = MANA_LH_CALL_NOPARK(name, buffer_addr, size);                                 \
-    mana_cc_peer_gate_leave();                                                             \
-    if (rc == MPI_SUCCESS)                                                                 \
-      bsend_buffer = NULL;                                                                 \
-    MANA_PARK_CHECK();                                                                     \
-    return rc;                                                                             \
+#define BUFFER_DETACH(name, size_t_)                       \
+  int name(void *buffer_addr, size_t_ *size)               \
+  {                                                        \
+    mana_cc_peer_gate_enter();                             \
+    int rc = MANA_LH_CALL_NOPARK(name, buffer_addr, size); \
+    mana_cc_peer_gate_leave();                             \
+    if (rc == MPI_SUCCESS)                                 \
+      bsend_buffer = NULL;                                 \
+    MANA_PARK_CHECK();                                     \
+    return rc;                                             \
   }
 BUFFER_DETACH(MPI_Buffer_detach, int)
 BUFFER_DETACH(MPI_Buffer_detach_c, MPI_Count)
@@ -430,8 +427,8 @@ static int bsend_rebuild(void)
     return MPI_SUCCESS;
   int rc = bsend_large ? MANA_LH_CALL(MPI_Buffer_attach_c, bsend_buffer, bsend_size)
                        : MANA_LH_CALL(MPI_Buffer_attach, bsend_buffer, (int)bsend_size);
-  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("buffered-send buffer", 0,
-                                                     "MPI_Buffer_attach", rc);
+  return rc == MPI_SUCCESS ? rc
+                           : mana_rebuild_error("buffered-send buffer", 0, "MPI_Buffer_attach", rc);
 }
 
 const struct mana_kind_ops mana_bsend_ops = {

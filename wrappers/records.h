@@ -25,10 +25,10 @@
 
 /* One kind of MPI state, as the restart orchestrator sees it.  Any member may be NULL. */
 struct mana_kind_ops {
-  const char *name;          /* for messages: "communicator", "datatype", ... */
-  enum mana_kind kind;       /* its handle table; 0 for state without handles */
-  mana_release_fn *release;  /* frees a retired slot's record (default: free(meta)) */
-  mana_retain_fn *retain;    /* keeps a slot the application frees (handles.h); NULL: never */
+  const char *name;         /* for messages: "communicator", "datatype", ... */
+  enum mana_kind kind;      /* its handle table; 0 for state without handles */
+  mana_release_fn *release; /* frees a retired slot's record (default: free(meta)) */
+  mana_retain_fn *retain;   /* keeps a slot the application frees (handles.h); NULL: never */
   /* Whether a checkpoint may be taken now: 1, or 0 with a one-line reason in `reason`.  May
    * run on the lower half's checkpoint thread while the application is parked: it reads the
    * records only, and calls neither MPI nor anything in libc that uses thread-local state. */
@@ -44,10 +44,10 @@ struct mana_kind_ops {
   void (*finish)(void);
 };
 
-extern const struct mana_kind_ops mana_info_ops, mana_errhandler_ops, mana_keyval_ops,
-    mana_op_ops, mana_group_ops, mana_datatype_ops, mana_comm_ops, mana_request_ops,
-    mana_bsend_ops, mana_greq_class_ops, mana_file_ops, mana_win_ops, mana_message_ops,
-    mana_session_ops, mana_mpi_t_ops;
+extern const struct mana_kind_ops mana_info_ops, mana_errhandler_ops, mana_keyval_ops, mana_op_ops,
+    mana_group_ops, mana_datatype_ops, mana_comm_ops, mana_request_ops, mana_bsend_ops,
+    mana_greq_class_ops, mana_file_ops, mana_win_ops, mana_message_ops, mana_session_ops,
+    mana_mpi_t_ops;
 
 /* MPI_T (mpi_t.c): an event registration was freed (tools.c). */
 void mana_mpi_t_event_handle_freed(void);
@@ -165,8 +165,7 @@ void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
  * freed: its group id, creation index (UINT64_MAX for MPI_COMM_WORLD and MPI_COMM_SELF),
  * size and members as world ranks in rank order (the record's own array: copy it).  0, or -1
  * without a usable record. */
-int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size,
-                      const int **ranks);
+int mana_comm_members(MPI_Comm v, uint64_t *ggid, uint64_t *index, int *size, const int **ranks);
 /* Both groups of v as world ranks (the record's arrays; an intracommunicator has no remote
  * one): 0, or -1 without a usable record.  Reads records only. */
 int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nremote,
@@ -176,8 +175,7 @@ int mana_comm_world_members(MPI_Comm v, int *nlocal, const int **local, int *nre
  * (MPI_Comm_create_group, MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups):
  * every member of the union of the groups computes the same id from the members, the tag and
  * the parent (MPI_COMM_NULL: none); 0 when a group has no usable record. */
-uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups,
-                               uint64_t tag);
+uint64_t mana_comm_group_cc_id(MPI_Comm parent, const MPI_Group *groups, int ngroups, uint64_t tag);
 /* The tag of the constructors that take a string. */
 uint64_t mana_string_tag(const char *stringtag);
 

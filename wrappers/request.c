@@ -54,9 +54,8 @@ static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_S
     return;
   }
   uint32_t f = s->flags;
-  if (__builtin_expect((f & MANA_REQ_SPECIAL) == MANA_SLOT_REQ_RECV && done &&
-                           !(f & MANA_SLOT_PERSISTENT),
-                       1)) {
+  if (__builtin_expect(
+          (f & MANA_REQ_SPECIAL) == MANA_SLOT_REQ_RECV && done && !(f & MANA_SLOT_PERSISTENT), 1)) {
     /* the common case inline: a receive completed, its datatype predefined */
     const struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)*virt));
     if (e && !e->type.rec)
@@ -131,16 +130,16 @@ static void own_wait_leave(void)
   __atomic_sub_fetch(&MANA_BOUNDARY->in_mpi_own_wait, 1, __ATOMIC_SEQ_CST);
 }
 
-#define WAIT_NOPARK(virt, n, fn, ...)                                                      \
-  ({                                                                                       \
-    int rc_ = MPI_SUCCESS;                                                                 \
-    if (!mpi_waits((virt), (n))) {                                                         \
-      rc_ = MANA_UNTIL_NOPARK(fn, __VA_ARGS__);                                            \
-    } else if (own_wait_enter()) {                                                         \
-      rc_ = mana_direct_##fn(__VA_ARGS__);                                                 \
-      own_wait_leave();                                                                    \
-    }                                                                                      \
-    rc_;                                                                                   \
+#define WAIT_NOPARK(virt, n, fn, ...)           \
+  ({                                            \
+    int rc_ = MPI_SUCCESS;                      \
+    if (!mpi_waits((virt), (n))) {              \
+      rc_ = MANA_UNTIL_NOPARK(fn, __VA_ARGS__); \
+    } else if (own_wait_enter()) {              \
+      rc_ = mana_direct_##fn(__VA_ARGS__);      \
+      own_wait_leave();                         \
+    }                                           \
+    rc_;                                        \
   })
 
 void mana_req_note_order(uint32_t virt)
@@ -300,17 +299,16 @@ int MPI_Start(MPI_Request *request)
 /* Runs `body` on a real copy of the request array, then settles every entry with `settle`
  * (a call naming `real`).  A null array goes to MPI as it is: it is fine with no requests,
  * and MPI reports it otherwise. */
-#define WITH_REAL_REQUESTS(n, virt, real, body, settle)                                 \
-  do {                                                                                  \
-    MPI_Request stack_[MANA_STACK_HANDLES];                                             \
-    MPI_Request *real =                                                                 \
-        (virt) ? mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_)   \
-               : NULL;                                                                  \
-    body;                                                                               \
-    if (real)                                                                           \
-      settle;                                                                           \
-    if (real != stack_)                                                                 \
-      free(real);                                                                       \
+#define WITH_REAL_REQUESTS(n, virt, real, body, settle)                                       \
+  do {                                                                                        \
+    MPI_Request stack_[MANA_STACK_HANDLES];                                                   \
+    MPI_Request *real =                                                                       \
+        (virt) ? mana_real_array_request((virt), (size_t)((n) > 0 ? (n) : 0), stack_) : NULL; \
+    body;                                                                                     \
+    if (real)                                                                                 \
+      settle;                                                                                 \
+    if (real != stack_)                                                                       \
+      free(real);                                                                             \
   } while (0)
 
 int MPI_Startall(int count, MPI_Request array_of_requests[])
@@ -336,18 +334,18 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 
 /* The statuses array a completion call fills: the application's (which may be NULL when
  * there are no requests), or ours when it ignores them (receives are counted from them). */
-#define WITH_STATUSES(n, app, st, body)                                                   \
-  do {                                                                                    \
-    MPI_Status stack_st_[MANA_STACK_HANDLES];                                             \
-    size_t n_st_ = (size_t)((n) > 0 ? (n) : 0);                                           \
-    MPI_Status *st = (app) != MPI_STATUSES_IGNORE ? (app)                                 \
-                     : n_st_ <= MANA_STACK_HANDLES ? stack_st_                            \
-                                                   : malloc(n_st_ * sizeof(MPI_Status));  \
-    if (!st && (app) == MPI_STATUSES_IGNORE)                                              \
-      return MPI_ERR_NO_MEM;                                                              \
-    body;                                                                                 \
-    if (st != (app) && st != stack_st_)                                                   \
-      free(st);                                                                           \
+#define WITH_STATUSES(n, app, st, body)                                                  \
+  do {                                                                                   \
+    MPI_Status stack_st_[MANA_STACK_HANDLES];                                            \
+    size_t n_st_ = (size_t)((n) > 0 ? (n) : 0);                                          \
+    MPI_Status *st = (app) != MPI_STATUSES_IGNORE  ? (app)                               \
+                     : n_st_ <= MANA_STACK_HANDLES ? stack_st_                           \
+                                                   : malloc(n_st_ * sizeof(MPI_Status)); \
+    if (!st && (app) == MPI_STATUSES_IGNORE)                                             \
+      return MPI_ERR_NO_MEM;                                                             \
+    body;                                                                                \
+    if (st != (app) && st != stack_st_)                                                  \
+      free(st);                                                                          \
   } while (0)
 
 /* After a park point: the real handles of the requests not completed yet, again. */
@@ -360,8 +358,8 @@ static void reread(int n, const MPI_Request virt[], MPI_Request real[], const un
 
 /* Waitall parks with some requests complete: those are settled first, so that no slot keeps
  * a real request MPI has freed while the thread is parked (the drain tests every slot). */
-static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[],
-                               unsigned char *done, MPI_Status st[])
+static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[], unsigned char *done,
+                               MPI_Status st[])
 {
   for (int i = 0; i < n; i++)
     if (done[i] && mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
@@ -376,20 +374,22 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
   if (!done)
     return MPI_ERR_NO_MEM;
   WITH_STATUSES(count, array_of_statuses, st, {
-    WITH_REAL_REQUESTS(count, array_of_requests, real, {
-      for (;;) {
-        int flag = 0;
-        rc = WAIT_NOPARK(array_of_requests, count, waitall_until, count, real, done, &flag,
-                         st);
-        if (rc != MPI_SUCCESS || flag)
-          break;
-        if (MANA_BOUNDARY->park_requested) {
-          settle_done_so_far(count, array_of_requests, real, done, st);
-          mana_park_point();
-          reread(count, array_of_requests, real, done);
-        }
-      }
-    }, settle_all(count, array_of_requests, real, 0, done, st));
+    WITH_REAL_REQUESTS(
+        count, array_of_requests, real,
+        {
+          for (;;) {
+            int flag = 0;
+            rc = WAIT_NOPARK(array_of_requests, count, waitall_until, count, real, done, &flag, st);
+            if (rc != MPI_SUCCESS || flag)
+              break;
+            if (MANA_BOUNDARY->park_requested) {
+              settle_done_so_far(count, array_of_requests, real, done, st);
+              mana_park_point();
+              reread(count, array_of_requests, real, done);
+            }
+          }
+        },
+        settle_all(count, array_of_requests, real, 0, done, st));
   });
   if (done != stack_done)
     free(done);
@@ -401,16 +401,19 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 {
   int rc;
   MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
-  WITH_REAL_REQUESTS(count, array_of_requests, real, {
-    for (;;) {
-      int flag = 0;
-      rc = WAIT_NOPARK(array_of_requests, count, testany_until, count, real, index, &flag, st);
-      if (rc != MPI_SUCCESS || flag)
-        break;
-      mana_park_point();
-      reread(count, array_of_requests, real, NULL);
-    }
-  }, settle_named(count, array_of_requests, real, rc == MPI_SUCCESS, index, st));
+  WITH_REAL_REQUESTS(
+      count, array_of_requests, real,
+      {
+        for (;;) {
+          int flag = 0;
+          rc = WAIT_NOPARK(array_of_requests, count, testany_until, count, real, index, &flag, st);
+          if (rc != MPI_SUCCESS || flag)
+            break;
+          mana_park_point();
+          reread(count, array_of_requests, real, NULL);
+        }
+      },
+      settle_named(count, array_of_requests, real, rc == MPI_SUCCESS, index, st));
   MANA_PARK_CHECK();
   return rc;
 }
@@ -420,18 +423,21 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 {
   int rc;
   WITH_STATUSES(incount, array_of_statuses, st, {
-    WITH_REAL_REQUESTS(incount, array_of_requests, real, {
-      for (;;) {
-        *outcount = 0;
-        rc = WAIT_NOPARK(array_of_requests, incount, testsome_until, incount, real, outcount,
-                         array_of_indices, st);
-        if (rc != MPI_SUCCESS || *outcount != 0)
-          break;
-        mana_park_point();
-        reread(incount, array_of_requests, real, NULL);
-      }
-    }, settle_named(incount, array_of_requests, real,
-                    *outcount != MPI_UNDEFINED ? *outcount : 0, array_of_indices, st));
+    WITH_REAL_REQUESTS(
+        incount, array_of_requests, real,
+        {
+          for (;;) {
+            *outcount = 0;
+            rc = WAIT_NOPARK(array_of_requests, incount, testsome_until, incount, real, outcount,
+                             array_of_indices, st);
+            if (rc != MPI_SUCCESS || *outcount != 0)
+              break;
+            mana_park_point();
+            reread(incount, array_of_requests, real, NULL);
+          }
+        },
+        settle_named(incount, array_of_requests, real, *outcount != MPI_UNDEFINED ? *outcount : 0,
+                     array_of_indices, st));
   });
   MANA_PARK_CHECK();
   return rc;
@@ -442,10 +448,10 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 {
   int rc;
   WITH_STATUSES(count, array_of_statuses, st, {
-    WITH_REAL_REQUESTS(count, array_of_requests, real,
-                       rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, flag, st),
-                       settle_all(count, array_of_requests, real, rc == MPI_SUCCESS && *flag,
-                                  NULL, st));
+    WITH_REAL_REQUESTS(
+        count, array_of_requests, real,
+        rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, flag, st),
+        settle_all(count, array_of_requests, real, rc == MPI_SUCCESS && *flag, NULL, st));
   });
   MANA_PARK_CHECK();
   return rc;
@@ -456,10 +462,10 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 {
   int rc;
   MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
-  WITH_REAL_REQUESTS(count, array_of_requests, real,
-                     rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, flag, st),
-                     settle_named(count, array_of_requests, real,
-                                  rc == MPI_SUCCESS && *flag, index, st));
+  WITH_REAL_REQUESTS(
+      count, array_of_requests, real,
+      rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, flag, st),
+      settle_named(count, array_of_requests, real, rc == MPI_SUCCESS && *flag, index, st));
   MANA_PARK_CHECK();
   return rc;
 }
@@ -469,13 +475,12 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 {
   int rc;
   WITH_STATUSES(incount, array_of_statuses, st, {
-    WITH_REAL_REQUESTS(incount, array_of_requests, real,
-                       rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, outcount,
-                                                array_of_indices, st),
-                       settle_named(incount, array_of_requests, real,
-                                    rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ? *outcount
-                                                                                    : 0,
-                                    array_of_indices, st));
+    WITH_REAL_REQUESTS(
+        incount, array_of_requests, real,
+        rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, outcount, array_of_indices, st),
+        settle_named(incount, array_of_requests, real,
+                     rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ? *outcount : 0,
+                     array_of_indices, st));
   });
   MANA_PARK_CHECK();
   return rc;
@@ -501,11 +506,11 @@ static void record(enum preq_mode mode, int large, const void *buf, MPI_Count co
   e->tag = tag;
 }
 
-#define RECORD_INIT(name, mode, large, count_t, buf_t)                                      \
-  void mana_after_##name(buf_t *buf, count_t count, MPI_Datatype datatype, int peer,        \
-                         int tag, MPI_Comm comm, MPI_Request *request)                      \
-  {                                                                                         \
-    record(mode, large, buf, count, datatype, peer, tag, comm, request);                    \
+#define RECORD_INIT(name, mode, large, count_t, buf_t)                                        \
+  void mana_after_##name(buf_t *buf, count_t count, MPI_Datatype datatype, int peer, int tag, \
+                         MPI_Comm comm, MPI_Request *request)                                 \
+  {                                                                                           \
+    record(mode, large, buf, count, datatype, peer, tag, comm, request);                      \
   }
 RECORD_INIT(Send_init, PREQ_SEND, 0, int, const void)
 RECORD_INIT(Bsend_init, PREQ_BSEND, 0, int, const void)
@@ -549,14 +554,14 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
   if (f & MANA_SLOT_REQ_PART)
     return "mana cannot checkpoint partitioned requests:";
   if (r)
-    return !comm_live(r->comm)       ? "the communicator was freed under"
+    return !comm_live(r->comm)         ? "the communicator was freed under"
            : !mana_dt_arg_ok(&r->type) ? "no usable datatype record for"
                                        : NULL;
   if (f & MANA_SLOT_REQ_DONE)
     return NULL;
   if (((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND)) || (f & MANA_SLOT_REQ_PAIR)) {
     const struct mana_req_extra *e = mana_req_extra(i);
-    return !e || !comm_live(e->comm) ? "the communicator was freed under the pending receive"
+    return !e || !comm_live(e->comm)   ? "the communicator was freed under the pending receive"
            : !mana_dt_arg_ok(&e->type) ? "no usable datatype record for"
                                        : NULL;
   }
@@ -621,7 +626,7 @@ static int discard(void)
 }
 
 /* The large-count forms take the same arguments with an MPI_Count count. */
-#define INIT(fn) \
+#define INIT(fn)                                                                           \
   (r->large ? MANA_LH_CALL_NOPARK(fn##_c, r->buf, r->count, type, peer, r->tag, comm, out) \
             : MANA_LH_CALL_NOPARK(fn, r->buf, (int)r->count, type, peer, r->tag, comm, out))
 
@@ -670,9 +675,8 @@ static int repost(struct pending *p, size_t n)
     int rc;
     if (s->flags & MANA_SLOT_REQ_PAIR) {
       if ((rc = mana_pair_repost(p[k].slot)) != MPI_SUCCESS)
-        return mana_rebuild_error("pending MPI_Isendrecv", mana_handle_make(MANA_KIND_REQUEST,
-                                                                           p[k].slot),
-                                  "MPI_Irecv", rc);
+        return mana_rebuild_error("pending MPI_Isendrecv",
+                                  mana_handle_make(MANA_KIND_REQUEST, p[k].slot), "MPI_Irecv", rc);
       continue;
     } else if (s->meta) {
       rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
@@ -680,10 +684,10 @@ static int repost(struct pending *p, size_t n)
       MPI_Datatype type = mana_dt_arg_real(&e->type);
       int peer = e->peer;
       MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, e->comm);
-      rc = e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, peer, e->tag,
-                                          comm, &real)
-                    : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, peer, e->tag,
-                                          comm, &real);
+      rc = e->large
+               ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, peer, e->tag, comm, &real)
+               : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, peer, e->tag, comm,
+                                     &real);
     }
     if (rc != MPI_SUCCESS)
       return mana_rebuild_error("pending receive", mana_handle_make(MANA_KIND_REQUEST, p[k].slot),
@@ -711,8 +715,8 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len)
   struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
   for (uint32_t i = 0; i < t->capacity; i++)
     if (needs_drain(mana_slot_at(t, i), mana_req_extra(i))) {
-      mana_reason(reason, len, "only a checkpoint's drain can complete it",
-                  "request", mana_handle_make(MANA_KIND_REQUEST, i));
+      mana_reason(reason, len, "only a checkpoint's drain can complete it", "request",
+                  mana_handle_make(MANA_KIND_REQUEST, i));
       return 0;
     }
   return 1;
@@ -753,8 +757,10 @@ static int rebuild(void)
                ((f & MANA_SLOT_REQ_PAIR) && e->pair_send == MPI_REQUEST_NULL)) {
       pending[n++] = (struct pending){e->seq, i};
     } else if (needs_drain(s, e)) {
-      fprintf(stderr, "mana: rebuilding MPI objects: request %#x is in progress and was not "
-                      "drained\n", v);
+      fprintf(stderr,
+              "mana: rebuilding MPI objects: request %#x is in progress and was not "
+              "drained\n",
+              v);
       rc = MPI_ERR_REQUEST;
     }
   }

@@ -24,10 +24,10 @@ uint32_t mana_rebuild_epoch;
 int mana_rebuilding;
 
 static const struct mana_kind_ops *const kinds[] = {
-    &mana_info_ops,     &mana_errhandler_ops, &mana_keyval_ops,  &mana_op_ops,
-    &mana_group_ops,    &mana_datatype_ops,   &mana_comm_ops,    &mana_request_ops,
-    &mana_bsend_ops,    &mana_greq_class_ops, &mana_file_ops,    &mana_win_ops,
-    &mana_message_ops,  &mana_session_ops,    &mana_mpi_t_ops,
+    &mana_info_ops,    &mana_errhandler_ops, &mana_keyval_ops, &mana_op_ops,
+    &mana_group_ops,   &mana_datatype_ops,   &mana_comm_ops,   &mana_request_ops,
+    &mana_bsend_ops,   &mana_greq_class_ops, &mana_file_ops,   &mana_win_ops,
+    &mana_message_ops, &mana_session_ops,    &mana_mpi_t_ops,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -47,8 +47,8 @@ static void report(void)
 {
   char line[512];
   size_t at = 0;
-  at += (size_t)snprintf(line, sizeof(line), "mana: rebuilt MPI objects (epoch %u):",
-                         mana_rebuild_epoch);
+  at += (size_t)snprintf(line, sizeof(line),
+                         "mana: rebuilt MPI objects (epoch %u):", mana_rebuild_epoch);
   for (size_t i = 0; i < NKINDS && at < sizeof(line); i++)
     if (kinds[i]->kind && kinds[i]->rebuild)
       at += (size_t)snprintf(line + at, sizeof(line) - at, " %s %u", kinds[i]->name,

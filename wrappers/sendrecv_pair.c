@@ -110,10 +110,10 @@ static int post_recv(const struct mana_req_extra *e, MPI_Request *out)
 {
   MPI_Datatype type = mana_dt_arg_real(&e->type);
   MPI_Comm comm = MANA_REAL(COMM, MPI_Comm, e->comm);
-  return e->large ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, e->peer, e->tag,
-                                        comm, out)
-                  : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, e->peer, e->tag,
-                                        comm, out);
+  return e->large
+             ? MANA_LH_CALL_NOPARK(MPI_Irecv_c, e->buf, e->count, type, e->peer, e->tag, comm, out)
+             : MANA_LH_CALL_NOPARK(MPI_Irecv, e->buf, (int)e->count, type, e->peer, e->tag, comm,
+                                   out);
 }
 
 int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
@@ -138,8 +138,8 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     sendcount = position;
     rsend = MPI_PACKED;
   }
-  uint32_t v = rc == MPI_SUCCESS ? mana_handle_new(MANA_KIND_REQUEST, (uint32_t)MPI_REQUEST_NULL)
-                                 : 0;
+  uint32_t v =
+      rc == MPI_SUCCESS ? mana_handle_new(MANA_KIND_REQUEST, (uint32_t)MPI_REQUEST_NULL) : 0;
   struct mana_slot *s = v ? mana_handle_slot(MANA_KIND_REQUEST, v) : NULL;
   struct mana_req_extra *e = s ? mana_req_extra(mana_req_index(v)) : NULL;
   if (rc == MPI_SUCCESS && !e)
@@ -158,8 +158,8 @@ int mana_pair_post(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
   e->status = (MPI_Status){0};
   rc = large ? MANA_LH_CALL_NOPARK(MPI_Isend_c, sendbuf, sendcount, rsend, dest, sendtag, rcomm,
                                    &e->pair_send)
-             : MANA_LH_CALL_NOPARK(MPI_Isend, sendbuf, (int)sendcount, rsend, dest, sendtag,
-                                   rcomm, &e->pair_send);
+             : MANA_LH_CALL_NOPARK(MPI_Isend, sendbuf, (int)sendcount, rsend, dest, sendtag, rcomm,
+                                   &e->pair_send);
   if (rc == MPI_SUCCESS) {
     mana_count_send(comm, dest);
     rc = post_recv(e, &e->pair_recv);

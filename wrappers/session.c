@@ -177,8 +177,8 @@ MPI_Group mana_session_world_group(void)
     struct mana_slot *s = mana_slot_at(t, i);
     MPI_Group g = MPI_GROUP_NULL;
     if ((s->flags & MANA_SLOT_USED) &&
-        MANA_LH_CALL_NOPARK(MPI_Group_from_session_pset, (MPI_Session)s->real, "mpi://WORLD",
-                            &g) == MPI_SUCCESS)
+        MANA_LH_CALL_NOPARK(MPI_Group_from_session_pset, (MPI_Session)s->real, "mpi://WORLD", &g) ==
+            MPI_SUCCESS)
       return g;
   }
   return MPI_GROUP_NULL;

@@ -27,34 +27,34 @@ void mana_thread_attach_main(void);
  * crossing, so the checkpoint machinery knows the thread is inside MPI.
  * The arguments are evaluated after the switch: they must not call into the upper half's libc
  * (atoi, strlen, malloc ... use its thread-local state); compute such values first. */
-#define MANA_LH_ENTER()                                                         \
-  struct mana_boundary *b_ = MANA_BOUNDARY;                                     \
-  struct mana_mpi_thread *t_ = mana_self_thread;                                \
-  if (__builtin_expect(!t_, 0))                                                 \
-    t_ = mana_thread_attach();                                                  \
-  int fsgs_ = b_->have_fsgsbase;                                                \
-  uint64_t ufs_ = t_->upper_fs;                                                 \
-  t_->in_lower++;                                                               \
-  mana_set_fs(fsgs_, t_->lower_fs);                                             \
-  if (__builtin_expect(++b_->mpi_calls == b_->test_checkpoint_at_call, 0))      \
+#define MANA_LH_ENTER()                                                    \
+  struct mana_boundary *b_ = MANA_BOUNDARY;                                \
+  struct mana_mpi_thread *t_ = mana_self_thread;                           \
+  if (__builtin_expect(!t_, 0))                                            \
+    t_ = mana_thread_attach();                                             \
+  int fsgs_ = b_->have_fsgsbase;                                           \
+  uint64_t ufs_ = t_->upper_fs;                                            \
+  t_->in_lower++;                                                          \
+  mana_set_fs(fsgs_, t_->lower_fs);                                        \
+  if (__builtin_expect(++b_->mpi_calls == b_->test_checkpoint_at_call, 0)) \
   b_->lh->svc.test_checkpoint_now()
-#define MANA_LH_LEAVE()                                                         \
-  mana_set_fs(fsgs_, ufs_);                                                     \
-  t_->in_lower--;                                                               \
-  if (__builtin_expect(b_->park_requested, 0))                                  \
+#define MANA_LH_LEAVE()                        \
+  mana_set_fs(fsgs_, ufs_);                    \
+  t_->in_lower--;                              \
+  if (__builtin_expect(b_->park_requested, 0)) \
   mana_park_point()
-#define MANA_LH_CALL(fn, ...)                                                   \
-  ({                                                                            \
-    MANA_LH_ENTER();                                                            \
-    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__);           \
-    MANA_LH_LEAVE();                                                            \
-    r_;                                                                         \
+#define MANA_LH_CALL(fn, ...)                                         \
+  ({                                                                  \
+    MANA_LH_ENTER();                                                  \
+    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__); \
+    MANA_LH_LEAVE();                                                  \
+    r_;                                                               \
   })
-#define MANA_LH_CALL_VOID(fn, ...)                                              \
-  do {                                                                          \
-    MANA_LH_ENTER();                                                            \
-    b_->lh->fn(__VA_ARGS__);                                                    \
-    MANA_LH_LEAVE();                                                            \
+#define MANA_LH_CALL_VOID(fn, ...) \
+  do {                             \
+    MANA_LH_ENTER();               \
+    b_->lh->fn(__VA_ARGS__);       \
+    MANA_LH_LEAVE();               \
   } while (0)
 #define MANA_LH_SVC(fn, ...) MANA_LH_CALL(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID(fn, ...) MANA_LH_CALL_VOID(svc.fn, __VA_ARGS__)
@@ -64,21 +64,21 @@ void mana_thread_attach_main(void);
  * handle, a retired one, the record hooks), and only then lets the thread park
  * (MANA_PARK_CHECK).  A checkpoint thus never finds a real object without its slot, nor a
  * slot whose real object MPI has already freed.  Same cost as the parking forms. */
-#define MANA_LH_LEAVE_NOPARK()                                                  \
-  mana_set_fs(fsgs_, ufs_);                                                     \
+#define MANA_LH_LEAVE_NOPARK() \
+  mana_set_fs(fsgs_, ufs_);    \
   t_->in_lower--
-#define MANA_LH_CALL_NOPARK(fn, ...)                                            \
-  ({                                                                            \
-    MANA_LH_ENTER();                                                            \
-    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__);           \
-    MANA_LH_LEAVE_NOPARK();                                                     \
-    r_;                                                                         \
+#define MANA_LH_CALL_NOPARK(fn, ...)                                  \
+  ({                                                                  \
+    MANA_LH_ENTER();                                                  \
+    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__); \
+    MANA_LH_LEAVE_NOPARK();                                           \
+    r_;                                                               \
   })
-#define MANA_LH_CALL_VOID_NOPARK(fn, ...)                                       \
-  do {                                                                          \
-    MANA_LH_ENTER();                                                            \
-    b_->lh->fn(__VA_ARGS__);                                                    \
-    MANA_LH_LEAVE_NOPARK();                                                     \
+#define MANA_LH_CALL_VOID_NOPARK(fn, ...) \
+  do {                                    \
+    MANA_LH_ENTER();                      \
+    b_->lh->fn(__VA_ARGS__);              \
+    MANA_LH_LEAVE_NOPARK();               \
   } while (0)
 #define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
@@ -92,11 +92,11 @@ int mana_world_for_sessions(int level);
 
 /* The wait of a blocking call: the lower half's polling loop (svc.<fn>), or while nothing can
  * park MPI's own blocking call (wait_direct.c, mana_direct_<fn>). */
-#define MANA_UNTIL(fn, ...)                                                     \
-  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC(fn, __VA_ARGS__)          \
+#define MANA_UNTIL(fn, ...)                                             \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC(fn, __VA_ARGS__) \
                                          : mana_direct_##fn(__VA_ARGS__))
-#define MANA_UNTIL_NOPARK(fn, ...)                                              \
-  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC_NOPARK(fn, __VA_ARGS__)   \
+#define MANA_UNTIL_NOPARK(fn, ...)                                             \
+  (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC_NOPARK(fn, __VA_ARGS__) \
                                          : mana_direct_##fn(__VA_ARGS__))
 int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status);
 int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
@@ -105,18 +105,17 @@ int mana_direct_recv_until(void *buf, int count, MPI_Datatype type, int source, 
                            MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status);
 int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
                               MPI_Status statuses[]);
-int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag,
-                              MPI_Status *status);
+int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status);
 int mana_direct_testsome_until(int n, MPI_Request reqs[], int *outcount, int indices[],
                                MPI_Status statuses[]);
 int mana_direct_iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
-int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag,
-                              MPI_Message *message, MPI_Status *status);
+int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                              MPI_Status *status);
 
-#define MANA_PARK_CHECK()                                                       \
-  do {                                                                          \
-    if (__builtin_expect(MANA_BOUNDARY->park_requested, 0))                     \
-      mana_park_point();                                                        \
+#define MANA_PARK_CHECK()                                   \
+  do {                                                      \
+    if (__builtin_expect(MANA_BOUNDARY->park_requested, 0)) \
+      mana_park_point();                                    \
   } while (0)
 
 /* Real handles MPICH hands out for created objects have bits 31-30 = 10 or 11; anything else is
@@ -153,18 +152,18 @@ static inline void *mana_new_ptr(enum mana_kind kind, void *real)
 /* After a failed call that was to make an object: the application sees what MPI left in the
  * handle, its null handle for instance (MPI_Comm_dup must give MPI_COMM_NULL when a copy
  * callback fails), unless that is a real object.  `r` started as the application's value. */
-#define MANA_FAILED_OUT(app, r)                                                 \
-  do {                                                                          \
-    if ((app) && !mana_real_is_created((uint32_t)(r)))                          \
-      *(app) = (r);                                                             \
+#define MANA_FAILED_OUT(app, r)                        \
+  do {                                                 \
+    if ((app) && !mana_real_is_created((uint32_t)(r))) \
+      *(app) = (r);                                    \
   } while (0)
-#define MANA_FAILED_OUT_PTR(app, r)                                             \
-  do {                                                                          \
-    if ((app) && (r) == NULL)                                                   \
-      *(app) = (r);                                                             \
+#define MANA_FAILED_OUT_PTR(app, r) \
+  do {                              \
+    if ((app) && (r) == NULL)       \
+      *(app) = (r);                 \
   } while (0)
 
-#define MANA_DECLARE_REAL_ARRAY(kind_lc, T)                                              \
+#define MANA_DECLARE_REAL_ARRAY(kind_lc, T) \
   T *mana_real_array_##kind_lc(const T *virt, size_t n, T *stack_buf);
 MANA_DECLARE_REAL_ARRAY(datatype, MPI_Datatype)
 MANA_DECLARE_REAL_ARRAY(request, MPI_Request)
@@ -192,7 +191,6 @@ int mana_comm_errors_need_rerouting(MPI_Comm comm);
 int mana_reroute_errors(MPI_Comm comm, int on, int rc);
 /* After a restart: MPI_COMM_WORLD returns errors again for the threads that waited rerouted. */
 void mana_reroute_errors_after_restart(void);
-
 
 /* Where a blocking wrapper lets the checkpoint machinery park this thread. */
 /* Set while the stub's restart hook runs (restart_hook.c): the objects are half rebuilt and the

@@ -50,8 +50,8 @@ int MPI_T_event_register_callback(MPI_T_event_registration reg, MPI_T_cb_safety 
     return MPI_T_ERR_MEMORY;
   r->cb = cb;
   r->user_data = user_data;
-  int rc = MANA_LH_CALL(MPI_T_event_register_callback, reg, safety,
-                        MANA_REAL(INFO, MPI_Info, info), r, cb ? event_tramp : NULL);
+  int rc = MANA_LH_CALL(MPI_T_event_register_callback, reg, safety, MANA_REAL(INFO, MPI_Info, info),
+                        r, cb ? event_tramp : NULL);
   if (rc != MPI_SUCCESS)
     free(r);
   else
@@ -107,9 +107,8 @@ int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbos
 /* ---- dynamic processes ---- */
 
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                            const int array_of_maxprocs[], const MPI_Info array_of_info[],
-                            int root, MPI_Comm comm, MPI_Comm *intercomm,
-                            int array_of_errcodes[])
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
   MPI_Info stack[MANA_STACK_HANDLES];
   MPI_Info *infos = array_of_info && count > 0
@@ -119,8 +118,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
   mana_cc_enter(comm, 1);
   MPI_Comm real_comm = MANA_REAL(COMM, MPI_Comm, comm);
   int rc = MANA_LH_CALL_NOPARK(MPI_Comm_spawn_multiple, count, array_of_commands, array_of_argv,
-                               array_of_maxprocs, infos, root, real_comm, &real,
-                               array_of_errcodes);
+                               array_of_maxprocs, infos, root, real_comm, &real, array_of_errcodes);
   if (rc == MPI_SUCCESS) {
     *intercomm = MANA_NEW(COMM, MPI_Comm, real);
     mana_comm_created(*intercomm, comm);

@@ -6,9 +6,12 @@
 
 #define MANA_POOL_SIZE 64
 #define MANA_POOL_8(X, b) X(b##0) X(b##1) X(b##2) X(b##3) X(b##4) X(b##5) X(b##6) X(b##7)
+/* clang-format cannot settle on one layout of this macro */
+/* clang-format off */
 #define MANA_POOL_64(X) \
   MANA_POOL_8(X, 0) MANA_POOL_8(X, 1) MANA_POOL_8(X, 2) MANA_POOL_8(X, 3) \
   MANA_POOL_8(X, 4) MANA_POOL_8(X, 5) MANA_POOL_8(X, 6) MANA_POOL_8(X, 7)
+/* clang-format on */
 #define MANA_POOL_ENTRY(i) tramp_##i,
 
 #endif

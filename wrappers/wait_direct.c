@@ -21,10 +21,18 @@ int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype ty
 {
   int rc;
   switch (mode) {
-  case 1: rc = MANA_LH_CALL_NOPARK(MPI_Bsend, buf, count, type, dest, tag, comm); break;
-  case 2: rc = MANA_LH_CALL_NOPARK(MPI_Ssend, buf, count, type, dest, tag, comm); break;
-  case 3: rc = MANA_LH_CALL_NOPARK(MPI_Rsend, buf, count, type, dest, tag, comm); break;
-  default: rc = MANA_LH_CALL_NOPARK(MPI_Send, buf, count, type, dest, tag, comm); break;
+  case 1:
+    rc = MANA_LH_CALL_NOPARK(MPI_Bsend, buf, count, type, dest, tag, comm);
+    break;
+  case 2:
+    rc = MANA_LH_CALL_NOPARK(MPI_Ssend, buf, count, type, dest, tag, comm);
+    break;
+  case 3:
+    rc = MANA_LH_CALL_NOPARK(MPI_Rsend, buf, count, type, dest, tag, comm);
+    break;
+  default:
+    rc = MANA_LH_CALL_NOPARK(MPI_Send, buf, count, type, dest, tag, comm);
+    break;
   }
   *req = MPI_REQUEST_NULL;
   *flag = rc == MPI_SUCCESS ? 1 : -1; /* an error went to the communicator's handler */
@@ -65,8 +73,7 @@ int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], i
   return MPI_ERR_IN_STATUS;
 }
 
-int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag,
-                              MPI_Status *status)
+int mana_direct_testany_until(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
   *flag = 1;
   return MANA_LH_CALL_NOPARK(MPI_Waitany, n, reqs, index, status);
@@ -84,8 +91,8 @@ int mana_direct_iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_
   return MANA_LH_CALL_NOPARK(MPI_Probe, source, tag, comm, status);
 }
 
-int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag,
-                              MPI_Message *message, MPI_Status *status)
+int mana_direct_improbe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                              MPI_Status *status)
 {
   *flag = 1;
   return MANA_LH_CALL_NOPARK(MPI_Mprobe, source, tag, comm, message, status);

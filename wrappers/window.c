@@ -105,8 +105,7 @@ static int make_real(const struct win_rec *r, MPI_Comm c, MPI_Win *out)
     MPI_Aint size;
     mana_win_shm_real_part(r, &base, &size);
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create, base, size, 1, info, c, out);
-  }
-  else if (r->large) {
+  } else if (r->large) {
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create_c, r->base, r->size, r->disp_unit, info, c, out);
   } else {
     rc = MANA_LH_CALL_NOPARK(MPI_Win_create, r->base, r->size, (int)r->disp_unit, info, c, out);
@@ -237,8 +236,8 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
   return make_window(MPI_WIN_FLAVOR_CREATE, 0, base, size, disp_unit, info, comm, win);
 }
 
-int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                     MPI_Comm comm, MPI_Win *win)
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                     MPI_Win *win)
 {
   return make_window(MPI_WIN_FLAVOR_CREATE, 1, base, size, disp_unit, info, comm, win);
 }
@@ -328,8 +327,8 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
     return MPI_SUCCESS;
   }
   return MANA_LH_CALL(MPI_Win_get_attr, MANA_REAL(WIN, MPI_Win, win),
-                      (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)win_keyval),
-                      attribute_val, flag);
+                      (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)win_keyval), attribute_val,
+                      flag);
 }
 
 /* The Fortran binding's entry point.  MPICH's Fortran binding asks for a predefined
@@ -345,9 +344,9 @@ int MPII_Win_get_attr(MPI_Win win, int keyval, void *value, int *flag, int attr_
     return MPI_SUCCESS;
   }
   if (r && own_attr(r, keyval - 1, &own)) { /* the Fortran form: the value */
-    *(intptr_t *)value = keyval - 1 == MPI_WIN_BASE ? (intptr_t)own
-                         : keyval - 1 == MPI_WIN_SIZE ? (intptr_t)*(MPI_Aint *)own
-                                                       : (intptr_t)*(int *)own;
+    *(intptr_t *)value = keyval - 1 == MPI_WIN_BASE   ? (intptr_t)own
+                         : keyval - 1 == MPI_WIN_SIZE ? (intptr_t) * (MPI_Aint *)own
+                                                      : (intptr_t) * (int *)own;
     *flag = 1;
     return MPI_SUCCESS;
   }
@@ -459,8 +458,8 @@ int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp
   struct win_rec *r = mana_win_rec(win);
   if (r && r->shm)
     return mana_win_shm_query(r, rank, size, disp_unit, baseptr);
-  return MANA_LH_CALL(MPI_Win_shared_query_c, MANA_REAL(WIN, MPI_Win, win), rank, size,
-                      disp_unit, baseptr);
+  return MANA_LH_CALL(MPI_Win_shared_query_c, MANA_REAL(WIN, MPI_Win, win), rank, size, disp_unit,
+                      baseptr);
 }
 
 /* ---- the kind's operations ---- */
@@ -514,8 +513,8 @@ static int rebuild_properties(const struct win_rec *r, MPI_Win w)
       return mana_rebuild_error("window", r->self, "MPI_Win_set_info", rc);
   }
   for (int i = 0; i < r->nregions; i++)
-    if ((rc = MANA_LH_CALL_NOPARK(MPI_Win_attach, w, r->regions[i].base,
-                                  r->regions[i].size)) != MPI_SUCCESS)
+    if ((rc = MANA_LH_CALL_NOPARK(MPI_Win_attach, w, r->regions[i].base, r->regions[i].size)) !=
+        MPI_SUCCESS)
       return mana_rebuild_error("window", r->self, "MPI_Win_attach", rc);
   if ((rc = mana_attr_replay(r->attrs, MANA_KIND_WIN, (uint64_t)w, "window", r->self)) !=
       MPI_SUCCESS)

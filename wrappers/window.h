@@ -39,8 +39,8 @@ struct win_rec {
   uint32_t self;        /* the application's (virtual) window */
   MPI_Comm comm;        /* the hidden communicator (virtual) */
   uint64_t ggid, cindex;
-  int flavor;           /* MPI_WIN_FLAVOR_*: what MPI_WIN_CREATE_FLAVOR answers */
-  int large;            /* made by a _c constructor */
+  int flavor; /* MPI_WIN_FLAVOR_*: what MPI_WIN_CREATE_FLAVOR answers */
+  int large;  /* made by a _c constructor */
   void *base;
   MPI_Aint size, disp_unit;
   int disp_unit_attr; /* MPI_WIN_DISP_UNIT of a shared window, answered by the stub */
@@ -50,13 +50,13 @@ struct win_rec {
   struct mana_attr *attrs;
   struct win_region *regions; /* dynamic windows: attached, in order */
   int nregions, cap_regions;
-  struct win_shm *shm;        /* MPI_WIN_FLAVOR_SHARED */
+  struct win_shm *shm; /* MPI_WIN_FLAVOR_SHARED */
   /* Synchronization (window_sync.c). */
-  int fence_open;             /* the last fence did not say MPI_MODE_NOSUCCEED */
+  int fence_open; /* the last fence did not say MPI_MODE_NOSUCCEED */
   int lock_all, lock_all_assert;
-  struct win_lock *locks;     /* held MPI_Win_lock epochs */
+  struct win_lock *locks; /* held MPI_Win_lock epochs */
   int nlocks, cap_locks;
-  int *access;                /* started (PSCW): targets, ranks of the window's group */
+  int *access;                  /* started (PSCW): targets, ranks of the window's group */
   unsigned char *access_locked; /* the stub's MPI_MODE_NOCHECK shared lock on each is held */
   int naccess;
   int *expose;                /* posted: origins */
@@ -86,8 +86,8 @@ int mana_windows_drain(const char **why, int *rc_out);
 
 /* ---- window_shm.c ---- */
 /* Collective over the window's communicator (real): the segment, this rank's part at *base. */
-int mana_win_shm_create(struct win_rec *r, MPI_Comm real_comm, MPI_Aint size,
-                        MPI_Aint disp_unit, void **base);
+int mana_win_shm_create(struct win_rec *r, MPI_Comm real_comm, MPI_Aint size, MPI_Aint disp_unit,
+                        void **base);
 /* At a rebuild: the same segment shared again at the same addresses (collective). */
 int mana_win_shm_reshare(struct win_rec *r, MPI_Comm real_comm);
 void mana_win_shm_free(struct win_rec *r);

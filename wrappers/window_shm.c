@@ -67,8 +67,7 @@ static int open_segment(MPI_Comm c, int me, size_t len, char name[SHM_NAME_LEN])
     if (fd < 0)
       name[0] = '\0';
   }
-  if (MANA_LH_CALL_NOPARK(MPI_Bcast, name, SHM_NAME_LEN, MPI_CHAR, 0, c) != MPI_SUCCESS ||
-      !name[0])
+  if (MANA_LH_CALL_NOPARK(MPI_Bcast, name, SHM_NAME_LEN, MPI_CHAR, 0, c) != MPI_SUCCESS || !name[0])
     return me == 0 && fd >= 0 ? (close(fd), -1) : -1;
   if (me != 0 && (fd = open(name, O_RDWR | O_CLOEXEC)) < 0)
     fprintf(stderr, "mana: shared window memory: cannot open %s: %s\n", name, strerror(errno));
@@ -124,8 +123,8 @@ int mana_win_shm_create(struct win_rec *r, MPI_Comm c, MPI_Aint size, MPI_Aint d
   r->shm = s;
   char name[SHM_NAME_LEN] = "";
   int fd = open_segment(c, s->me, s->map_len, name);
-  void *map = fd >= 0 ? mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                      : MAP_FAILED;
+  void *map =
+      fd >= 0 ? mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   if (fd >= 0 && map == MAP_FAILED)
     fprintf(stderr, "mana: shared window memory: cannot map %s: %s\n", name, strerror(errno));
   s->map = map == MAP_FAILED ? NULL : map;
@@ -140,8 +139,8 @@ static int still_one_node(const struct win_rec *r, MPI_Comm c)
 {
   MPI_Comm node = MPI_COMM_NULL;
   int size = 0;
-  int rc = MANA_LH_CALL_NOPARK(MPI_Comm_split_type, c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                               &node);
+  int rc =
+      MANA_LH_CALL_NOPARK(MPI_Comm_split_type, c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   if (rc == MPI_SUCCESS)
     rc = MANA_LH_CALL_NOPARK(MPI_Comm_size, node, &size);
   if (node != MPI_COMM_NULL)
@@ -153,8 +152,10 @@ static int still_one_node(const struct win_rec *r, MPI_Comm c)
   if (rc != MPI_SUCCESS)
     return mana_rebuild_error("shared window", r->self, "MPI_Allreduce", rc);
   if (!all) {
-    fprintf(stderr, "mana: rebuilding MPI objects: the %d ranks of shared-memory window %#x "
-                    "are no longer on one node; it cannot be shared again\n", r->shm->n, r->self);
+    fprintf(stderr,
+            "mana: rebuilding MPI objects: the %d ranks of shared-memory window %#x "
+            "are no longer on one node; it cannot be shared again\n",
+            r->shm->n, r->self);
     return MPI_ERR_WIN;
   }
   return MPI_SUCCESS;
@@ -174,8 +175,8 @@ int mana_win_shm_reshare(struct win_rec *r, MPI_Comm c)
   while (ok && left > 0) {
     ssize_t n = pwrite(fd, s->map + off, (size_t)left, off);
     if (n <= 0) {
-      fprintf(stderr, "mana: rebuilding shared window %#x: cannot write %s: %s\n", r->self,
-              name, strerror(errno));
+      fprintf(stderr, "mana: rebuilding shared window %#x: cannot write %s: %s\n", r->self, name,
+              strerror(errno));
       ok = 0;
       break;
     }
@@ -187,8 +188,8 @@ int mana_win_shm_reshare(struct win_rec *r, MPI_Comm c)
   if (rc == MPI_SUCCESS && all &&
       mmap(s->map, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
           MAP_FAILED) {
-    fprintf(stderr, "mana: rebuilding shared window %#x: cannot map %s at %p: %s\n", r->self,
-            name, (void *)s->map, strerror(errno));
+    fprintf(stderr, "mana: rebuilding shared window %#x: cannot map %s at %p: %s\n", r->self, name,
+            (void *)s->map, strerror(errno));
     all = 0;
   }
   rc = finish_segment(c, s->me, fd, name, rc == MPI_SUCCESS && all);

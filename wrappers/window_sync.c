@@ -45,7 +45,7 @@ void mana_after_Win_fence(int assert, MPI_Win win)
 {
   struct win_rec *r = mana_win_rec(win);
   if (r)
-    r->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    r->fence_open = !(assert &MPI_MODE_NOSUCCEED);
 }
 
 /* ---- MPICH-level passive epochs: MANA_LH_ANY, so the drain's thread may use them too ---- */
@@ -169,21 +169,20 @@ static int grow(void **array, int *cap, int need, size_t elem)
  * MPI_COMM_SELF, and the rank is never done while inside (top of the file). */
 static void peer_wait_enter(int assert)
 {
-  if (!(assert & MPI_MODE_NOCHECK)) /* else MPICH takes it locally */
+  if (!(assert &MPI_MODE_NOCHECK)) /* else MPICH takes it locally */
     mana_cc_peer_gate_enter();
 }
 
 static void peer_wait_leave(int assert)
 {
-  if (!(assert & MPI_MODE_NOCHECK))
+  if (!(assert &MPI_MODE_NOCHECK))
     mana_cc_peer_gate_leave();
 }
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
   peer_wait_enter(assert);
-  int rc = MANA_LH_CALL_NOPARK(MPI_Win_lock, lock_type, rank, assert,
-                               MANA_REAL(WIN, MPI_Win, win));
+  int rc = MANA_LH_CALL_NOPARK(MPI_Win_lock, lock_type, rank, assert, MANA_REAL(WIN, MPI_Win, win));
   struct win_rec *r = mana_win_rec(win);
   if (rc == MPI_SUCCESS && r) {
     if (grow((void **)&r->locks, &r->cap_locks, r->nlocks + 1, sizeof(*r->locks)) != 0)
@@ -295,7 +294,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
   r->nexpose = n;
   r->exposing = 1;
   /* With MPI_MODE_NOCHECK the matching starts say the same and wait for nothing. */
-  for (int i = 0; !(assert & MPI_MODE_NOCHECK) && i < n && rc == MPI_SUCCESS; i++)
+  for (int i = 0; !(assert &MPI_MODE_NOCHECK) && i < n && rc == MPI_SUCCESS; i++)
     rc = notice(r, ranks[i], NOTICE_POST);
   MANA_PARK_CHECK();
   return rc;
@@ -318,7 +317,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
   r->access = ranks;
   r->access_locked = locked;
   r->naccess = n;
-  for (int i = 0; !(assert & MPI_MODE_NOCHECK) && i < n && rc == MPI_SUCCESS; i++)
+  for (int i = 0; !(assert &MPI_MODE_NOCHECK) && i < n && rc == MPI_SUCCESS; i++)
     rc = PMPI_Recv(NULL, 0, MPI_BYTE, ranks[i], NOTICE_POST, r->comm, MPI_STATUS_IGNORE);
   for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
     /* Read again after every park point: a restart makes a new real window. */
@@ -381,8 +380,7 @@ int MPI_Win_wait(MPI_Win win)
   int rc = MPI_SUCCESS;
   for (int i = 0; i < r->nexpose && rc == MPI_SUCCESS; i++)
     if (!r->expose_done[i]) {
-      rc = PMPI_Recv(NULL, 0, MPI_BYTE, r->expose[i], NOTICE_COMPLETE, r->comm,
-                     MPI_STATUS_IGNORE);
+      rc = PMPI_Recv(NULL, 0, MPI_BYTE, r->expose[i], NOTICE_COMPLETE, r->comm, MPI_STATUS_IGNORE);
       if (rc == MPI_SUCCESS)
         r->expose_done[i] = 1;
     }
@@ -405,8 +403,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
       continue;
     rc = PMPI_Iprobe(r->expose[i], NOTICE_COMPLETE, r->comm, &arrived, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && arrived)
-      rc = PMPI_Recv(NULL, 0, MPI_BYTE, r->expose[i], NOTICE_COMPLETE, r->comm,
-                     MPI_STATUS_IGNORE);
+      rc = PMPI_Recv(NULL, 0, MPI_BYTE, r->expose[i], NOTICE_COMPLETE, r->comm, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && arrived)
       r->expose_done[i] = 1;
     else

@@ -3,10 +3,10 @@
 #define MANA_IMAGE_BLOBS_H
 
 enum mana_blob_type {
-  MANA_BLOB_WINDOW_FREE = 1, /* the window allocator's free extents (lower-half memory) */
-  MANA_BLOB_SIGNALS = 2,     /* dispositions of signals the upper half set */
-  MANA_BLOB_FILES = 3,       /* the upper half's open regular files */
-  MANA_BLOB_RANK = 4,        /* MPI facts of the rank: thread level, ... */
+  MANA_BLOB_WINDOW_FREE = 1,     /* the window allocator's free extents (lower-half memory) */
+  MANA_BLOB_SIGNALS = 2,         /* dispositions of signals the upper half set */
+  MANA_BLOB_FILES = 3,           /* the upper half's open regular files */
+  MANA_BLOB_RANK = 4,            /* MPI facts of the rank: thread level, ... */
   MANA_BLOB_PENDING_SIGNALS = 5, /* signals pending on parked threads and on the process */
 };
 

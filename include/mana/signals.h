@@ -20,10 +20,10 @@
 
 #include "mana/boundary.h"
 
-#define MANA_SIGBIT(sig) (1ull << ((sig) - 1))
+#define MANA_SIGBIT(sig) (1ull << ((sig)-1))
 
 /* Never blocked by any mask mana sets itself. */
-#define MANA_SIGNALS_NEVER_BLOCKED                                                         \
+#define MANA_SIGNALS_NEVER_BLOCKED                                                          \
   (MANA_SIGBIT(SIGSYS) | MANA_SIGBIT(SIGSEGV) | MANA_SIGBIT(SIGBUS) | MANA_SIGBIT(SIGILL) | \
    MANA_SIGBIT(SIGFPE) | MANA_SIGBIT(SIGTRAP))
 

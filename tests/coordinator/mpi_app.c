@@ -7,9 +7,9 @@
 
 int main(void)
 {
-	int initialized = 0;
+  int initialized = 0;
 
-	MPI_Initialized(&initialized);
-	printf("mpi_app: MPI initialized: %d\n", initialized);
-	return 0;
+  MPI_Initialized(&initialized);
+  printf("mpi_app: MPI initialized: %d\n", initialized);
+  return 0;
 }

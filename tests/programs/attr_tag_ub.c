@@ -10,7 +10,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("attr_tag_ub");
   mt_require_size(2);
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
   }
   mt_check_int("attribute values or messages wrong", bad, 0);
-  if (mt_.rank == 0) mt_append("tag_ub >= 32767: %d\n", ub >= 32767);
+  if (mt_.rank == 0)
+    mt_append("tag_ub >= 32767: %d\n", ub >= 32767);
   return mt_end();
 }

@@ -18,26 +18,35 @@ static int copies, deletes;
  * the callbacks of several attributes during one dup/free is implementation-defined. */
 static char notes[16][96];
 static int nnotes;
-__attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...) {
-  if (nnotes == 16) return;
+__attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
+{
+  if (nnotes == 16)
+    return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(notes[nnotes++], sizeof notes[0], fmt, ap);
   va_end(ap);
 }
-static int cmp_note(const void *a, const void *b) { return strcmp(a, b); }
-static void flush_notes(void) {
+static int cmp_note(const void *a, const void *b)
+{
+  return strcmp(a, b);
+}
+static void flush_notes(void)
+{
   qsort(notes, (size_t)nnotes, sizeof notes[0], cmp_note);
-  for (int i = 0; i < nnotes; i++) mt_log("  %s", notes[i]);
+  for (int i = 0; i < nnotes; i++)
+    mt_log("  %s", notes[i]);
   nnotes = 0;
 }
 static MPI_Comm expect_comm = MPI_COMM_NULL; /* comm whose attribute is being copied/deleted */
 static int handle_mismatch;
 
-static int comm_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag) {
+static int comm_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)keyval;
   copies++;
-  if (old != expect_comm) handle_mismatch++;
+  if (old != expect_comm)
+    handle_mismatch++;
   int *src = in;
   if (*(int *)extra == 0) { /* declining copier */
     *flag = 0;
@@ -52,17 +61,20 @@ static int comm_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out,
   return MPI_SUCCESS;
 }
 
-static int comm_delete(MPI_Comm c, int keyval, void *val, void *extra) {
+static int comm_delete(MPI_Comm c, int keyval, void *val, void *extra)
+{
   (void)keyval;
   (void)extra;
   deletes++;
-  if (expect_comm != MPI_COMM_NULL && c != expect_comm) handle_mismatch++;
+  if (expect_comm != MPI_COMM_NULL && c != expect_comm)
+    handle_mismatch++;
   note("comm delete callback: value %d", *(int *)val);
   free(val);
   return MPI_SUCCESS;
 }
 
-static int type_copy(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag) {
+static int type_copy(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)t;
   (void)keyval;
   (void)extra;
@@ -73,7 +85,8 @@ static int type_copy(MPI_Datatype t, int keyval, void *extra, void *in, void *ou
   return MPI_SUCCESS;
 }
 
-static int type_delete(MPI_Datatype t, int keyval, void *val, void *extra) {
+static int type_delete(MPI_Datatype t, int keyval, void *val, void *extra)
+{
   (void)t;
   (void)keyval;
   (void)extra;
@@ -83,16 +96,19 @@ static int type_delete(MPI_Datatype t, int keyval, void *val, void *extra) {
 }
 
 static MPI_Win expect_win = MPI_WIN_NULL;
-static int win_delete(MPI_Win w, int keyval, void *val, void *extra) {
+static int win_delete(MPI_Win w, int keyval, void *val, void *extra)
+{
   (void)keyval;
   (void)extra;
   deletes++;
-  if (w != expect_win) handle_mismatch++;
+  if (w != expect_win)
+    handle_mismatch++;
   note("win delete callback: value %d", *(int *)val);
   return MPI_SUCCESS;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("attributes");
   mt_require_size(2);
@@ -104,7 +120,8 @@ int main(int argc, char **argv) {
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, &flag);
   mt_check(flag && *(int *)val >= 32767, "MPI_TAG_UB present and >= 32767");
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &val, &flag);
-  mt_check(flag == 1 && (*(int *)val == 0 || *(int *)val == 1), "MPI_WTIME_IS_GLOBAL present (0 or 1)");
+  mt_check(flag == 1 && (*(int *)val == 0 || *(int *)val == 1),
+           "MPI_WTIME_IS_GLOBAL present (0 or 1)");
 
   /* communicator keyval with logging callbacks */
   static int yes = 1, no = 0;
@@ -121,7 +138,8 @@ int main(int argc, char **argv) {
   *v1 = 10 + me;
   MPI_Comm_set_attr(a, kv, v1);
   MPI_Comm_get_attr(a, kv, &val, &flag);
-  mt_check(flag && val == v1 && *(int *)val == 10 + me, "get_attr returns the stored pointer (value %d)", *(int *)val);
+  mt_check(flag && val == v1 && *(int *)val == 10 + me,
+           "get_attr returns the stored pointer (value %d)", *(int *)val);
 
   mt_log("overwrite the attribute:");
   int *v2 = malloc(sizeof(int));
@@ -143,7 +161,8 @@ int main(int argc, char **argv) {
   flush_notes();
   mt_check_int("copy callbacks during dup", copies, 2);
   MPI_Comm_get_attr(b, kv, &val, &flag);
-  mt_check(flag && *(int *)val == 1020 + me, "dup got the copied value %d", flag ? *(int *)val : -1);
+  mt_check(flag && *(int *)val == 1020 + me, "dup got the copied value %d",
+           flag ? *(int *)val : -1);
   MPI_Comm_get_attr(b, kv_decline, &val, &flag);
   mt_check_int("declined attribute present on dup", flag, 0);
   MPI_Comm_get_attr(b, kv_null, &val, &flag);
@@ -220,7 +239,8 @@ int main(int argc, char **argv) {
     MPI_Win_get_attr(win, MPI_WIN_BASE, &val, &flag);
     mt_check(flag && val == (void *)base, "MPI_WIN_BASE is the window buffer");
     MPI_Win_get_attr(win, MPI_WIN_SIZE, &val, &flag);
-    mt_check(flag && *(MPI_Aint *)val == (MPI_Aint)sizeof base, "MPI_WIN_SIZE = %ld", (long)*(MPI_Aint *)val);
+    mt_check(flag && *(MPI_Aint *)val == (MPI_Aint)sizeof base, "MPI_WIN_SIZE = %ld",
+             (long)*(MPI_Aint *)val);
     MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &val, &flag);
     mt_check(flag && *(int *)val == (int)sizeof(int), "MPI_WIN_DISP_UNIT = %d", *(int *)val);
     mt_log("free the window:");

@@ -12,7 +12,8 @@
 #define INTS (64 * 1024)
 #define ROUNDS 4
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("bsend_detach_wait");
   mt_require_size(2);
@@ -25,7 +26,8 @@ int main(int argc, char **argv) {
       size += MPI_BSEND_OVERHEAD;
       char *buffer = mt_alloc((size_t)size);
       MPI_Buffer_attach(buffer, size);
-      for (int i = 0; i < INTS; i++) msg[i] = round * 7 + i;
+      for (int i = 0; i < INTS; i++)
+        msg[i] = round * 7 + i;
       MPI_Bsend(msg, INTS, MPI_INT, 1, round, MPI_COMM_WORLD);
       void *back;
       int back_size;
@@ -41,7 +43,8 @@ int main(int argc, char **argv) {
         MPI_Type_free(&t);
       }
       MPI_Recv(msg, INTS, MPI_INT, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (int i = 0; i < INTS; i++) sum += msg[i] - i;
+      for (int i = 0; i < INTS; i++)
+        sum += msg[i] - i;
     }
   }
   if (mt_.rank == 1) {

@@ -15,11 +15,16 @@
 
 static uint64_t digest;
 
-static void fold(long long v) { digest = mt_mix(digest ^ (uint64_t)v); }
+static void fold(long long v)
+{
+  digest = mt_mix(digest ^ (uint64_t)v);
+}
 
 /* One Allreduce on c (not MPI_COMM_NULL): members' world ranks weighted by their rank in c. */
-static void use(MPI_Comm c) {
-  if (c == MPI_COMM_NULL) return;
+static void use(MPI_Comm c)
+{
+  if (c == MPI_COMM_NULL)
+    return;
   int rank, size, v, sum = -1;
   MPI_Comm_rank(c, &rank);
   MPI_Comm_size(c, &size);
@@ -29,7 +34,8 @@ static void use(MPI_Comm c) {
   fold(size);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_cgroup");
   const long rounds = mt_arg("ckpt_cgroup", argc, argv, 1, 4);
@@ -40,7 +46,8 @@ int main(int argc, char **argv) {
   int *evens = mt_alloc(sizeof(int) * (size_t)np);
   for (int i = 0; i < np; i++) {
     order[i] = np - 1 - i;
-    if (i % 2 == 0) evens[nevens++] = i;
+    if (i % 2 == 0)
+      evens[nevens++] = i;
   }
   MPI_Group reversed, alone, even_group;
   MPI_Group_incl(world_group, np, order, &reversed);
@@ -55,7 +62,8 @@ int main(int argc, char **argv) {
     MPI_Request rq[2];
     MPI_Comm_create_group(MPI_COMM_WORLD, reversed, 10 + r, &all_rev);
     MPI_Comm_create_group(MPI_COMM_WORLD, alone, 10 + r, &self_c);
-    if (me % 2 == 0) MPI_Comm_create_group(MPI_COMM_WORLD, even_group, 10 + r, &even_c);
+    if (me % 2 == 0)
+      MPI_Comm_create_group(MPI_COMM_WORLD, even_group, 10 + r, &even_c);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     /* from a parent other than MPI_COMM_WORLD: MPICH 4.0.2 crashes (natively) */
     MPI_Comm_create_group(MPI_COMM_WORLD, reversed, 20 + r, &from_dup);
@@ -82,13 +90,15 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&from_dup);
     MPI_Comm_free(&idup2);
     MPI_Comm_free(&dup);
-    if (even_c != MPI_COMM_NULL) MPI_Comm_free(&even_c);
+    if (even_c != MPI_COMM_NULL)
+      MPI_Comm_free(&even_c);
     MPI_Comm_free(&self_c);
     MPI_Comm_free(&all_rev);
     MPI_Comm_free(&idup);
     unsigned long long d = digest, all = 0;
     MPI_Reduce(&d, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
-    if (me == 0) mt_log("round %d: digest %016llx", r, all);
+    if (me == 0)
+      mt_log("round %d: digest %016llx", r, all);
   }
   MPI_Info_free(&info);
   MPI_Group_free(&even_group);

@@ -16,13 +16,15 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_comm_free_early");
   int rounds = (int)mt_arg("ckpt_comm_free_early", argc, argv, 1, 3);
   int splits = (int)mt_arg("ckpt_comm_free_early", argc, argv, 2, 40);
   int last = mt_.size - 1, me = mt_.rank;
-  if (mt_.size < 2) mt_die("needs at least 2 ranks");
+  if (mt_.size < 2)
+    mt_die("needs at least 2 ranks");
   MPI_Comm *tmp = mt_alloc((size_t)splits * sizeof(MPI_Comm));
   long total = 0;
   for (int round = 0; round < rounds; round++) {
@@ -42,7 +44,8 @@ int main(int argc, char **argv) {
       MPI_Comm_split(MPI_COMM_WORLD, i % 2, me, &tmp[i]);
       MPI_Allreduce(&in, &sum, 1, MPI_INT, MPI_SUM, tmp[i]);
       total += sum;
-      if (me == last) MPI_Comm_free(&tmp[i]);
+      if (me == last)
+        MPI_Comm_free(&tmp[i]);
     }
     if (me == 0) {
       int v = 1000 + round;
@@ -60,13 +63,14 @@ int main(int argc, char **argv) {
       int left = -1, right = -1;
       MPI_Cart_shift(ring, 0, 1, &left, &right);
       total += left + 2 * right;
-      for (int i = 0; i < splits; i++) MPI_Comm_free(&tmp[i]);
+      for (int i = 0; i < splits; i++)
+        MPI_Comm_free(&tmp[i]);
       MPI_Comm_free(&ring);
       MPI_Comm_free(&dup);
     }
     MPI_Comm_free(&rev);
-    mt_check_int("every handle freed is null", (dup != MPI_COMM_NULL) + (ring != MPI_COMM_NULL) +
-                                                   (rev != MPI_COMM_NULL), 0);
+    mt_check_int("every handle freed is null",
+                 (dup != MPI_COMM_NULL) + (ring != MPI_COMM_NULL) + (rev != MPI_COMM_NULL), 0);
   }
   mt_append("rank %d: total %ld\n", me, total);
   free(tmp);

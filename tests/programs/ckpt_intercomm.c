@@ -15,9 +15,13 @@
 
 static uint64_t digest;
 
-static void fold(long long v) { digest = mt_mix(digest ^ (uint64_t)v); }
+static void fold(long long v)
+{
+  digest = mt_mix(digest ^ (uint64_t)v);
+}
 
-static void one_round(int round, MPI_Comm lasting) {
+static void one_round(int round, MPI_Comm lasting)
+{
   const int me = mt_.rank, np = mt_.size, even = me % 2 == 0;
   MPI_Comm local, inter, dup, split, merged;
   MPI_Comm_split(MPI_COMM_WORLD, even, me, &local);
@@ -51,10 +55,13 @@ static void one_round(int round, MPI_Comm lasting) {
   int v = me + round, sum = -1;
   MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, dup);
   fold(sum);
-  int *a2a_out = mt_alloc(sizeof(int) * (size_t)rsize), *a2a_in = mt_alloc(sizeof(int) * (size_t)rsize);
-  for (int i = 0; i < rsize; i++) a2a_out[i] = 100 * me + i + round;
+  int *a2a_out = mt_alloc(sizeof(int) * (size_t)rsize),
+      *a2a_in = mt_alloc(sizeof(int) * (size_t)rsize);
+  for (int i = 0; i < rsize; i++)
+    a2a_out[i] = 100 * me + i + round;
   MPI_Alltoall(a2a_out, 1, MPI_INT, a2a_in, 1, MPI_INT, split);
-  for (int i = 0; i < rsize; i++) fold(a2a_in[i]);
+  for (int i = 0; i < rsize; i++)
+    fold(a2a_in[i]);
   free(a2a_out);
   free(a2a_in);
 
@@ -94,19 +101,23 @@ static void one_round(int round, MPI_Comm lasting) {
   /* every rank's digest, so rank 0's line covers all */
   unsigned long long d = digest, all = 0;
   MPI_Reduce(&d, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
-  if (me == 0) mt_log("round %d: digest %016llx", round, all);
+  if (me == 0)
+    mt_log("round %d: digest %016llx", round, all);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_intercomm");
-  if (mt_.size % 2) mt_require_size(mt_.size + 1);
+  if (mt_.size % 2)
+    mt_require_size(mt_.size + 1);
   const long rounds = mt_arg("ckpt_intercomm", argc, argv, 1, 4);
   const int me = mt_.rank, even = me % 2 == 0;
   MPI_Comm half, lasting;
   MPI_Comm_split(MPI_COMM_WORLD, even, me, &half);
   MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, even ? 1 : 0, 99, &lasting);
-  for (int r = 0; r < rounds; r++) one_round(r, lasting);
+  for (int r = 0; r < rounds; r++)
+    one_round(r, lasting);
   MPI_Comm_free(&lasting);
   MPI_Comm_free(&half);
   mt_check(1, "%ld rounds", rounds);

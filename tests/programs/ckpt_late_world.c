@@ -14,7 +14,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_late_world");
   const long messages = mt_arg("ckpt_late_world", argc, argv, 1, 200);
@@ -22,15 +23,16 @@ int main(int argc, char **argv) {
   if (mt_.rank == 0) {
     for (long i = 0; i < messages; i++) {
       long long out = i * i, in = -1;
-      MPI_Sendrecv(&out, 1, MPI_LONG_LONG, 0, (int)(i % 7), &in, 1, MPI_LONG_LONG, 0,
-                   (int)(i % 7), MPI_COMM_SELF, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(&out, 1, MPI_LONG_LONG, 0, (int)(i % 7), &in, 1, MPI_LONG_LONG, 0, (int)(i % 7),
+                   MPI_COMM_SELF, MPI_STATUS_IGNORE);
       sum += in;
     }
   }
   const char *ready = getenv("CKPT_LATE_WORLD_READY");
   if (ready && mt_.rank == mt_.size - 1 && mt_.size > 1) {
     FILE *f = fopen(ready, "w");
-    if (f) fclose(f);
+    if (f)
+      fclose(f);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   long long total = 0;

@@ -12,7 +12,8 @@
 #include "mpitest.h"
 
 /* The first integer control variable bound to no object, with one element, or -1. */
-static int find_int_cvar(int num) {
+static int find_int_cvar(int num)
+{
   for (int i = 0; i < num; i++) {
     char name[256], desc[1024];
     int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
@@ -21,12 +22,14 @@ static int find_int_cvar(int num) {
     if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
                             &bind, &scope) != MPI_SUCCESS)
       continue;
-    if (type == MPI_INT && bind == MPI_T_BIND_NO_OBJECT) return i;
+    if (type == MPI_INT && bind == MPI_T_BIND_NO_OBJECT)
+      return i;
   }
   return -1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_mpi_t");
   const long iters = mt_arg("ckpt_mpi_t", argc, argv, 1, 200);
@@ -48,14 +51,18 @@ int main(int argc, char **argv) {
   uint64_t digest = 1469598103934665603ULL;
   for (long it = 0; it < iters; it++) {
     int n = -1, c = -1, value = first - 1;
-    if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS || n != ncvars) wrong++;
-    if (MPI_T_category_get_num(&c) != MPI_SUCCESS || c != ncats) wrong++;
-    if (index >= 0 && (MPI_T_cvar_read(handle, &value) != MPI_SUCCESS || value != first)) wrong++;
+    if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS || n != ncvars)
+      wrong++;
+    if (MPI_T_category_get_num(&c) != MPI_SUCCESS || c != ncats)
+      wrong++;
+    if (index >= 0 && (MPI_T_cvar_read(handle, &value) != MPI_SUCCESS || value != first))
+      wrong++;
     long mine = it + mt_.rank, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     digest = mt_mix(digest ^ (uint64_t)sum);
   }
-  if (index >= 0) MPI_T_cvar_handle_free(&handle);
+  if (index >= 0)
+    MPI_T_cvar_handle_free(&handle);
   mt_check(handle == MPI_T_CVAR_HANDLE_NULL, "the handle is null once freed");
   mt_check_int("MPI_T answers that changed during the run", wrong, 0);
   mt_log("iterations %ld, digest %016llx", iters, (unsigned long long)digest);

@@ -16,9 +16,13 @@ enum { BIG = 40000 };
 
 static uint64_t digest;
 
-static void fold(long long v) { digest = mt_mix(digest ^ (uint64_t)v); }
+static void fold(long long v)
+{
+  digest = mt_mix(digest ^ (uint64_t)v);
+}
 
-static void fold_status(const MPI_Status *st) {
+static void fold_status(const MPI_Status *st)
+{
   int count = -1;
   MPI_Get_count(st, MPI_BYTE, &count);
   fold(st->MPI_SOURCE);
@@ -26,10 +30,12 @@ static void fold_status(const MPI_Status *st) {
   fold(count);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_mprobe");
-  if (mt_.size < 2) mt_require_size(2);
+  if (mt_.size < 2)
+    mt_require_size(2);
   const long rounds = mt_arg("ckpt_mprobe", argc, argv, 1, 4);
   const int me = mt_.rank;
   MPI_Comm dup;
@@ -41,9 +47,11 @@ int main(int argc, char **argv) {
 
   for (int r = 0; r < rounds; r++) {
     int small = 1000 * r + 1, grid[15], back = -1, sum = -1;
-    for (int i = 0; i < 15; i++) grid[i] = 100 * r + i;
+    for (int i = 0; i < 15; i++)
+      grid[i] = 100 * r + i;
     if (me == 0) {
-      for (int i = 0; i < BIG; i++) big[i] = i * (r + 1);
+      for (int i = 0; i < BIG; i++)
+        big[i] = i * (r + 1);
       MPI_Request rq[4];
       MPI_Isend(&small, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &rq[0]);
       MPI_Isend(big, BIG, MPI_INT, 1, 2, MPI_COMM_WORLD, &rq[1]);
@@ -60,7 +68,8 @@ int main(int argc, char **argv) {
       MPI_Mprobe(0, 2, MPI_COMM_WORLD, &m_big, &st); /* the second message first */
       fold_status(&st);
       int flag = 0;
-      while (!flag) MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m_small, &st);
+      while (!flag)
+        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m_small, &st);
       fold_status(&st);
       MPI_Allreduce(&small, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* two held */
       MPI_Mprobe(0, MPI_ANY_TAG, dup, &m_grid, &st);
@@ -73,16 +82,19 @@ int main(int argc, char **argv) {
       MPI_Mrecv(&v, 1, MPI_INT, &m_small, MPI_STATUS_IGNORE);
       fold(v);
       flag = 0;
-      while (!flag) MPI_Improbe(0, 4, dup, &flag, &m_late, MPI_STATUS_IGNORE);
+      while (!flag)
+        MPI_Improbe(0, 4, dup, &flag, &m_late, MPI_STATUS_IGNORE);
       MPI_Barrier(dup); /* the grid and the late one held, the big one pending */
       MPI_Wait(&rq, &st);
       fold_status(&st);
       long long s = 0;
-      for (int i = 0; i < BIG; i++) s += big[i];
+      for (int i = 0; i < BIG; i++)
+        s += big[i];
       fold(s);
       MPI_Mrecv(got, 5, MPI_INT, &m_grid, &st);
       fold_status(&st);
-      for (int i = 0; i < 5; i++) fold(got[i]);
+      for (int i = 0; i < 5; i++)
+        fold(got[i]);
       MPI_Mrecv(&v, 1, MPI_INT, &m_late, MPI_STATUS_IGNORE);
       fold(v);
     } else {
@@ -92,7 +104,8 @@ int main(int argc, char **argv) {
     fold(sum);
     unsigned long long d = digest, all = 0;
     MPI_Reduce(&d, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
-    if (me == 0) mt_log("round %d: digest %016llx", r, all);
+    if (me == 0)
+      mt_log("round %d: digest %016llx", r, all);
   }
   free(big);
   MPI_Type_free(&strided);

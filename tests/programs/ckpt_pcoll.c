@@ -15,12 +15,17 @@
 
 static uint64_t digest;
 
-static void fold(long long v) { digest = mt_mix(digest ^ (uint64_t)v); }
+static void fold(long long v)
+{
+  digest = mt_mix(digest ^ (uint64_t)v);
+}
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_pcoll");
-  if (mt_.size < 2) mt_require_size(2);
+  if (mt_.size < 2)
+    mt_require_size(2);
   const long iters = mt_arg("ckpt_pcoll", argc, argv, 1, 12);
   const int me = mt_.rank, np = mt_.size;
   const size_t unp = (size_t)np;
@@ -49,19 +54,24 @@ int main(int argc, char **argv) {
   MPI_Allreduce_init(&ic_in, &ic_out, 1, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &rq[4]);
 
   for (long it = 0; it < iters; it++) {
-    for (int k = 0; k < 3; k++) ar_in[k] = (me + 1) * (it + 1) + k;
-    for (int k = 0; k < 4; k++) bc[k] = me == np - 1 ? it * 1.5 + k : -1.0;
-    for (int k = 0; k < np; k++) a2a_in[k] = 100 * me + 10 * k + (int)it;
+    for (int k = 0; k < 3; k++)
+      ar_in[k] = (me + 1) * (it + 1) + k;
+    for (int k = 0; k < 4; k++)
+      bc[k] = me == np - 1 ? it * 1.5 + k : -1.0;
+    for (int k = 0; k < np; k++)
+      a2a_in[k] = 100 * me + 10 * k + (int)it;
     ic_in = me * 3 + (int)it;
     if (it % 2) {
       MPI_Startall(5, rq);
     } else {
-      for (int k = 0; k < 5; k++) MPI_Start(&rq[k]);
+      for (int k = 0; k < 5; k++)
+        MPI_Start(&rq[k]);
     }
     /* computation on one rank while the others wait for its message in a ring exchange, all
      * with the collectives active (a checkpoint then finds them started, not completed) */
     double x = 1.0;
-    for (int k = 0; k < (me == it % np ? 3000000 : 1000); k++) x = x * 1.0000001 + 1e-9;
+    for (int k = 0; k < (me == it % np ? 3000000 : 1000); k++)
+      x = x * 1.0000001 + 1e-9;
     fold((long long)(x * 1000));
     int out = (int)it * 10 + me, in = -1;
     MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % np, 7, &in, 1, MPI_INT, (me + np - 1) % np, 7,
@@ -69,25 +79,29 @@ int main(int argc, char **argv) {
     fold(in);
     if (it % 3 == 0) {
       int flag = 0;
-      while (!flag) MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+      while (!flag)
+        MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
       MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
       MPI_Waitall(3, &rq[2], MPI_STATUSES_IGNORE);
     } else {
       MPI_Waitall(5, rq, MPI_STATUSES_IGNORE);
     }
-    for (int k = 0; k < 3; k++) fold(ar_out[k]);
-    for (int k = 0; k < 4; k++) fold((long long)(bc[k] * 2));
-    for (int k = 0; k < np; k++) fold(a2a_out[k]);
+    for (int k = 0; k < 3; k++)
+      fold(ar_out[k]);
+    for (int k = 0; k < 4; k++)
+      fold((long long)(bc[k] * 2));
+    for (int k = 0; k < np; k++)
+      fold(a2a_out[k]);
     fold(ic_out);
     if (it % 4 == 1) { /* a short-lived one, made, used twice and freed */
       long long rin = (me + 2) * it, rout = -1;
       MPI_Request r;
-      MPI_Reduce_init(&rin, &rout, 1, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD, MPI_INFO_NULL,
-                      &r);
+      MPI_Reduce_init(&rin, &rout, 1, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
       for (int k = 0; k < 2; k++) {
         MPI_Start(&r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
-        if (me == 0) fold(rout);
+        if (me == 0)
+          fold(rout);
         rin++;
       }
       MPI_Request_free(&r);
@@ -95,10 +109,12 @@ int main(int argc, char **argv) {
     if (it % 4 == 3) {
       unsigned long long d = digest, all = 0;
       MPI_Reduce(&d, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BXOR, 0, MPI_COMM_WORLD);
-      if (me == 0) mt_log("iteration %ld: digest %016llx", it, all);
+      if (me == 0)
+        mt_log("iteration %ld: digest %016llx", it, all);
     }
   }
-  for (int k = 0; k < 5; k++) MPI_Request_free(&rq[k]);
+  for (int k = 0; k < 5; k++)
+    MPI_Request_free(&rq[k]);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
   MPI_Comm_free(&dup);

@@ -14,13 +14,15 @@
 
 static int handler_calls, last_code;
 
-static void on_session_error(MPI_Session *s, int *code, ...) {
+static void on_session_error(MPI_Session *s, int *code, ...)
+{
   (void)s;
   handler_calls++;
   last_code = *code;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("ckpt_session");
   mt_require_size(2);
@@ -57,22 +59,26 @@ int main(int argc, char **argv) {
     long mine = it * 10 + mt_.rank, sum = 0;
     MPI_Comm_rank(world, &me);
     MPI_Comm_size(self, &size);
-    if (me != mt_.rank || size != 1) bad++;
+    if (me != mt_.rank || size != 1)
+      bad++;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, world);
     MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, self);
-    if (sum != it * 20 + 1 || n != 1) bad++;
+    if (sum != it * 20 + 1 || n != 1)
+      bad++;
     sum_all += sum;
     MPI_Comm_free(&world);
     MPI_Comm_free(&self);
 
     int npsets = 0;
-    if (mt_standard_psets(s, &npsets) != 2) bad++;
+    if (mt_standard_psets(s, &npsets) != 2)
+      bad++;
     MPI_Info used;
     char value[64];
     int flag = 0, len = sizeof value;
     MPI_Session_get_info(s, &used);
     MPI_Info_get_string(used, "thread_level", &len, value, &flag);
-    if (!flag) bad++;
+    if (!flag)
+      bad++;
     MPI_Info_free(&used);
     MPI_Session_call_errhandler(s, MPI_ERR_OTHER);
     MPI_Barrier(MPI_COMM_WORLD);

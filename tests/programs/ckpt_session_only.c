@@ -18,7 +18,8 @@
 
 static int errs;
 
-static void check(int ok, const char *what, int iter) {
+static void check(int ok, const char *what, int iter)
+{
   if (!ok) {
     errs++;
     printf("FAIL %s (iteration %d)\n", what, iter);
@@ -30,7 +31,8 @@ struct lib {
   MPI_Comm world, self;
 };
 
-static void lib_open(struct lib *l, int iter) {
+static void lib_open(struct lib *l, int iter)
+{
   MPI_Info hints;
   MPI_Group g;
   char level[64] = "";
@@ -44,22 +46,24 @@ static void lib_open(struct lib *l, int iter) {
   check(flag && strcmp(level, "MPI_THREAD_MULTIPLE") == 0, "thread level of the session", iter);
   MPI_Info_free(&hints);
   MPI_Group_from_session_pset(l->session, "mpi://WORLD", &g);
-  MPI_Comm_create_from_group(g, "mana.test.session_only.world", MPI_INFO_NULL,
-                             MPI_ERRORS_RETURN, &l->world);
+  MPI_Comm_create_from_group(g, "mana.test.session_only.world", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                             &l->world);
   MPI_Group_free(&g);
   MPI_Group_from_session_pset(l->session, "mpi://SELF", &g);
-  MPI_Comm_create_from_group(g, "mana.test.session_only.self", MPI_INFO_NULL,
-                             MPI_ERRORS_RETURN, &l->self);
+  MPI_Comm_create_from_group(g, "mana.test.session_only.self", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                             &l->self);
   MPI_Group_free(&g);
 }
 
-static void lib_close(struct lib *l) {
+static void lib_close(struct lib *l)
+{
   MPI_Comm_free(&l->world);
   MPI_Comm_free(&l->self);
   MPI_Session_finalize(&l->session);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int iters = argc > 1 ? atoi(argv[1]) : 30, rank, size, initialized = -1;
   struct lib l;
   long total = 0;
@@ -94,8 +98,8 @@ int main(int argc, char **argv) {
   int all_errs = 0;
   MPI_Reduce(&errs, &all_errs, 1, MPI_INT, MPI_SUM, 0, l.world);
   if (rank == 0)
-    printf("ckpt_session_only: %d processes, %d iterations, total %ld, %d failures\n", size,
-           iters, all, all_errs);
+    printf("ckpt_session_only: %d processes, %d iterations, total %ld, %d failures\n", size, iters,
+           all, all_errs);
   lib_close(&l);
   return all_errs != 0;
 }

@@ -28,12 +28,19 @@ struct topo {
   int src[MAXN], dst[MAXN];
 };
 
-static int val(int s, int d, int i) { return 100 * s + 10 * d + i; }
+static int val(int s, int d, int i)
+{
+  return 100 * s + 10 * d + i;
+}
 
 /* expected receive block layout helpers */
-static int is_null(int r) { return r == MPI_PROC_NULL; }
+static int is_null(int r)
+{
+  return r == MPI_PROC_NULL;
+}
 
-static void run(struct topo *t, int nonblocking) {
+static void run(struct topo *t, int nonblocking)
+{
   const int me = mt_.rank;
   char what[128];
   const char *kind = nonblocking ? "ineighbor" : "neighbor";
@@ -42,7 +49,8 @@ static void run(struct topo *t, int nonblocking) {
   /* allgather: 2 ints per neighbour */
   {
     int sb[2] = {val(me, 0, 0), val(me, 0, 1)}, rb[2 * MAXN], ex[2 * MAXN];
-    for (int k = 0; k < 2 * MAXN; k++) rb[k] = ex[k] = SENT;
+    for (int k = 0; k < 2 * MAXN; k++)
+      rb[k] = ex[k] = SENT;
     for (int k = 0; k < t->indeg; k++)
       if (!is_null(t->src[k])) {
         ex[2 * k] = val(t->src[k], 0, 0);
@@ -61,14 +69,17 @@ static void run(struct topo *t, int nonblocking) {
   /* allgatherv: rank s contributes s+1 ints; blocks packed in reverse neighbour order */
   {
     int sb[8], rb[32], ex[32], cnt[MAXN], dsp[MAXN], off = 0;
-    for (int i = 0; i <= me; i++) sb[i] = val(me, 0, i);
-    for (int k = 0; k < 32; k++) rb[k] = ex[k] = SENT;
+    for (int i = 0; i <= me; i++)
+      sb[i] = val(me, 0, i);
+    for (int k = 0; k < 32; k++)
+      rb[k] = ex[k] = SENT;
     for (int k = t->indeg - 1; k >= 0; k--) {
       cnt[k] = is_null(t->src[k]) ? 1 : t->src[k] + 1;
       dsp[k] = off;
       off += cnt[k] + 1;
       if (!is_null(t->src[k]))
-        for (int i = 0; i < cnt[k]; i++) ex[dsp[k] + i] = val(t->src[k], 0, i);
+        for (int i = 0; i < cnt[k]; i++)
+          ex[dsp[k] + i] = val(t->src[k], 0, i);
     }
     if (nonblocking) {
       MPI_Ineighbor_allgatherv(sb, me + 1, MPI_INT, rb, cnt, dsp, MPI_INT, t->comm, &rq);
@@ -83,10 +94,13 @@ static void run(struct topo *t, int nonblocking) {
   /* alltoall: one distinct int per out-neighbour */
   {
     int sb[MAXN], rb[MAXN], ex[MAXN];
-    for (int k = 0; k < t->outdeg; k++) sb[k] = is_null(t->dst[k]) ? -1 : val(me, t->dst[k], 0);
-    for (int k = 0; k < MAXN; k++) rb[k] = ex[k] = SENT;
+    for (int k = 0; k < t->outdeg; k++)
+      sb[k] = is_null(t->dst[k]) ? -1 : val(me, t->dst[k], 0);
+    for (int k = 0; k < MAXN; k++)
+      rb[k] = ex[k] = SENT;
     for (int k = 0; k < t->indeg; k++)
-      if (!is_null(t->src[k])) ex[k] = val(t->src[k], me, 0);
+      if (!is_null(t->src[k]))
+        ex[k] = val(t->src[k], me, 0);
     if (nonblocking) {
       MPI_Ineighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, t->comm, &rq);
       MPI_Wait(&rq, MPI_STATUS_IGNORE);
@@ -100,19 +114,22 @@ static void run(struct topo *t, int nonblocking) {
   /* alltoallv: s sends s+d+1 ints to d */
   {
     int sb[32], rb[32], ex[32], sc[MAXN], sd[MAXN], rc[MAXN], rd[MAXN], so = 0, ro = 0;
-    for (int k = 0; k < 32; k++) sb[k] = rb[k] = ex[k] = SENT;
+    for (int k = 0; k < 32; k++)
+      sb[k] = rb[k] = ex[k] = SENT;
     for (int k = 0; k < t->outdeg; k++) {
       int d = t->dst[k];
       sc[k] = is_null(d) ? 0 : me + d + 1;
       sd[k] = so;
-      for (int i = 0; i < sc[k]; i++) sb[so + i] = val(me, d, i);
+      for (int i = 0; i < sc[k]; i++)
+        sb[so + i] = val(me, d, i);
       so += sc[k];
     }
     for (int k = 0; k < t->indeg; k++) {
       int s = t->src[k];
       rc[k] = is_null(s) ? 0 : s + me + 1;
       rd[k] = ro;
-      for (int i = 0; i < rc[k]; i++) ex[ro + i] = val(s, me, i);
+      for (int i = 0; i < rc[k]; i++)
+        ex[ro + i] = val(s, me, i);
       ro += rc[k];
     }
     if (nonblocking) {
@@ -136,7 +153,8 @@ static void run(struct topo *t, int nonblocking) {
     int sb[2 * MAXN], rb[2 * MAXN], ex[2 * MAXN], sc[MAXN], rc[MAXN];
     MPI_Aint sd[MAXN], rd[MAXN];
     MPI_Datatype st[MAXN], rt[MAXN];
-    for (int k = 0; k < 2 * MAXN; k++) rb[k] = ex[k] = SENT;
+    for (int k = 0; k < 2 * MAXN; k++)
+      rb[k] = ex[k] = SENT;
     for (int k = 0; k < t->outdeg; k++) {
       sc[k] = 1;
       st[k] = pair;
@@ -166,7 +184,8 @@ static void run(struct topo *t, int nonblocking) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("coll_neighbor");
   mt_require_size(3);
@@ -197,15 +216,19 @@ int main(int argc, char **argv) {
     static const int ins[3][2] = {{2, -1}, {0, 2}, {0, 1}}, inn[3] = {1, 2, 2};
     graph.indeg = inn[me];
     graph.outdeg = outn[me];
-    for (int k = 0; k < graph.indeg; k++) graph.src[k] = ins[me][k];
-    for (int k = 0; k < graph.outdeg; k++) graph.dst[k] = outs[me][k];
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, graph.indeg, graph.src, MPI_UNWEIGHTED, graph.outdeg, graph.dst,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph.comm);
+    for (int k = 0; k < graph.indeg; k++)
+      graph.src[k] = ins[me][k];
+    for (int k = 0; k < graph.outdeg; k++)
+      graph.dst[k] = outs[me][k];
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, graph.indeg, graph.src, MPI_UNWEIGHTED,
+                                   graph.outdeg, graph.dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &graph.comm);
     int ind, outd, w, s[MAXN], d[MAXN];
     MPI_Dist_graph_neighbors_count(graph.comm, &ind, &outd, &w);
     /* exact degrees: MPICH 4.0.2 copies maxdegree entries regardless of the real degree */
     MPI_Dist_graph_neighbors(graph.comm, ind, s, MPI_UNWEIGHTED, outd, d, MPI_UNWEIGHTED);
-    mt_check(ind == graph.indeg && outd == graph.outdeg && w == 0, "distgraph degrees %d/%d, weighted %d", ind, outd, w);
+    mt_check(ind == graph.indeg && outd == graph.outdeg && w == 0,
+             "distgraph degrees %d/%d, weighted %d", ind, outd, w);
     mt_check_ints("distgraph sources", s, graph.src, ind);
     mt_check_ints("distgraph destinations", d, graph.dst, outd);
   }
@@ -217,8 +240,8 @@ int main(int argc, char **argv) {
     ring.indeg = ring.outdeg = 1;
     ring.src[0] = src;
     ring.dst[0] = dst;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, MPI_UNWEIGHTED, 1, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                   &ring.comm);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, MPI_UNWEIGHTED, 1, &dst, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &ring.comm);
   }
   graph.skip_w = 1;
 
@@ -233,12 +256,15 @@ int main(int argc, char **argv) {
   {
     int a[1] = {me}, ra[MAXN], b[1] = {me * 2}, rb[MAXN], ea[MAXN], eb[MAXN];
     MPI_Request rq[2];
-    for (int k = 0; k < MAXN; k++) ra[k] = rb[k] = ea[k] = eb[k] = SENT;
+    for (int k = 0; k < MAXN; k++)
+      ra[k] = rb[k] = ea[k] = eb[k] = SENT;
     MPI_Ineighbor_allgather(a, 1, MPI_INT, ra, 1, MPI_INT, cart.comm, &rq[0]);
     MPI_Ineighbor_allgather(b, 1, MPI_INT, rb, 1, MPI_INT, graph.comm, &rq[1]);
     MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-    for (int k = 0; k < 2; k++) ea[k] = cart.src[k];
-    for (int k = 0; k < graph.indeg; k++) eb[k] = graph.src[k] * 2;
+    for (int k = 0; k < 2; k++)
+      ea[k] = cart.src[k];
+    for (int k = 0; k < graph.indeg; k++)
+      eb[k] = graph.src[k] * 2;
     mt_check_ints("concurrent ineighbor_allgather on cart", ra, ea, 4);
     mt_check_ints("concurrent ineighbor_allgather on distgraph", rb, eb, graph.indeg);
   }
@@ -250,11 +276,13 @@ int main(int argc, char **argv) {
     MPI_Neighbor_allgather_init(&sb, 1, MPI_INT, rb, 1, MPI_INT, graph.comm, MPI_INFO_NULL, &rq);
     for (int round = 0; round < 3; round++) {
       sb = me + 10 * round;
-      for (int k = 0; k < MAXN; k++) rb[k] = SENT;
+      for (int k = 0; k < MAXN; k++)
+        rb[k] = SENT;
       MPI_Start(&rq);
       MPI_Wait(&rq, MPI_STATUS_IGNORE);
       for (int k = 0; k < graph.indeg; k++)
-        if (rb[k] != graph.src[k] + 10 * round) ok = 0;
+        if (rb[k] != graph.src[k] + 10 * round)
+          ok = 0;
     }
     mt_check(ok, "neighbor_allgather_init on distgraph, 3 starts");
     MPI_Request_free(&rq);

@@ -10,7 +10,8 @@
 
 #define NREQ 17
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("coll_nonblocking");
   const int me = mt_.rank, np = mt_.size;
@@ -21,10 +22,12 @@ int main(int argc, char **argv) {
 
   /* ---- inputs and expected outputs ---- */
   int bc[4] = {0, 0, 0, 0}, bc_e[4] = {11, 22, 33, 44};
-  if (me == np - 1) memcpy(bc, bc_e, sizeof bc);
+  if (me == np - 1)
+    memcpy(bc, bc_e, sizeof bc);
 
   int g_in = me * 3 + 1, *g_out = mt_alloc(sizeof(int) * unp), *g_e = mt_alloc(sizeof(int) * unp);
-  for (int r = 0; r < np; r++) g_e[r] = r * 3 + 1;
+  for (int r = 0; r < np; r++)
+    g_e[r] = r * 3 + 1;
 
   int *gv_cnt = mt_alloc(sizeof(int) * unp), *gv_dsp = mt_alloc(sizeof(int) * unp), gv_tot = 0;
   for (int r = 0; r < np; r++) {
@@ -32,31 +35,40 @@ int main(int argc, char **argv) {
     gv_dsp[r] = gv_tot;
     gv_tot += r + 1;
   }
-  int gv_in[16], *gv_out = mt_alloc(sizeof(int) * (size_t)gv_tot), *gv_e = mt_alloc(sizeof(int) * (size_t)gv_tot);
-  for (int i = 0; i <= me; i++) gv_in[i] = me * 10 + i;
+  int gv_in[16], *gv_out = mt_alloc(sizeof(int) * (size_t)gv_tot),
+                 *gv_e = mt_alloc(sizeof(int) * (size_t)gv_tot);
+  for (int i = 0; i <= me; i++)
+    gv_in[i] = me * 10 + i;
   for (int r = 0; r < np; r++)
-    for (int i = 0; i <= r; i++) gv_e[gv_dsp[r] + i] = r * 10 + i;
+    for (int i = 0; i <= r; i++)
+      gv_e[gv_dsp[r] + i] = r * 10 + i;
 
-  int *sc_in = mt_alloc(sizeof(int) * 2 * unp), sc_out[2] = {0, 0}, sc_e[2] = {me * 2 + 500, me * 2 + 501};
-  for (int i = 0; i < 2 * np; i++) sc_in[i] = i + 500;
+  int *sc_in = mt_alloc(sizeof(int) * 2 * unp), sc_out[2] = {0, 0},
+      sc_e[2] = {me * 2 + 500, me * 2 + 501};
+  for (int i = 0; i < 2 * np; i++)
+    sc_in[i] = i + 500;
 
   int scv_out[16] = {0}, scv_e[16] = {0};
-  for (int i = 0; i <= me; i++) scv_e[i] = me * 10 + i; /* scatterv of gv_e from rank 1 */
+  for (int i = 0; i <= me; i++)
+    scv_e[i] = me * 10 + i; /* scatterv of gv_e from rank 1 */
 
-  double ag_in = me * 0.25, *ag_out = mt_alloc(sizeof(double) * unp), *ag_e = mt_alloc(sizeof(double) * unp);
-  for (int r = 0; r < np; r++) ag_e[r] = r * 0.25;
+  double ag_in = me * 0.25, *ag_out = mt_alloc(sizeof(double) * unp),
+         *ag_e = mt_alloc(sizeof(double) * unp);
+  for (int r = 0; r < np; r++)
+    ag_e[r] = r * 0.25;
 
   int *agv_out = mt_alloc(sizeof(int) * (size_t)gv_tot);
 
-  int *a2a_in = mt_alloc(sizeof(int) * unp), *a2a_out = mt_alloc(sizeof(int) * unp), *a2a_e = mt_alloc(sizeof(int) * unp);
+  int *a2a_in = mt_alloc(sizeof(int) * unp), *a2a_out = mt_alloc(sizeof(int) * unp),
+      *a2a_e = mt_alloc(sizeof(int) * unp);
   for (int j = 0; j < np; j++) {
     a2a_in[j] = me * 100 + j;
     a2a_e[j] = j * 100 + me;
   }
 
   /* alltoallv: rank i sends j+1 copies of (i*100+j) to rank j, receives me+1 from each */
-  int *av_sc = mt_alloc(sizeof(int) * unp), *av_sd = mt_alloc(sizeof(int) * unp), *av_rc = mt_alloc(sizeof(int) * unp),
-      *av_rd = mt_alloc(sizeof(int) * unp), av_st = 0;
+  int *av_sc = mt_alloc(sizeof(int) * unp), *av_sd = mt_alloc(sizeof(int) * unp),
+      *av_rc = mt_alloc(sizeof(int) * unp), *av_rd = mt_alloc(sizeof(int) * unp), av_st = 0;
   for (int j = 0; j < np; j++) {
     av_sc[j] = j + 1;
     av_sd[j] = av_st;
@@ -64,16 +76,21 @@ int main(int argc, char **argv) {
     av_rc[j] = me + 1;
     av_rd[j] = j * (me + 1);
   }
-  int *av_in = mt_alloc(sizeof(int) * (size_t)av_st), *av_out = mt_alloc(sizeof(int) * unp * (size_t)(me + 1)),
+  int *av_in = mt_alloc(sizeof(int) * (size_t)av_st),
+      *av_out = mt_alloc(sizeof(int) * unp * (size_t)(me + 1)),
       *av_e = mt_alloc(sizeof(int) * unp * (size_t)(me + 1));
   for (int j = 0; j < np; j++)
-    for (int k = 0; k <= j; k++) av_in[av_sd[j] + k] = me * 100 + j;
+    for (int k = 0; k <= j; k++)
+      av_in[av_sd[j] + k] = me * 100 + j;
   for (int j = 0; j < np; j++)
-    for (int k = 0; k <= me; k++) av_e[j * (me + 1) + k] = j * 100 + me;
+    for (int k = 0; k <= me; k++)
+      av_e[j * (me + 1) + k] = j * 100 + me;
 
   /* alltoallw: one double to each rank, received in reverse order */
-  double *aw_in = mt_alloc(sizeof(double) * unp), *aw_out = mt_alloc(sizeof(double) * unp), *aw_e = mt_alloc(sizeof(double) * unp);
-  int *aw_cnt = mt_alloc(sizeof(int) * unp), *aw_sd = mt_alloc(sizeof(int) * unp), *aw_rd = mt_alloc(sizeof(int) * unp);
+  double *aw_in = mt_alloc(sizeof(double) * unp), *aw_out = mt_alloc(sizeof(double) * unp),
+         *aw_e = mt_alloc(sizeof(double) * unp);
+  int *aw_cnt = mt_alloc(sizeof(int) * unp), *aw_sd = mt_alloc(sizeof(int) * unp),
+      *aw_rd = mt_alloc(sizeof(int) * unp);
   MPI_Datatype *aw_t = mt_alloc(sizeof(MPI_Datatype) * unp);
   for (int j = 0; j < np; j++) {
     aw_in[j] = me + j / 8.0;
@@ -86,15 +103,22 @@ int main(int argc, char **argv) {
 
   int red_in[2] = {me + 1, -(me + 1)}, red_out[2] = {0, 0}, red_e[2] = {np, -1};
   long long ar_in = 1LL << (me * 4), ar_out = 0, ar_e = 0;
-  for (int r = 0; r < np; r++) ar_e += 1LL << (r * 4);
-  int arip[3] = {me, me * 2, me * 3}, arip_e[3] = {np * (np - 1) / 2, np * (np - 1), 3 * np * (np - 1) / 2};
+  for (int r = 0; r < np; r++)
+    ar_e += 1LL << (r * 4);
+  int arip[3] = {me, me * 2, me * 3},
+      arip_e[3] = {np * (np - 1) / 2, np * (np - 1), 3 * np * (np - 1) / 2};
 
-  int *rs_cnt = mt_alloc(sizeof(int) * unp), *rs_in = mt_alloc(sizeof(int) * unp * 2), rs_out[2] = {0, 0}, rs_e[2];
-  for (int r = 0; r < np; r++) rs_cnt[r] = 2;
-  for (int i = 0; i < 2 * np; i++) rs_in[i] = i * (me + 1);
-  for (int k = 0; k < 2; k++) rs_e[k] = (2 * me + k) * np * (np + 1) / 2;
+  int *rs_cnt = mt_alloc(sizeof(int) * unp), *rs_in = mt_alloc(sizeof(int) * unp * 2),
+      rs_out[2] = {0, 0}, rs_e[2];
+  for (int r = 0; r < np; r++)
+    rs_cnt[r] = 2;
+  for (int i = 0; i < 2 * np; i++)
+    rs_in[i] = i * (me + 1);
+  for (int k = 0; k < 2; k++)
+    rs_e[k] = (2 * me + k) * np * (np + 1) / 2;
   int *rsb_in = mt_alloc(sizeof(int) * unp), rsb_out = 0, rsb_e = me * np;
-  for (int i = 0; i < np; i++) rsb_in[i] = i;
+  for (int i = 0; i < np; i++)
+    rsb_in[i] = i;
 
   int scan_in = me + 1, scan_out = 0, scan_e = (me + 1) * (me + 2) / 2;
   int exs_in = me + 1, exs_out = -1, exs_e = me * (me + 1) / 2;
@@ -121,7 +145,8 @@ int main(int argc, char **argv) {
   /* point-to-point ring traffic while they are all in flight */
   {
     int tok = me * 1000, in = -1;
-    MPI_Sendrecv(&tok, 1, MPI_INT, (me + 1) % np, 5, &in, 1, MPI_INT, (me + np - 1) % np, 5, w, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&tok, 1, MPI_INT, (me + 1) % np, 5, &in, 1, MPI_INT, (me + np - 1) % np, 5, w,
+                 MPI_STATUS_IGNORE);
     mt_check_int("p2p during outstanding collectives", in, ((me + np - 1) % np) * 1000);
   }
 
@@ -129,8 +154,10 @@ int main(int argc, char **argv) {
   MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
 
   mt_check_ints("ibcast", bc, bc_e, 4);
-  if (me == 0) mt_check_ints("igather", g_out, g_e, np);
-  if (me == np - 1) mt_check_ints("igatherv", gv_out, gv_e, gv_tot);
+  if (me == 0)
+    mt_check_ints("igather", g_out, g_e, np);
+  if (me == np - 1)
+    mt_check_ints("igatherv", gv_out, gv_e, gv_tot);
   mt_check_ints("iscatter", sc_out, sc_e, 2);
   mt_check_ints("iscatterv", scv_out, scv_e, me + 1);
   mt_check_dbls("iallgather", ag_out, ag_e, np);
@@ -138,13 +165,15 @@ int main(int argc, char **argv) {
   mt_check_ints("ialltoall", a2a_out, a2a_e, np);
   mt_check_ints("ialltoallv", av_out, av_e, np * (me + 1));
   mt_check_dbls("ialltoallw reversed", aw_out, aw_e, np);
-  if (me == 0) mt_check_ints("ireduce max", red_out, red_e, 2);
+  if (me == 0)
+    mt_check_ints("ireduce max", red_out, red_e, 2);
   mt_check_int("iallreduce long long", ar_out, ar_e);
   mt_check_ints("iallreduce in place", arip, arip_e, 3);
   mt_check_ints("ireduce_scatter", rs_out, rs_e, 2);
   mt_check_int("ireduce_scatter_block", rsb_out, rsb_e);
   mt_check_int("iscan", scan_out, scan_e);
-  if (me > 0) mt_check_int("iexscan", exs_out, exs_e);
+  if (me > 0)
+    mt_check_int("iexscan", exs_out, exs_e);
 
   /* Ibarrier completed by Test polling */
   {

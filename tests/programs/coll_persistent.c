@@ -11,7 +11,8 @@
 
 #define ROUNDS 3
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("coll_persistent");
   const int me = mt_.rank, np = mt_.size;
@@ -49,16 +50,20 @@ int main(int argc, char **argv) {
     MPI_Reduce_init(&rin, &rout, 1, MPI_LONG_LONG, MPI_MAX, 0, w, info, &rq[2]);
     int ok = 1;
     for (int r = 0; r < ROUNDS; r++) {
-      for (int i = 0; i < 3; i++) b[i] = me == np - 1 ? r * 10.0 + i : -1.0;
+      for (int i = 0; i < 3; i++)
+        b[i] = me == np - 1 ? r * 10.0 + i : -1.0;
       rin = (long long)(me + 1) * 1000000000LL * (r + 1);
       MPI_Startall(3, rq);
       MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
       for (int i = 0; i < 3; i++)
-        if (b[i] != r * 10.0 + i) ok = 0;
-      if (me == 0 && rout != (long long)np * 1000000000LL * (r + 1)) ok = 0;
+        if (b[i] != r * 10.0 + i)
+          ok = 0;
+      if (me == 0 && rout != (long long)np * 1000000000LL * (r + 1))
+        ok = 0;
     }
     mt_check(ok, "barrier_init/bcast_init/reduce_init with startall, 3 rounds");
-    for (int i = 0; i < 3; i++) MPI_Request_free(&rq[i]);
+    for (int i = 0; i < 3; i++)
+      MPI_Request_free(&rq[i]);
   }
 
   /* 3. Gatherv_init / Scatterv_init over several rounds: the scatterv returns what the
@@ -84,13 +89,16 @@ int main(int argc, char **argv) {
       MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
       MPI_Start(&rq[1]);
       int flag = 0;
-      while (!flag) MPI_Test(&rq[1], &flag, MPI_STATUS_IGNORE);
+      while (!flag)
+        MPI_Test(&rq[1], &flag, MPI_STATUS_IGNORE);
       for (int i = 0; i < np - me; i++)
-        if (svout[i] != 1000 * r + 10 * me + i) ok = 0;
+        if (svout[i] != 1000 * r + 10 * me + i)
+          ok = 0;
       if (me == 0)
         for (int q = 0; q < np; q++)
           for (int i = 0; i < np - q; i++)
-            if (gvout[dsp[q] + i] != 1000 * r + 10 * q + i) ok = 0;
+            if (gvout[dsp[q] + i] != 1000 * r + 10 * q + i)
+              ok = 0;
     }
     mt_check(ok, "gatherv_init/scatterv_init, 3 rounds");
     MPI_Request_free(&rq[0]);
@@ -106,7 +114,8 @@ int main(int argc, char **argv) {
    *    own contribution, hence MPI_IN_PLACE at the root. See tests/programs/README.md. */
   {
     int gin = me * 7 + 3, *gout = mt_alloc(sizeof(int) * unp), *gexp = mt_alloc(sizeof(int) * unp);
-    int *sin = mt_alloc(sizeof(int) * unp), sout = -1, agin = me * me, *agout = mt_alloc(sizeof(int) * unp);
+    int *sin = mt_alloc(sizeof(int) * unp), sout = -1, agin = me * me,
+        *agout = mt_alloc(sizeof(int) * unp);
     int *agexp = mt_alloc(sizeof(int) * unp);
     for (int q = 0; q < np; q++) {
       gexp[q] = q * 7 + 3;
@@ -124,10 +133,12 @@ int main(int argc, char **argv) {
     MPI_Allgather_init(&agin, 1, MPI_INT, agout, 1, MPI_INT, w, info, &rq[2]);
     MPI_Startall(3, rq);
     MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
-    if (me == 0) mt_check_ints("gather_init (in place at root), one start", gout, gexp, np);
+    if (me == 0)
+      mt_check_ints("gather_init (in place at root), one start", gout, gexp, np);
     mt_check_int("scatter_init, one start", sout, 50 + me);
     mt_check_ints("allgather_init, one start", agout, agexp, np);
-    for (int i = 0; i < 3; i++) MPI_Request_free(&rq[i]);
+    for (int i = 0; i < 3; i++)
+      MPI_Request_free(&rq[i]);
     free(gout);
     free(gexp);
     free(sin);
@@ -171,14 +182,19 @@ int main(int argc, char **argv) {
       MPI_Startall(4, rq);
       MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
       for (int q = 0; q < np; q++) {
-        if (agvout[2 * (np - 1 - q)] != q || agvout[2 * (np - 1 - q) + 1] != r) ok = 0;
-        if (a2aout[q] != 100 * q + me + 1000 * r) ok = 0;
-        if (a2avout[dsp[q]] != q || a2avout[dsp[q] + 1] != me + r) ok = 0;
-        if (a2awout[q] != -(100 * q + me + 1000 * r)) ok = 0;
+        if (agvout[2 * (np - 1 - q)] != q || agvout[2 * (np - 1 - q) + 1] != r)
+          ok = 0;
+        if (a2aout[q] != 100 * q + me + 1000 * r)
+          ok = 0;
+        if (a2avout[dsp[q]] != q || a2avout[dsp[q] + 1] != me + r)
+          ok = 0;
+        if (a2awout[q] != -(100 * q + me + 1000 * r))
+          ok = 0;
       }
     }
     mt_check(ok, "allgatherv/alltoall/alltoallv/alltoallw _init, 3 rounds");
-    for (int i = 0; i < 4; i++) MPI_Request_free(&rq[i]);
+    for (int i = 0; i < 4; i++)
+      MPI_Request_free(&rq[i]);
     free(cnt);
     free(dsp);
     free(agvout);
@@ -197,7 +213,8 @@ int main(int argc, char **argv) {
   {
     int *rsin = mt_alloc(sizeof(int) * unp), rsout = 0, *cnt = mt_alloc(sizeof(int) * unp);
     int rsbout = 0, scin, scout = 0, exin, exout = 0;
-    for (int r = 0; r < np; r++) cnt[r] = 1;
+    for (int r = 0; r < np; r++)
+      cnt[r] = 1;
     MPI_Request rq[4];
     MPI_Reduce_scatter_init(rsin, &rsout, cnt, MPI_INT, MPI_SUM, w, info, &rq[0]);
     MPI_Reduce_scatter_block_init(rsin, &rsbout, 1, MPI_INT, MPI_MIN, w, info, &rq[1]);
@@ -205,20 +222,26 @@ int main(int argc, char **argv) {
     MPI_Exscan_init(&exin, &exout, 1, MPI_INT, MPI_SUM, w, info, &rq[3]);
     int ok = 1;
     for (int r = 0; r < ROUNDS; r++) {
-      for (int j = 0; j < np; j++) rsin[j] = j * (me + 1) + r;
+      for (int j = 0; j < np; j++)
+        rsin[j] = j * (me + 1) + r;
       scin = me + 2 + r;
       exin = (me + 1) * (r + 1);
       MPI_Startall(4, rq);
       MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
       int ers = me * np * (np + 1) / 2 + np * r, ersb = me + r, esc = 1, eex = 0;
-      for (int q = 0; q <= me; q++) esc *= q + 2 + r;
-      for (int q = 0; q < me; q++) eex += (q + 1) * (r + 1);
-      if (rsout != ers || rsbout != ersb || scout != esc) ok = 0;
-      if (me > 0 && exout != eex) ok = 0;
+      for (int q = 0; q <= me; q++)
+        esc *= q + 2 + r;
+      for (int q = 0; q < me; q++)
+        eex += (q + 1) * (r + 1);
+      if (rsout != ers || rsbout != ersb || scout != esc)
+        ok = 0;
+      if (me > 0 && exout != eex)
+        ok = 0;
     }
     mt_check(ok, "reduce_scatter/reduce_scatter_block/scan/exscan _init, 3 rounds");
     mt_log("last round: reduce_scatter %d, reduce_scatter_block %d, scan %d", rsout, rsbout, scout);
-    for (int i = 0; i < 4; i++) MPI_Request_free(&rq[i]);
+    for (int i = 0; i < 4; i++)
+      MPI_Request_free(&rq[i]);
     free(rsin);
     free(cnt);
   }

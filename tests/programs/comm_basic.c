@@ -8,23 +8,31 @@
  */
 #include "mpitest.h"
 
-static int sum_over(MPI_Comm c, int v) {
+static int sum_over(MPI_Comm c, int v)
+{
   int s = 0;
   MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, c);
   return s;
 }
 
-static const char *cmpname(int r) {
+static const char *cmpname(int r)
+{
   switch (r) {
-  case MPI_IDENT: return "MPI_IDENT";
-  case MPI_CONGRUENT: return "MPI_CONGRUENT";
-  case MPI_SIMILAR: return "MPI_SIMILAR";
-  case MPI_UNEQUAL: return "MPI_UNEQUAL";
-  default: return "?";
+  case MPI_IDENT:
+    return "MPI_IDENT";
+  case MPI_CONGRUENT:
+    return "MPI_CONGRUENT";
+  case MPI_SIMILAR:
+    return "MPI_SIMILAR";
+  case MPI_UNEQUAL:
+    return "MPI_UNEQUAL";
+  default:
+    return "?";
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("comm_basic");
   mt_require_size(4);
@@ -46,7 +54,8 @@ int main(int argc, char **argv) {
   MPI_Comm_split(MPI_COMM_WORLD, me % 2, -me, &half);
   MPI_Comm_size(half, &sz);
   MPI_Comm_rank(half, &rk);
-  mt_check(sz == 2 && rk == (me < 2 ? 1 : 0), "split by parity, reversed key: size %d rank %d", sz, rk);
+  mt_check(sz == 2 && rk == (me < 2 ? 1 : 0), "split by parity, reversed key: size %d rank %d", sz,
+           rk);
   mt_check_int("allreduce over parity half", sum_over(half, me), me % 2 == 0 ? 2 : 4);
   MPI_Comm_compare(MPI_COMM_WORLD, half, &res);
   mt_check(res == MPI_UNEQUAL, "compare(world, half) = %s", cmpname(res));
@@ -123,10 +132,12 @@ int main(int argc, char **argv) {
     MPI_Comm_idup(half, &idup, &rq);
     int v = me, w = -1;
     int partner = me ^ 2; /* the other member of my parity half */
-    MPI_Sendrecv(&v, 1, MPI_INT, partner, 9, &w, 1, MPI_INT, partner, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&v, 1, MPI_INT, partner, 9, &w, 1, MPI_INT, partner, 9, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     MPI_Comm_compare(half, idup, &res);
-    mt_check(res == MPI_CONGRUENT && w == partner, "idup of half: %s, overlapped message %d", cmpname(res), w);
+    mt_check(res == MPI_CONGRUENT && w == partner, "idup of half: %s, overlapped message %d",
+             cmpname(res), w);
     mt_check_int("allreduce on idup", sum_over(idup, 10), 20);
     MPI_Comm_free(&idup);
   }
@@ -200,7 +211,8 @@ int main(int argc, char **argv) {
       MPI_Comm c;
       MPI_Comm_dup(MPI_COMM_WORLD, &c);
       MPI_Comm_rank(c, &rk);
-      if (rk != me) ok = 0;
+      if (rk != me)
+        ok = 0;
       MPI_Comm_free(&c);
     }
     mt_check(ok, "8 dup/free cycles");

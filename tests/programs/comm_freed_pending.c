@@ -15,14 +15,16 @@
 
 #define ROUNDS 4
 
-static void local_calls(int n) {
+static void local_calls(int n)
+{
   for (int k = 0; k < n; k++) {
     int size;
     MPI_Type_size(MPI_DOUBLE, &size);
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("comm_freed_pending");
   mt_require_size(2);
@@ -81,6 +83,7 @@ int main(int argc, char **argv) {
   }
   mt_append("rank %d: the first duplicate's handle given again in %d of %d rounds\n", mt_.rank,
             reused, ROUNDS - 1);
-  if (mt_.rank == 0) mt_append("rounds %d\n", ROUNDS);
+  if (mt_.rank == 0)
+    mt_append("rounds %d\n", ROUNDS);
   return mt_end();
 }

@@ -8,7 +8,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("comm_intercomm");
   mt_require_size(4);
@@ -68,8 +69,10 @@ int main(int argc, char **argv) {
         v[2] = 9;
       }
       MPI_Bcast(v, 3, MPI_INT, lrank == 1 ? MPI_ROOT : MPI_PROC_NULL, inter);
-      if (lrank == 0) mt_check(v[0] == 0, "bcast: non-root member of root group untouched");
-      else mt_log("bcast root (MPI_ROOT)");
+      if (lrank == 0)
+        mt_check(v[0] == 0, "bcast: non-root member of root group untouched");
+      else
+        mt_log("bcast root (MPI_ROOT)");
     } else {
       MPI_Bcast(v, 3, MPI_INT, 1, inter);
       mt_check_ints("bcast received from remote rank 1", v, (int[]){7, 8, 9}, 3);
@@ -95,8 +98,9 @@ int main(int argc, char **argv) {
     MPI_Comm_remote_size(d, &rsz);
     int res;
     MPI_Comm_compare(inter, d, &res);
-    mt_check(flag == 1 && rsz == 2 && res == MPI_CONGRUENT, "dup of intercomm: inter %d, remote size %d, congruent %d",
-             flag, rsz, res == MPI_CONGRUENT);
+    mt_check(flag == 1 && rsz == 2 && res == MPI_CONGRUENT,
+             "dup of intercomm: inter %d, remote size %d, congruent %d", flag, rsz,
+             res == MPI_CONGRUENT);
     MPI_Comm_free(&d);
   }
 

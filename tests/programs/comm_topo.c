@@ -10,19 +10,29 @@
  */
 #include "mpitest.h"
 
-static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+static int cmp_int(const void *a, const void *b)
+{
+  return *(const int *)a - *(const int *)b;
+}
 
-static const char *topo_name(int t) {
+static const char *topo_name(int t)
+{
   switch (t) {
-  case MPI_CART: return "MPI_CART";
-  case MPI_GRAPH: return "MPI_GRAPH";
-  case MPI_DIST_GRAPH: return "MPI_DIST_GRAPH";
-  case MPI_UNDEFINED: return "MPI_UNDEFINED";
-  default: return "?";
+  case MPI_CART:
+    return "MPI_CART";
+  case MPI_GRAPH:
+    return "MPI_GRAPH";
+  case MPI_DIST_GRAPH:
+    return "MPI_DIST_GRAPH";
+  case MPI_UNDEFINED:
+    return "MPI_UNDEFINED";
+  default:
+    return "?";
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("comm_topo");
   mt_require_size(4);
@@ -37,7 +47,8 @@ int main(int argc, char **argv) {
     MPI_Dims_create(6, 2, d6);
     MPI_Dims_create(7, 1, d1);
     int got[8] = {d2[0], d2[1], d3[0], d3[1], d3[2], d6[0], d6[1], d1[0]};
-    mt_check_ints("dims_create (4,2) (24,3 with dim1=3) (6,2) (7,1)", got, (int[]){2, 2, 4, 3, 2, 3, 2, 7}, 8);
+    mt_check_ints("dims_create (4,2) (24,3 with dim1=3) (6,2) (7,1)", got,
+                  (int[]){2, 2, 4, 3, 2, 3, 2, 7}, 8);
   }
 
   MPI_Topo_test(MPI_COMM_WORLD, &t);
@@ -77,8 +88,12 @@ int main(int argc, char **argv) {
     MPI_Cart_shift(cart, 1, -1, &s2, &d2);
     int sh[6] = {s0, d0, s1, d1, s2, d2};
     int col = me % 2;
-    int ex[6] = {(me + 2) % 4, (me + 2) % 4, col == 0 ? MPI_PROC_NULL : me - 1, col == 1 ? MPI_PROC_NULL : me + 1,
-                 col == 1 ? MPI_PROC_NULL : me + 1, col == 0 ? MPI_PROC_NULL : me - 1};
+    int ex[6] = {(me + 2) % 4,
+                 (me + 2) % 4,
+                 col == 0 ? MPI_PROC_NULL : me - 1,
+                 col == 1 ? MPI_PROC_NULL : me + 1,
+                 col == 1 ? MPI_PROC_NULL : me + 1,
+                 col == 0 ? MPI_PROC_NULL : me - 1};
     mt_check_ints("cart_shift dim0 +1, dim1 +1, dim1 -1 (src,dst)", sh, ex, 6);
 
     /* message along dim 1 using the shift result (PROC_NULL at the edge is a no-op) */
@@ -95,7 +110,8 @@ int main(int argc, char **argv) {
     MPI_Cart_get(row, 1, rdims, rper, rco);
     MPI_Cartdim_get(row, &rnd);
     int sub[5] = {rs, rr, rnd, rdims[0], rper[0]};
-    mt_check_ints("cart_sub(keep dim1): size, rank, ndims, dims, periods", sub, (int[]){2, me % 2, 1, 2, 0}, 5);
+    mt_check_ints("cart_sub(keep dim1): size, rank, ndims, dims, periods", sub,
+                  (int[]){2, me % 2, 1, 2, 0}, 5);
     int rsum = 0;
     MPI_Allreduce(&me, &rsum, 1, MPI_INT, MPI_SUM, row);
     mt_check_int("allreduce over row", rsum, me < 2 ? 1 : 5);
@@ -135,7 +151,8 @@ int main(int argc, char **argv) {
       sum += v;
     }
     int esum = 0;
-    for (int k = 0; k < cnt; k++) esum += edges[start + k];
+    for (int k = 0; k < cnt; k++)
+      esum += edges[start + k];
     mt_check_int("graph neighbour exchange sum", sum, esum);
   }
 
@@ -149,7 +166,8 @@ int main(int argc, char **argv) {
     mt_check(t == MPI_DIST_GRAPH, "topo_test(dist graph) = %s", topo_name(t));
     int ind, outd, weighted;
     MPI_Dist_graph_neighbors_count(dg, &ind, &outd, &weighted);
-    mt_check(ind == 2 && outd == 2 && weighted == 1, "weighted adjacent: in %d out %d weighted %d", ind, outd, weighted);
+    mt_check(ind == 2 && outd == 2 && weighted == 1, "weighted adjacent: in %d out %d weighted %d",
+             ind, outd, weighted);
     int gs[2], gsw[2], gd[2], gdw[2];
     MPI_Dist_graph_neighbors(dg, 2, gs, gsw, 2, gd, gdw);
     int got[8] = {gs[0], gs[1], gsw[0], gsw[1], gd[0], gd[1], gdw[0], gdw[1]};
@@ -157,8 +175,10 @@ int main(int argc, char **argv) {
     mt_check_ints("weighted neighbours: sources, weights, dests, weights", got, exp, 8);
     int in[2] = {-1, -1};
     MPI_Request rq[4];
-    for (int k = 0; k < 2; k++) MPI_Irecv(&in[k], 1, MPI_INT, gs[k], 4, dg, &rq[k]);
-    for (int k = 0; k < 2; k++) MPI_Isend(&me, 1, MPI_INT, gd[k], 4, dg, &rq[2 + k]);
+    for (int k = 0; k < 2; k++)
+      MPI_Irecv(&in[k], 1, MPI_INT, gs[k], 4, dg, &rq[k]);
+    for (int k = 0; k < 2; k++)
+      MPI_Isend(&me, 1, MPI_INT, gd[k], 4, dg, &rq[2 + k]);
     MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
     mt_check_ints("dist graph exchange", in, src, 2);
     MPI_Comm_free(&dg);
@@ -168,14 +188,26 @@ int main(int argc, char **argv) {
   {
     int src[3], dst[3], ni = 0, no = 0;
     /* edges: 0->1, 0->2, 1->2, 2->0 */
-    if (me == 0) { dst[no++] = 1; dst[no++] = 2; src[ni++] = 2; }
-    if (me == 1) { dst[no++] = 2; src[ni++] = 0; }
-    if (me == 2) { dst[no++] = 0; src[ni++] = 0; src[ni++] = 1; }
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, ni, src, MPI_UNWEIGHTED, no, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg);
+    if (me == 0) {
+      dst[no++] = 1;
+      dst[no++] = 2;
+      src[ni++] = 2;
+    }
+    if (me == 1) {
+      dst[no++] = 2;
+      src[ni++] = 0;
+    }
+    if (me == 2) {
+      dst[no++] = 0;
+      src[ni++] = 0;
+      src[ni++] = 1;
+    }
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, ni, src, MPI_UNWEIGHTED, no, dst, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &dg);
     int ind, outd, weighted;
     MPI_Dist_graph_neighbors_count(dg, &ind, &outd, &weighted);
-    mt_check(ind == ni && outd == no && weighted == 0, "unweighted adjacent: in %d out %d weighted %d", ind, outd,
-             weighted);
+    mt_check(ind == ni && outd == no && weighted == 0,
+             "unweighted adjacent: in %d out %d weighted %d", ind, outd, weighted);
     int gs[3] = {-9, -9, -9}, gd[3] = {-9, -9, -9};
     /* pass the exact degrees: MPICH 4.0.2 copies max{in,out}degree entries whatever the
      * real degree is (it reads past its own arrays, and crashes for degree 0) */
@@ -191,7 +223,8 @@ int main(int argc, char **argv) {
    *      by the standard, so the lists are sorted before comparing. */
   {
     int s = (me + 1) % 4, degrees[1] = {2}, targets[2] = {(s + 1) % 4, (s + 3) % 4};
-    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &s, degrees, targets, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg);
+    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &s, degrees, targets, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                          &dg);
     int ind, outd, weighted;
     MPI_Dist_graph_neighbors_count(dg, &ind, &outd, &weighted);
     mt_check(ind == 2 && outd == 2, "dist_graph_create: in %d out %d", ind, outd);

@@ -17,18 +17,23 @@
 /* rank 0: send src with (count, type); rank 1: receive nexp contiguous ints and compare with
  * the element indices the type selects (src[i] == i). Then the reverse: rank 1 sends the
  * contiguous ints, rank 0 receives them into the typed layout of a -1 filled buffer. */
-static void roundtrip(const char *name, int count, MPI_Datatype type, const int *sel, int nsel) {
+static void roundtrip(const char *name, int count, MPI_Datatype type, const int *sel, int nsel)
+{
   const int me = mt_.rank;
   char what[128];
   int buf[N];
   if (me == 0) {
-    for (int i = 0; i < N; i++) buf[i] = i;
+    for (int i = 0; i < N; i++)
+      buf[i] = i;
     MPI_Send(buf, count, type, 1, 0, MPI_COMM_WORLD);
-    for (int i = 0; i < N; i++) buf[i] = -1;
+    for (int i = 0; i < N; i++)
+      buf[i] = -1;
     MPI_Recv(buf, count, type, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int exp[N];
-    for (int i = 0; i < N; i++) exp[i] = -1;
-    for (int k = 0; k < nsel; k++) exp[sel[k]] = 1000 + k;
+    for (int i = 0; i < N; i++)
+      exp[i] = -1;
+    for (int k = 0; k < nsel; k++)
+      exp[sel[k]] = 1000 + k;
     snprintf(what, sizeof what, "%s: receive into typed layout (whole buffer)", name);
     mt_check_ints(what, buf, exp, N);
   } else {
@@ -41,12 +46,15 @@ static void roundtrip(const char *name, int count, MPI_Datatype type, const int 
       snprintf(what, sizeof what, "%s: send from typed layout", name);
       mt_check_ints(what, buf, sel, nsel);
     }
-    for (int k = 0; k < nsel; k++) buf[k] = 1000 + k;
+    for (int k = 0; k < nsel; k++)
+      buf[k] = 1000 + k;
     MPI_Send(buf, nsel, MPI_INT, 0, 1, MPI_COMM_WORLD);
   }
 }
 
-static void type_info(const char *name, MPI_Datatype t, int esize, long elb, long eext, long etlb, long etext) {
+static void type_info(const char *name, MPI_Datatype t, int esize, long elb, long eext, long etlb,
+                      long etext)
+{
   int size;
   MPI_Aint lb, ext, tlb, text;
   MPI_Type_size(t, &size);
@@ -55,37 +63,55 @@ static void type_info(const char *name, MPI_Datatype t, int esize, long elb, lon
   long got[5] = {size, (long)lb, (long)ext, (long)tlb, (long)text};
   long exp[5] = {esize, elb, eext, etlb, etext};
   int ok = memcmp(got, exp, sizeof got) == 0;
-  mt_check(ok, "%s: size %ld lb %ld extent %ld true_lb %ld true_extent %ld", name, got[0], got[1], got[2], got[3],
-           got[4]);
+  mt_check(ok, "%s: size %ld lb %ld extent %ld true_lb %ld true_extent %ld", name, got[0], got[1],
+           got[2], got[3], got[4]);
 }
 
-static const char *combiner_name(int c) {
+static const char *combiner_name(int c)
+{
   switch (c) {
-  case MPI_COMBINER_NAMED: return "NAMED";
-  case MPI_COMBINER_DUP: return "DUP";
-  case MPI_COMBINER_CONTIGUOUS: return "CONTIGUOUS";
-  case MPI_COMBINER_VECTOR: return "VECTOR";
-  case MPI_COMBINER_HVECTOR: return "HVECTOR";
-  case MPI_COMBINER_INDEXED: return "INDEXED";
-  case MPI_COMBINER_HINDEXED: return "HINDEXED";
-  case MPI_COMBINER_INDEXED_BLOCK: return "INDEXED_BLOCK";
-  case MPI_COMBINER_HINDEXED_BLOCK: return "HINDEXED_BLOCK";
-  case MPI_COMBINER_STRUCT: return "STRUCT";
-  case MPI_COMBINER_SUBARRAY: return "SUBARRAY";
-  case MPI_COMBINER_DARRAY: return "DARRAY";
-  case MPI_COMBINER_RESIZED: return "RESIZED";
-  default: return "OTHER";
+  case MPI_COMBINER_NAMED:
+    return "NAMED";
+  case MPI_COMBINER_DUP:
+    return "DUP";
+  case MPI_COMBINER_CONTIGUOUS:
+    return "CONTIGUOUS";
+  case MPI_COMBINER_VECTOR:
+    return "VECTOR";
+  case MPI_COMBINER_HVECTOR:
+    return "HVECTOR";
+  case MPI_COMBINER_INDEXED:
+    return "INDEXED";
+  case MPI_COMBINER_HINDEXED:
+    return "HINDEXED";
+  case MPI_COMBINER_INDEXED_BLOCK:
+    return "INDEXED_BLOCK";
+  case MPI_COMBINER_HINDEXED_BLOCK:
+    return "HINDEXED_BLOCK";
+  case MPI_COMBINER_STRUCT:
+    return "STRUCT";
+  case MPI_COMBINER_SUBARRAY:
+    return "SUBARRAY";
+  case MPI_COMBINER_DARRAY:
+    return "DARRAY";
+  case MPI_COMBINER_RESIZED:
+    return "RESIZED";
+  default:
+    return "OTHER";
   }
 }
 
-static void envelope(const char *name, MPI_Datatype t, int ecomb, int eni, int ena, int end) {
+static void envelope(const char *name, MPI_Datatype t, int ecomb, int eni, int ena, int end)
+{
   int ni, na, nd, comb;
   MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-  mt_check(comb == ecomb && ni == eni && na == ena && nd == end, "%s envelope: combiner %s, %d ints %d addrs %d types",
-           name, combiner_name(comb), ni, na, nd);
+  mt_check(comb == ecomb && ni == eni && na == ena && nd == end,
+           "%s envelope: combiner %s, %d ints %d addrs %d types", name, combiner_name(comb), ni, na,
+           nd);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("dtype_basic");
   mt_require_size(2);
@@ -97,7 +123,8 @@ int main(int argc, char **argv) {
     MPI_Type_contiguous(5, MPI_INT, &t);
     MPI_Type_commit(&t);
     int sel[10];
-    for (int i = 0; i < 10; i++) sel[i] = i;
+    for (int i = 0; i < 10; i++)
+      sel[i] = i;
     type_info("contiguous(5,int)", t, 20, 0, 20, 0, 20);
     roundtrip("contiguous(5,int) x2", 2, t, sel, 10);
     envelope("contiguous", t, MPI_COMBINER_CONTIGUOUS, 1, 0, 1);
@@ -112,7 +139,8 @@ int main(int argc, char **argv) {
     MPI_Type_commit(&t);
     int sel[12], k = 0;
     for (int b = 0; b < 4; b++)
-      for (int j = 0; j < 3; j++) sel[k++] = b * 5 + j;
+      for (int j = 0; j < 3; j++)
+        sel[k++] = b * 5 + j;
     type_info("vector(4,3,5)", t, 48, 0, 18 * isz, 0, 18 * isz);
     roundtrip("vector(4,3,5)", 1, t, sel, 12);
     int ints[3];
@@ -121,7 +149,8 @@ int main(int argc, char **argv) {
     envelope("vector", t, MPI_COMBINER_VECTOR, 3, 0, 1);
     MPI_Type_get_contents(t, 3, 0, 1, ints, dummy_a, types);
     mt_check(ints[0] == 4 && ints[1] == 3 && ints[2] == 5 && types[0] == MPI_INT,
-             "vector contents: count %d blocklen %d stride %d, oldtype is MPI_INT", ints[0], ints[1], ints[2]);
+             "vector contents: count %d blocklen %d stride %d, oldtype is MPI_INT", ints[0],
+             ints[1], ints[2]);
     MPI_Type_free(&t);
   }
 
@@ -134,7 +163,8 @@ int main(int argc, char **argv) {
     int sel[12], k = 0;
     for (int c = 0; c < 2; c++)
       for (int b = 0; b < 3; b++)
-        for (int j = 0; j < 2; j++) sel[k++] = c * 16 + b * 7 + j;
+        for (int j = 0; j < 2; j++)
+          sel[k++] = c * 16 + b * 7 + j;
     type_info("hvector(3,2,7 ints)", t, 24, 0, 16 * isz, 0, 16 * isz);
     roundtrip("hvector(3,2,7 ints) x2", 2, t, sel, 12);
     envelope("hvector", t, MPI_COMBINER_HVECTOR, 2, 1, 1);
@@ -156,7 +186,8 @@ int main(int argc, char **argv) {
     MPI_Aint addrs[1];
     MPI_Datatype types[1];
     MPI_Type_get_contents(t, ni, na, nd, ints, addrs, types);
-    mt_check_ints("indexed contents (count, blocklens, displs)", ints, (int[]){3, 1, 3, 2, 10, 2, 20}, 7);
+    mt_check_ints("indexed contents (count, blocklens, displs)", ints,
+                  (int[]){3, 1, 3, 2, 10, 2, 20}, 7);
     MPI_Type_free(&t);
   }
 
@@ -199,8 +230,8 @@ int main(int argc, char **argv) {
       int ni, na, nd, comb;
       MPI_Type_get_envelope(types[0], &ni, &na, &nd, &comb);
       mt_check(comb == MPI_COMBINER_VECTOR && addrs[0] == 20 * isz,
-               "hindexed contents: inner type is a %s, first displacement %ld bytes", combiner_name(comb),
-               (long)addrs[0]);
+               "hindexed contents: inner type is a %s, first displacement %ld bytes",
+               combiner_name(comb), (long)addrs[0]);
       MPI_Type_free(&types[0]); /* derived types returned by get_contents must be freed */
     }
     MPI_Type_free(&v); /* freeing the inner type does not affect t */
@@ -227,7 +258,8 @@ int main(int argc, char **argv) {
     MPI_Aint lb, ext;
     MPI_Type_size(tr, &size);
     MPI_Type_get_extent(tr, &lb, &ext);
-    mt_check(size == 1 + 8 + 12 && ext == (MPI_Aint)sizeof(struct rec), "struct size %d extent %ld", size, (long)ext);
+    mt_check(size == 1 + 8 + 12 && ext == (MPI_Aint)sizeof(struct rec), "struct size %d extent %ld",
+             size, (long)ext);
     envelope("struct", t, MPI_COMBINER_STRUCT, 4, 3, 3);
     struct rec r[3];
     memset(r, 0, sizeof r);
@@ -235,7 +267,8 @@ int main(int argc, char **argv) {
       for (int k = 0; k < 3; k++) {
         r[k].c = (char)('a' + k);
         r[k].d = k + 0.125;
-        for (int j = 0; j < 3; j++) r[k].i[j] = k * 10 + j;
+        for (int j = 0; j < 3; j++)
+          r[k].i[j] = k * 10 + j;
       }
       MPI_Send(r, 3, tr, 1, 5, MPI_COMM_WORLD);
     } else {
@@ -243,15 +276,18 @@ int main(int argc, char **argv) {
       MPI_Recv(r, 3, tr, 0, 5, MPI_COMM_WORLD, &st);
       int ok = 1;
       for (int k = 0; k < 3; k++) {
-        if (r[k].c != 'a' + k || r[k].d != k + 0.125) ok = 0;
+        if (r[k].c != 'a' + k || r[k].d != k + 0.125)
+          ok = 0;
         for (int j = 0; j < 3; j++)
-          if (r[k].i[j] != k * 10 + j) ok = 0;
+          if (r[k].i[j] != k * 10 + j)
+            ok = 0;
       }
       mt_check(ok, "3 structs received field by field");
       int cnt, el;
       MPI_Get_count(&st, tr, &cnt);
       MPI_Get_elements(&st, tr, &el);
-      mt_check(cnt == 3 && el == 15, "struct get_count %d get_elements %d (1+1+3 basic elements each)", cnt, el);
+      mt_check(cnt == 3 && el == 15,
+               "struct get_count %d get_elements %d (1+1+3 basic elements each)", cnt, el);
     }
     /* partial message: 1 struct + char + double = 7 basic elements, get_count undefined */
     if (mt_.rank == 0) {
@@ -278,7 +314,8 @@ int main(int argc, char **argv) {
       MPI_Recv(r, 1, tr, 0, 7, MPI_COMM_WORLD, &st);
       MPI_Get_count(&st, tr, &cnt);
       MPI_Get_elements(&st, tr, &el);
-      mt_check(cnt == MPI_UNDEFINED && el == 4, "partial struct: count is MPI_UNDEFINED, elements %d", el);
+      mt_check(cnt == MPI_UNDEFINED && el == 4,
+               "partial struct: count is MPI_UNDEFINED, elements %d", el);
     }
     MPI_Type_free(&t);
     MPI_Type_free(&tr);
@@ -347,7 +384,8 @@ int main(int argc, char **argv) {
   {
     MPI_Datatype held[6], pairs[5] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT,
                                       MPI_LONG_DOUBLE_INT};
-    for (int i = 0; i < 6; i++) MPI_Type_contiguous(100 + i, MPI_CHAR, &held[i]);
+    for (int i = 0; i < 6; i++)
+      MPI_Type_contiguous(100 + i, MPI_CHAR, &held[i]);
     int sizes[5], combiners[5], ok = 1;
     for (int i = 0; i < 5; i++) {
       int ni, na, nd;
@@ -367,7 +405,10 @@ int main(int argc, char **argv) {
       MPI_Type_free(&t);
     }
     mt_check_ints("sizes of structs of 4 pairs and 4 bytes", sizes, (int[]){36, 52, 52, 28, 84}, 5);
-    struct { double d; int i; } in = {1.5 + mt_.rank, mt_.rank}, out = {0, -1};
+    struct {
+      double d;
+      int i;
+    } in = {1.5 + mt_.rank, mt_.rank}, out = {0, -1};
     MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
     mt_check(out.d == 2.5 && out.i == 1, "MAXLOC on MPI_DOUBLE_INT: %g at %d", out.d, out.i);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -375,7 +416,8 @@ int main(int argc, char **argv) {
     int rc = MPI_Type_free(&pair);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     mt_check(rc != MPI_SUCCESS && pair == MPI_FLOAT_INT, "freeing MPI_FLOAT_INT fails");
-    for (int i = 0; i < 6; i++) MPI_Type_free(&held[i]);
+    for (int i = 0; i < 6; i++)
+      MPI_Type_free(&held[i]);
   }
 
   /* many types created and freed: handle recycling */
@@ -387,7 +429,8 @@ int main(int argc, char **argv) {
       MPI_Type_commit(&t);
       int s;
       MPI_Type_size(t, &s);
-      if (s != i + 1) ok = 0;
+      if (s != i + 1)
+        ok = 0;
       MPI_Type_free(&t);
     }
     mt_check(ok, "200 create/commit/free cycles");

@@ -7,7 +7,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("dtype_pack");
   mt_require_size(2);
@@ -25,13 +26,16 @@ int main(int argc, char **argv) {
     MPI_Pack_size(7, MPI_DOUBLE, w, &s2);
     MPI_Pack_size(1, vec, w, &s3);
     int bound = s1 + s2 + s3;
-    mt_check(s1 >= 4 && s2 >= 56 && s3 >= 20, "pack_size bounds int %d, 7 doubles %d, vector %d", s1, s2, s3);
+    mt_check(s1 >= 4 && s2 >= 56 && s3 >= 20, "pack_size bounds int %d, 7 doubles %d, vector %d",
+             s1, s2, s3);
     char *buf = mt_alloc((size_t)bound);
     if (me == 0) {
       int n = 7, pos = 0, src[15];
       double d[7];
-      for (int i = 0; i < 7; i++) d[i] = i * 1.5 - 2;
-      for (int i = 0; i < 15; i++) src[i] = 100 + i;
+      for (int i = 0; i < 7; i++)
+        d[i] = i * 1.5 - 2;
+      for (int i = 0; i < 15; i++)
+        src[i] = 100 + i;
       MPI_Pack(&n, 1, MPI_INT, buf, bound, &pos, w);
       MPI_Pack(d, n, MPI_DOUBLE, buf, bound, &pos, w);
       MPI_Pack(src, 1, vec, buf, bound, &pos, w);
@@ -47,14 +51,18 @@ int main(int argc, char **argv) {
       double d[7] = {0}, ed[7];
       MPI_Unpack(buf, got_bytes, &pos, d, n, MPI_DOUBLE, w);
       int dst[15], edst[15];
-      for (int i = 0; i < 15; i++) dst[i] = edst[i] = -1;
+      for (int i = 0; i < 15; i++)
+        dst[i] = edst[i] = -1;
       MPI_Unpack(buf, got_bytes, &pos, dst, 1, vec, w);
-      for (int i = 0; i < 7; i++) ed[i] = i * 1.5 - 2;
-      for (int k = 0; k < 5; k++) edst[3 * k] = 100 + 3 * k;
+      for (int i = 0; i < 7; i++)
+        ed[i] = i * 1.5 - 2;
+      for (int k = 0; k < 5; k++)
+        edst[3 * k] = 100 + 3 * k;
       mt_check_int("unpacked header n", n, 7);
       mt_check_dbls("unpacked doubles", d, ed, 7);
       mt_check_ints("unpacked into vector layout", dst, edst, 15);
-      mt_check(pos == got_bytes, "unpack consumed the whole message (%s)", pos == got_bytes ? "yes" : "no");
+      mt_check(pos == got_bytes, "unpack consumed the whole message (%s)",
+               pos == got_bytes ? "yes" : "no");
     }
     free(buf);
   }
@@ -66,7 +74,8 @@ int main(int argc, char **argv) {
     char *buf = mt_alloc((size_t)psz);
     if (me == 1) {
       int src[30];
-      for (int i = 0; i < 30; i++) src[i] = i * i;
+      for (int i = 0; i < 30; i++)
+        src[i] = i * i;
       /* two vectors: extent of vec is 13 ints, so the second starts at 13 */
       MPI_Send(src, 2, vec, 0, 2, w);
     } else {
@@ -78,7 +87,8 @@ int main(int argc, char **argv) {
       MPI_Unpack(buf, bytes, &pos, out, 10, MPI_INT, w);
       int exp[10];
       for (int c = 0; c < 2; c++)
-        for (int k = 0; k < 5; k++) exp[c * 5 + k] = (c * 13 + 3 * k) * (c * 13 + 3 * k);
+        for (int k = 0; k < 5; k++)
+          exp[c * 5 + k] = (c * 13 + 3 * k) * (c * 13 + 3 * k);
       mt_check_ints("typed send unpacked as contiguous", out, exp, 10);
     }
     free(buf);
@@ -88,7 +98,8 @@ int main(int argc, char **argv) {
   {
     int src[15], dst[5], pos = 0, pos2 = 0;
     char buf[64];
-    for (int i = 0; i < 15; i++) src[i] = -i;
+    for (int i = 0; i < 15; i++)
+      src[i] = -i;
     MPI_Pack(src, 1, vec, buf, (int)sizeof buf, &pos, w);
     MPI_Unpack(buf, pos, &pos2, dst, 5, MPI_INT, w);
     mt_check_ints("local pack(vector) -> unpack(contiguous)", dst, (int[]){0, -3, -6, -9, -12}, 5);
@@ -105,7 +116,8 @@ int main(int argc, char **argv) {
     MPI_Pack_external("external32", vals, 2, MPI_INT, buf, sizeof buf, &pos);
     MPI_Pack_external("external32", &dv, 1, MPI_DOUBLE, buf, sizeof buf, &pos);
     int bytes[16];
-    for (int i = 0; i < 16; i++) bytes[i] = buf[i];
+    for (int i = 0; i < 16; i++)
+      bytes[i] = buf[i];
     mt_check_ints("external32 bytes of 0x01020304, -2, 1.0", bytes,
                   (int[]){1, 2, 3, 4, 255, 255, 255, 254, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0}, 16);
     int back[2] = {0, 0};

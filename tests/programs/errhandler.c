@@ -18,51 +18,71 @@
 static int handler_calls, handler_last_code, handler_bad_comm;
 static MPI_Comm handler_comm = MPI_COMM_NULL;
 
-static void my_handler(MPI_Comm *comm, int *code, ...) {
+static void my_handler(MPI_Comm *comm, int *code, ...)
+{
   handler_calls++;
   handler_last_code = *code;
-  if (*comm != handler_comm) handler_bad_comm++;
+  if (*comm != handler_comm)
+    handler_bad_comm++;
 }
 
 static int win_calls, win_code;
 static MPI_Win the_win = MPI_WIN_NULL;
-static void my_win_handler(MPI_Win *win, int *code, ...) {
+static void my_win_handler(MPI_Win *win, int *code, ...)
+{
   win_calls++;
   win_code = *code;
-  if (*win != the_win) handler_bad_comm++;
+  if (*win != the_win)
+    handler_bad_comm++;
 }
 
-static const char *class_name(int c) {
+static const char *class_name(int c)
+{
   switch (c) {
-  case MPI_SUCCESS: return "MPI_SUCCESS";
-  case MPI_ERR_RANK: return "MPI_ERR_RANK";
-  case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-  case MPI_ERR_TAG: return "MPI_ERR_TAG";
-  case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
-  case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
-  case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
-  case MPI_ERR_COMM: return "MPI_ERR_COMM";
-  case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-  case MPI_ERR_ARG: return "MPI_ERR_ARG";
-  default: return "other class";
+  case MPI_SUCCESS:
+    return "MPI_SUCCESS";
+  case MPI_ERR_RANK:
+    return "MPI_ERR_RANK";
+  case MPI_ERR_COUNT:
+    return "MPI_ERR_COUNT";
+  case MPI_ERR_TAG:
+    return "MPI_ERR_TAG";
+  case MPI_ERR_ROOT:
+    return "MPI_ERR_ROOT";
+  case MPI_ERR_TRUNCATE:
+    return "MPI_ERR_TRUNCATE";
+  case MPI_ERR_OTHER:
+    return "MPI_ERR_OTHER";
+  case MPI_ERR_COMM:
+    return "MPI_ERR_COMM";
+  case MPI_ERR_TYPE:
+    return "MPI_ERR_TYPE";
+  case MPI_ERR_ARG:
+    return "MPI_ERR_ARG";
+  default:
+    return "other class";
   }
 }
 
 /* check that rc is an error of class eclass and log the class string */
-static void expect_class(const char *what, int rc, int eclass) {
+static void expect_class(const char *what, int rc, int eclass)
+{
   int cls = MPI_SUCCESS, len = 0, clen = 0;
   char s[MPI_MAX_ERROR_STRING], cs[MPI_MAX_ERROR_STRING];
-  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  if (rc != MPI_SUCCESS)
+    MPI_Error_class(rc, &cls);
   mt_check(cls == eclass, "%s: returned error of class %s", what, class_name(cls));
   if (rc != MPI_SUCCESS) {
     MPI_Error_string(rc, s, &len);
     MPI_Error_string(cls, cs, &clen);
-    mt_check(len > 0 && clen > 0 && (int)strlen(cs) == clen, "%s: error string of the code is non-empty", what);
+    mt_check(len > 0 && clen > 0 && (int)strlen(cs) == clen,
+             "%s: error string of the code is non-empty", what);
     mt_log("  class string: \"%s\"", cs);
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("errhandler");
   mt_require_size(2);
@@ -99,7 +119,8 @@ int main(int argc, char **argv) {
   /* truncation: 10 ints into room for 4 */
   {
     int big[10], small[4];
-    for (int i = 0; i < 10; i++) big[i] = i;
+    for (int i = 0; i < 10; i++)
+      big[i] = i;
     if (me == 0) {
       MPI_Send(big, 10, MPI_INT, 1, 3, c);
       mt_log("sent 10 ints for the truncation test");
@@ -129,19 +150,22 @@ int main(int argc, char **argv) {
     int cls;
     MPI_Error_class(rc, &cls);
     mt_check(handler_calls == 1 && handler_last_code == rc && cls == MPI_ERR_RANK,
-             "user handler called %d time(s) with the returned code, class %s", handler_calls, class_name(cls));
+             "user handler called %d time(s) with the returned code, class %s", handler_calls,
+             class_name(cls));
     MPI_Comm_call_errhandler(c, MPI_ERR_OTHER);
     mt_check(handler_calls == 2 && handler_last_code == MPI_ERR_OTHER,
              "comm_call_errhandler invokes it with MPI_ERR_OTHER (calls %d)", handler_calls);
     int in = -1;
     rc = MPI_Sendrecv(&me, 1, MPI_INT, peer, 5, &in, 1, MPI_INT, peer, 5, c, MPI_STATUS_IGNORE);
-    mt_check(rc == MPI_SUCCESS && in == peer && handler_calls == 2, "successful call does not invoke the handler");
+    mt_check(rc == MPI_SUCCESS && in == peer && handler_calls == 2,
+             "successful call does not invoke the handler");
     /* handler is inherited by a dup */
     MPI_Comm d;
     MPI_Comm_dup(c, &d);
     handler_comm = d;
     MPI_Comm_call_errhandler(d, MPI_ERR_ARG);
-    mt_check(handler_calls == 3 && handler_last_code == MPI_ERR_ARG, "dup inherits the user handler");
+    mt_check(handler_calls == 3 && handler_last_code == MPI_ERR_ARG,
+             "dup inherits the user handler");
     MPI_Comm_free(&d);
   }
 
@@ -156,7 +180,8 @@ int main(int argc, char **argv) {
     MPI_Win_set_errhandler(win, weh);
     MPI_Errhandler_free(&weh);
     MPI_Win_call_errhandler(win, MPI_ERR_OTHER);
-    mt_check(win_calls == 1 && win_code == MPI_ERR_OTHER, "win_call_errhandler invoked the window handler");
+    mt_check(win_calls == 1 && win_code == MPI_ERR_OTHER,
+             "win_call_errhandler invoked the window handler");
     MPI_Win_free(&win);
   }
 

@@ -14,20 +14,24 @@
 
 #define BLOCK 4096
 
-static double work(double x, int n) {
-  for (int i = 0; i < n; i++) x = x * 0.999999 + 1e-7 * (double)(i % 5);
+static double work(double x, int n)
+{
+  for (int i = 0; i < n; i++)
+    x = x * 0.999999 + 1e-7 * (double)(i % 5);
   return x;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("file_iall");
   const long steps = mt_arg("file_iall", argc, argv, 1, 200);
   const char *path = argc > 2 ? argv[2] : "file_iall.dat";
   const int me = mt_.rank, np = mt_.size;
   MPI_File fh;
-  if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                    MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+  if (MPI_File_open(MPI_COMM_WORLD, path,
+                    MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                    &fh) != MPI_SUCCESS)
     mt_die("cannot open the file");
   /* The view: rank r sees the r-th block of every stripe of np blocks. */
   MPI_Datatype stripe;
@@ -40,27 +44,31 @@ int main(int argc, char **argv) {
   uint64_t digest = 1469598103934665603ULL;
   double x = 1.0 + me;
   for (long s = 0; s < steps; s++) {
-    for (int i = 0; i < BLOCK; i++) out[i] = (int)(s * 1000003 + me * 7919 + i);
+    for (int i = 0; i < BLOCK; i++)
+      out[i] = (int)(s * 1000003 + me * 7919 + i);
     MPI_Request rq;
     if (s % 3 == 2) {
-      MPI_File_set_view(fh, (MPI_Offset)sizeof(int) * BLOCK * np * s + (MPI_Offset)sizeof(int) * BLOCK * me,
-                        MPI_INT, strided, "native", MPI_INFO_NULL);
+      MPI_File_set_view(
+          fh, (MPI_Offset)sizeof(int) * BLOCK * np * s + (MPI_Offset)sizeof(int) * BLOCK * me,
+          MPI_INT, strided, "native", MPI_INFO_NULL);
       MPI_File_iwrite_all(fh, out, BLOCK, MPI_INT, &rq);
     } else {
-      MPI_File_iwrite_at_all(fh, (MPI_Offset)sizeof(int) * BLOCK * (np * s + me), out, BLOCK, MPI_INT,
-                             &rq);
+      MPI_File_iwrite_at_all(fh, (MPI_Offset)sizeof(int) * BLOCK * (np * s + me), out, BLOCK,
+                             MPI_INT, &rq);
     }
     x = work(x, 200000);
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     if (s % 3 == 2)
       MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
     if (s % 10 == 9) {
-      MPI_File_iread_at_all(fh, (MPI_Offset)sizeof(int) * BLOCK * np * s, in, BLOCK * np, MPI_INT, &rq);
+      MPI_File_iread_at_all(fh, (MPI_Offset)sizeof(int) * BLOCK * np * s, in, BLOCK * np, MPI_INT,
+                            &rq);
       x = work(x, 50000);
       MPI_Wait(&rq, MPI_STATUS_IGNORE);
       for (int r = 0; r < np; r++)
         for (int i = 0; i < BLOCK; i++)
-          if (in[r * BLOCK + i] != (int)(s * 1000003 + r * 7919 + i)) bad++;
+          if (in[r * BLOCK + i] != (int)(s * 1000003 + r * 7919 + i))
+            bad++;
       digest = mt_mix(digest ^ (uint64_t)in[(s * 31) % (BLOCK * np)]);
     }
   }
@@ -70,7 +78,8 @@ int main(int argc, char **argv) {
   MPI_Gather(&digest, 1, MPI_UINT64_T, digests, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (me == 0) {
     mt_log("steps %ld, ranks %d", steps, np);
-    for (int r = 0; r < np && r < 64; r++) mt_log("rank %d read-back digest %016llx", r, (unsigned long long)digests[r]);
+    for (int r = 0; r < np && r < 64; r++)
+      mt_log("rank %d read-back digest %016llx", r, (unsigned long long)digests[r]);
     mt_check_int("blocks read back wrong", total_bad, 0);
   }
   MPI_File_close(&fh);

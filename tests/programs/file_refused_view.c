@@ -17,7 +17,8 @@
 #define ROUNDS 6
 #define N 16
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("file_refused_view");
   char path[4096];

@@ -17,7 +17,8 @@
 #define HEADER 3
 #define ROUNDS 8
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("file_seq_view");
   const char *path = argc > 1 ? argv[1] : "file_seq_view.dat";
@@ -35,8 +36,8 @@ int main(int argc, char **argv) {
   MPI_File_close(&fh);
 
   if (MPI_File_open(MPI_COMM_WORLD, path,
-                    MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE,
-                    MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+                    MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                    &fh) != MPI_SUCCESS)
     mt_die("cannot open the file again");
   if (me == 0) {
     int got[HEADER] = {0};

@@ -20,15 +20,17 @@
 #define BLOCK (PIECE * PIECES)
 #define ROUNDS 6
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("file_wait_skew");
   mt_require_size(2);
   const char *path = argc > 1 ? argv[1] : "file_wait_skew.dat";
   const int me = mt_.rank;
   MPI_File fh;
-  if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                    MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+  if (MPI_File_open(MPI_COMM_WORLD, path,
+                    MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                    &fh) != MPI_SUCCESS)
     mt_die("cannot open the file");
   /* rank r sees piece r of every pair of pieces */
   MPI_Datatype piece, every_other;
@@ -39,7 +41,8 @@ int main(int argc, char **argv) {
   long sizes = 0;
   int bad = 0;
   for (int round = 0; round < ROUNDS; round++) {
-    for (int i = 0; i < BLOCK; i++) out[i] = round * 100000 + me * 10000 + i;
+    for (int i = 0; i < BLOCK; i++)
+      out[i] = round * 100000 + me * 10000 + i;
     MPI_Offset region = (MPI_Offset)sizeof(int) * 2 * BLOCK * round;
     MPI_File_set_view(fh, region + (MPI_Offset)sizeof(int) * PIECE * me, MPI_INT, every_other,
                       "native", MPI_INFO_NULL);

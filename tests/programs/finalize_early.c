@@ -9,12 +9,15 @@
  */
 #include "mpitest.h"
 
-static void add_ints(void *in, void *inout, int *len, MPI_Datatype *type) {
+static void add_ints(void *in, void *inout, int *len, MPI_Datatype *type)
+{
   (void)type;
-  for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+  for (int i = 0; i < *len; i++)
+    ((int *)inout)[i] += ((int *)in)[i];
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("finalize_early");
   mt_require_size(2);

@@ -13,7 +13,8 @@ struct greq_state {
   int id, queries, frees, cancels;
 };
 
-static int query_fn(void *extra, MPI_Status *status) {
+static int query_fn(void *extra, MPI_Status *status)
+{
   struct greq_state *g = extra;
   g->queries++;
   status->MPI_SOURCE = MPI_UNDEFINED;
@@ -23,18 +24,21 @@ static int query_fn(void *extra, MPI_Status *status) {
   return MPI_SUCCESS;
 }
 
-static int free_fn(void *extra) {
+static int free_fn(void *extra)
+{
   ((struct greq_state *)extra)->frees++;
   return MPI_SUCCESS;
 }
 
-static int cancel_fn(void *extra, int complete) {
+static int cancel_fn(void *extra, int complete)
+{
   (void)complete;
   ((struct greq_state *)extra)->cancels++;
   return MPI_SUCCESS;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("grequest_pending");
   struct greq_state late = {1, 0, 0, 0}, early = {2, 0, 0, 0}, dropped = {3, 0, 0, 0};
@@ -44,7 +48,7 @@ int main(int argc, char **argv) {
   MPI_Grequest_start(query_fn, free_fn, cancel_fn, &dropped, &r_dropped);
   MPI_Grequest_complete(r_early);
   MPI_Request dropped_handle = r_dropped; /* still names it for MPI_Grequest_complete */
-  MPI_Request_free(&r_dropped);            /* freed once it completes, below */
+  MPI_Request_free(&r_dropped);           /* freed once it completes, below */
   long sum = 0;
   for (int round = 0; round < 6; round++) {
     int flag = 1, x = mt_.rank + round, y = 0;

@@ -11,16 +11,20 @@
 static MPI_Group world;
 
 /* members of g as world ranks, in group order; returns the size */
-static int members(MPI_Group g, int *out) {
+static int members(MPI_Group g, int *out)
+{
   int n;
   MPI_Group_size(g, &n);
   int idx[16];
-  for (int i = 0; i < n; i++) idx[i] = i;
-  if (n > 0) MPI_Group_translate_ranks(g, n, idx, world, out);
+  for (int i = 0; i < n; i++)
+    idx[i] = i;
+  if (n > 0)
+    MPI_Group_translate_ranks(g, n, idx, world, out);
   return n;
 }
 
-static void expect_group(const char *what, MPI_Group g, const int *exp, int n) {
+static void expect_group(const char *what, MPI_Group g, const int *exp, int n)
+{
   int got[16], sz = members(g, got);
   char buf[160];
   if (sz != n) {
@@ -28,15 +32,22 @@ static void expect_group(const char *what, MPI_Group g, const int *exp, int n) {
     return;
   }
   snprintf(buf, sizeof buf, "%s (world ranks)", what);
-  if (n == 0) mt_check(1, "%s is empty", what);
-  else mt_check_ints(buf, got, exp, n);
+  if (n == 0)
+    mt_check(1, "%s is empty", what);
+  else
+    mt_check_ints(buf, got, exp, n);
 }
 
-static const char *cmpname(int r) {
-  return r == MPI_IDENT ? "MPI_IDENT" : r == MPI_SIMILAR ? "MPI_SIMILAR" : r == MPI_UNEQUAL ? "MPI_UNEQUAL" : "?";
+static const char *cmpname(int r)
+{
+  return r == MPI_IDENT     ? "MPI_IDENT"
+         : r == MPI_SIMILAR ? "MPI_SIMILAR"
+         : r == MPI_UNEQUAL ? "MPI_UNEQUAL"
+                            : "?";
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("group_ops");
   mt_require_size(4);
@@ -103,8 +114,8 @@ int main(int argc, char **argv) {
   MPI_Group_intersection(d, d2, &e1);
   MPI_Group_size(e1, &sz);
   MPI_Group_compare(e1, MPI_GROUP_EMPTY, &res);
-  mt_check(sz == 0 && res == MPI_IDENT, "intersection of disjoint groups: size %d, compare to GROUP_EMPTY %s", sz,
-           cmpname(res));
+  mt_check(sz == 0 && res == MPI_IDENT,
+           "intersection of disjoint groups: size %d, compare to GROUP_EMPTY %s", sz, cmpname(res));
   MPI_Group_union(MPI_GROUP_EMPTY, d, &empty_u);
   expect_group("union(GROUP_EMPTY, {2})", empty_u, (int[]){2}, 1);
   MPI_Group_size(MPI_GROUP_EMPTY, &sz);
@@ -116,7 +127,11 @@ int main(int argc, char **argv) {
     MPI_Comm c;
     MPI_Comm_create(MPI_COMM_WORLD, u, &c);
     MPI_Comm_rank(c, &rk);
-    mt_check_int("rank in comm created from union", rk, me == 3 ? 0 : me == 0 ? 1 : me == 2 ? 2 : 3);
+    mt_check_int("rank in comm created from union", rk,
+                 me == 3   ? 0
+                 : me == 0 ? 1
+                 : me == 2 ? 2
+                           : 3);
     int all[4];
     MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, c);
     mt_check_ints("allgather on that comm (world ranks)", all, (int[]){3, 0, 2, 1}, 4);
@@ -132,7 +147,8 @@ int main(int argc, char **argv) {
   int freed = 1;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     MPI_Group_free(all[i]);
-    if (*all[i] != MPI_GROUP_NULL) freed = 0;
+    if (*all[i] != MPI_GROUP_NULL)
+      freed = 0;
   }
   mt_check(freed, "group_free sets MPI_GROUP_NULL");
   MPI_Group_free(&world);

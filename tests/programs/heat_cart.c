@@ -15,19 +15,20 @@
 #include "mpitest.h"
 #include <math.h>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    int rc_ = (call);                                                                \
-    if (rc_ != MPI_SUCCESS) {                                                        \
-      char s_[MPI_MAX_ERROR_STRING];                                                 \
-      int l_;                                                                        \
-      MPI_Error_string(rc_, s_, &l_);                                                \
-      fprintf(stderr, "heat_cart: %s failed: %s\n", #call, s_);                      \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                  \
-    }                                                                                \
+#define CHECK(call)                                             \
+  do {                                                          \
+    int rc_ = (call);                                           \
+    if (rc_ != MPI_SUCCESS) {                                   \
+      char s_[MPI_MAX_ERROR_STRING];                            \
+      int l_;                                                   \
+      MPI_Error_string(rc_, s_, &l_);                           \
+      fprintf(stderr, "heat_cart: %s failed: %s\n", #call, s_); \
+      MPI_Abort(MPI_COMM_WORLD, 3);                             \
+    }                                                           \
   } while (0)
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("heat_cart");
   const long iters = mt_arg("heat_cart", argc, argv, 1, 4000);
@@ -95,13 +96,15 @@ int main(int argc, char **argv) {
       n_resid++;
       int *val, flag;
       CHECK(MPI_Comm_get_attr(grid, keyval, &val, &flag));
-      if (!flag || *val != 4242) attr_bad++;
+      if (!flag || *val != 4242)
+        attr_bad++;
     }
   }
 
   double part = 0;
   for (int i = 1; i <= n; i++)
-    for (int j = 1; j <= n; j++) part += AT(u, i, j) * (double)((i * 7 + j) % 13 + 1);
+    for (int j = 1; j <= n; j++)
+      part += AT(u, i, j) * (double)((i * 7 + j) % 13 + 1);
   double total = 0;
   long total_bad = 0;
   CHECK(MPI_Reduce(&part, &total, 1, MPI_DOUBLE, MPI_SUM, 0, grid));
@@ -112,7 +115,8 @@ int main(int argc, char **argv) {
   CHECK(MPI_Comm_get_name(grid, name, &len));
   CHECK(MPI_Comm_get_errhandler(grid, &eh));
   eh_is_return = eh == MPI_ERRORS_RETURN;
-  if (eh != MPI_ERRORS_RETURN && eh != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&eh);
+  if (eh != MPI_ERRORS_RETURN && eh != MPI_ERRHANDLER_NULL)
+    MPI_Errhandler_free(&eh);
   if (me == 0) {
     mt_log("parameters: ranks %d (grid %d x %d), iterations %ld, block %d", mt_.size, dims[0],
            dims[1], iters, n);

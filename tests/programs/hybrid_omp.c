@@ -15,12 +15,14 @@
 #include "mpitest.h"
 #include <omp.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   mt_begin("hybrid_omp");
   if (provided != MPI_THREAD_MULTIPLE) {
-    if (mt_.rank == 0) printf("hybrid_omp: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+    if (mt_.rank == 0)
+      printf("hybrid_omp: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
     MPI_Finalize();
     return 2;
   }
@@ -31,7 +33,8 @@ int main(int argc, char **argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &tcomm[0]);
   MPI_Comm_dup(MPI_COMM_WORLD, &tcomm[1]);
   double *a = mt_alloc(sizeof(double) * (size_t)n);
-  for (long i = 0; i < n; i++) a[i] = (double)((i * 37 + me * 11) % 101) / 101.0;
+  for (long i = 0; i < n; i++)
+    a[i] = (double)((i * 37 + me * 11) % 101) / 101.0;
   uint64_t digest[2] = {1469598103934665603ULL, 1099511628211ULL};
   long long bad = 0;
   double edge = 0;

@@ -34,12 +34,19 @@
 #define IBARRIER_EVERY 12
 
 /* What rank r contributes to the Iallreduce of iteration it, element k. */
-static long long contrib(int r, long it, int k) { return (long long)(r + 1) * (it + 1) * (k + 1) + k * r; }
+static long long contrib(int r, long it, int k)
+{
+  return (long long)(r + 1) * (it + 1) * (k + 1) + k * r;
+}
 
 /* The Ibcast payload of iteration it, element j. */
-static int bcast_value(long it, int j) { return (int)((it * 2654435761u + (unsigned)j * 40503u) & 0x7fffffff); }
+static int bcast_value(long it, int j)
+{
+  return (int)((it * 2654435761u + (unsigned)j * 40503u) & 0x7fffffff);
+}
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("inflight_coll");
   const int me = mt_.rank, np = mt_.size;
@@ -67,7 +74,8 @@ int main(int argc, char **argv) {
   MPI_Type_commit(&pair_resized);
 
   double *field = mt_alloc(sizeof(double) * 4096);
-  for (int i = 0; i < 4096; i++) field[i] = (double)((i * 41 + me) % 103) / 103.0;
+  for (int i = 0; i < 4096; i++)
+    field[i] = (double)((i * 41 + me) % 103) / 103.0;
   double acc = 0;
 
   long long ared_in[2][4], ared_out[2][4];
@@ -86,13 +94,16 @@ int main(int argc, char **argv) {
   for (long it = 0; it < iters; it++) {
     /* start this iteration's Iallreduce; complete the previous one */
     int slot = (int)(it % 2);
-    for (int k = 0; k < 4; k++) ared_in[slot][k] = contrib(me, it, k);
-    MPI_Iallreduce(ared_in[slot], ared_out[slot], 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &ared_rq[slot]);
+    for (int k = 0; k < 4; k++)
+      ared_in[slot][k] = contrib(me, it, k);
+    MPI_Iallreduce(ared_in[slot], ared_out[slot], 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                   &ared_rq[slot]);
     ared_it[slot] = it;
 
     /* Ibcast overlapped with the computation */
     int root = (int)(it % np);
-    for (int j = 0; j < NB; j++) bc[j] = me == root ? bcast_value(it, j) : -1;
+    for (int j = 0; j < NB; j++)
+      bc[j] = me == root ? bcast_value(it, j) : -1;
     MPI_Request brq;
     MPI_Ibcast(bc, NB, MPI_INT, root, dup, &brq);
     for (int chunk = 0; chunk < 4; chunk++) {
@@ -109,8 +120,10 @@ int main(int argc, char **argv) {
     }
     MPI_Wait(&brq, MPI_STATUS_IGNORE);
     int ok = 1;
-    for (int j = 0; j < NB; j++) ok &= bc[j] == bcast_value(it, j);
-    if (!ok) bad++;
+    for (int j = 0; j < NB; j++)
+      ok &= bc[j] == bcast_value(it, j);
+    if (!ok)
+      bad++;
     n_bcast++;
     digest += mt_mix((uint64_t)it * 3 + 1) ^ (uint64_t)bc[it % NB];
 
@@ -121,11 +134,13 @@ int main(int argc, char **argv) {
       ok = 1;
       for (int k = 0; k < 4; k++) {
         long long expect = 0;
-        for (int r = 0; r < np; r++) expect += contrib(r, pit, k);
+        for (int r = 0; r < np; r++)
+          expect += contrib(r, pit, k);
         ok &= ared_out[prev][k] == expect;
         digest += mt_mix((uint64_t)ared_out[prev][k] + (uint64_t)k);
       }
-      if (!ok) bad++;
+      if (!ok)
+        bad++;
       n_ared++;
     }
 
@@ -142,7 +157,8 @@ int main(int argc, char **argv) {
       /* Allreduce */
       long long mine = (long long)(me + 1) * it, sum = 0, expect = 0;
       MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, split);
-      for (int s = 0; s < snp; s++) expect += (long long)(members[s] + 1) * it;
+      for (int s = 0; s < snp; s++)
+        expect += (long long)(members[s] + 1) * it;
       ok = sum == expect;
       /* Bcast from a rotating root */
       int broot = (int)((it / BLOCKING_EVERY) % snp);
@@ -152,10 +168,12 @@ int main(int argc, char **argv) {
       /* Allgather */
       int g = (int)(it % 1000) * 100 + me;
       MPI_Allgather(&g, 1, MPI_INT, gathered, 1, MPI_INT, split);
-      for (int s = 0; s < snp; s++) ok &= gathered[s] == (int)(it % 1000) * 100 + members[s];
+      for (int s = 0; s < snp; s++)
+        ok &= gathered[s] == (int)(it % 1000) * 100 + members[s];
       /* Alltoall with a strided send type: block d is ints 6d and 6d+3 of a2a_send */
       for (int d = 0; d < snp; d++) {
-        for (int x = 0; x < 6; x++) a2a_send[6 * d + x] = -1;
+        for (int x = 0; x < 6; x++)
+          a2a_send[6 * d + x] = -1;
         a2a_send[6 * d] = (int)(it % 1000) * 10000 + sme * 100 + d;
         a2a_send[6 * d + 3] = -(int)(it % 1000) * 10000 - sme * 100 - d;
       }
@@ -166,17 +184,20 @@ int main(int argc, char **argv) {
       }
       /* Reduce (MAX) to split rank 0 */
       long long q[4], qmax[4];
-      for (int k = 0; k < 4; k++) q[k] = contrib(me, it, k);
+      for (int k = 0; k < 4; k++)
+        q[k] = contrib(me, it, k);
       MPI_Reduce(q, qmax, 4, MPI_LONG_LONG, MPI_MAX, 0, split);
       if (sme == 0)
         for (int k = 0; k < 4; k++) {
           long long expect_max = contrib(members[0], it, k);
           for (int s = 1; s < snp; s++)
-            if (contrib(members[s], it, k) > expect_max) expect_max = contrib(members[s], it, k);
+            if (contrib(members[s], it, k) > expect_max)
+              expect_max = contrib(members[s], it, k);
           ok &= qmax[k] == expect_max;
         }
       MPI_Barrier(split);
-      if (!ok) bad++;
+      if (!ok)
+        bad++;
       n_blocking++;
       digest += mt_mix((uint64_t)sum ^ (uint64_t)word ^ ((uint64_t)it << 20));
     }
@@ -188,11 +209,13 @@ int main(int argc, char **argv) {
       int ok = 1;
       for (int k = 0; k < 4; k++) {
         long long expect = 0;
-        for (int r = 0; r < np; r++) expect += contrib(r, ared_it[s], k);
+        for (int r = 0; r < np; r++)
+          expect += contrib(r, ared_it[s], k);
         ok &= ared_out[s][k] == expect;
         digest += mt_mix((uint64_t)ared_out[s][k] + (uint64_t)k);
       }
-      if (!ok) bad++;
+      if (!ok)
+        bad++;
       n_ared++;
     }
   if (ibarrier != MPI_REQUEST_NULL) {
@@ -212,8 +235,8 @@ int main(int argc, char **argv) {
   int status = mt_report();
   double elapsed = MPI_Wtime() - t_start;
   if (me == 0)
-    fprintf(stderr, "inflight_coll: %ld iterations in %.3f s (rank 0: %ld MPI_Test calls)\n", iters, elapsed,
-            tests_done);
+    fprintf(stderr, "inflight_coll: %ld iterations in %.3f s (rank 0: %ld MPI_Test calls)\n", iters,
+            elapsed, tests_done);
   MPI_Type_free(&pair_strided);
   MPI_Type_free(&pair_resized);
   MPI_Comm_free(&split);

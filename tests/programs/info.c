@@ -7,7 +7,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("info");
   mt_require_size(2);
@@ -46,7 +47,8 @@ int main(int argc, char **argv) {
   {
     int buflen = sizeof val;
     MPI_Info_get_string(info, "beta", &buflen, val, &flag);
-    mt_check(flag && strcmp(val, me == 0 ? "rank-zero" : "rank-one") == 0 && buflen == (int)strlen(val) + 1,
+    mt_check(flag && strcmp(val, me == 0 ? "rank-zero" : "rank-one") == 0 &&
+                 buflen == (int)strlen(val) + 1,
              "get_string beta = \"%s\" (buflen %d)", val, buflen);
     char small[6];
     buflen = sizeof small;
@@ -78,11 +80,13 @@ int main(int argc, char **argv) {
     char lk[MPI_MAX_INFO_KEY], lv[200];
     memset(lk, 'k', sizeof lk - 1);
     lk[sizeof lk - 1] = '\0';
-    for (int i = 0; i < 199; i++) lv[i] = (char)('a' + i % 26);
+    for (int i = 0; i < 199; i++)
+      lv[i] = (char)('a' + i % 26);
     lv[199] = '\0';
     MPI_Info_set(info, lk, lv);
     MPI_Info_get(info, lk, sizeof val - 1, val, &flag);
-    mt_check(flag && strcmp(val, lv) == 0, "key of %d chars with a 199-char value", (int)strlen(lk));
+    mt_check(flag && strcmp(val, lv) == 0, "key of %d chars with a 199-char value",
+             (int)strlen(lk));
   }
 
   MPI_Info_free(&info);

@@ -33,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) {
     h ^= b[i];
@@ -42,8 +43,10 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
   return h;
 }
 
-static long arg(int argc, char **argv, int i, long dflt) {
-  if (argc <= i) return dflt;
+static long arg(int argc, char **argv, int i, long dflt)
+{
+  if (argc <= i)
+    return dflt;
   char *end;
   long v = strtol(argv[i], &end, 10);
   if (*end || v <= 0) {
@@ -53,7 +56,8 @@ static long arg(int argc, char **argv, int i, long dflt) {
   return v;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("iterative");
   const int me = mt_.rank, np = mt_.size;
@@ -85,7 +89,8 @@ int main(int argc, char **argv) {
     u[i] = (double)((g * 7919) % 1000) / 1000.0 + (g < nglob / 2 ? 1.0 : 0.0);
   }
   double heat0_local = 0, heat0 = 0;
-  for (int i = 1; i <= nloc; i++) heat0_local += u[i];
+  for (int i = 1; i <= nloc; i++)
+    heat0_local += u[i];
   MPI_Allreduce(&heat0_local, &heat0, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
   long n_resid = 0, n_ring = 0, bad_hops = 0;
@@ -99,14 +104,17 @@ int main(int argc, char **argv) {
     MPI_Irecv(&u[nloc + 1], 1, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &rq[1]);
     MPI_Isend(&u[nloc], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &rq[2]);
     MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &rq[3]);
-    for (int i = 2; i < nloc; i++) v[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+    for (int i = 2; i < nloc; i++)
+      v[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
     MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
     v[1] = u[1] + alpha * (u[0] - 2.0 * u[1] + u[2]);
-    if (nloc > 1) v[nloc] = u[nloc] + alpha * (u[nloc - 1] - 2.0 * u[nloc] + u[nloc + 1]);
+    if (nloc > 1)
+      v[nloc] = u[nloc] + alpha * (u[nloc - 1] - 2.0 * u[nloc] + u[nloc + 1]);
 
     if (it % resid_every == 0) {
       double local = 0, global = 0;
-      for (int i = 1; i <= nloc; i++) local += (v[i] - u[i]) * (v[i] - u[i]);
+      for (int i = 1; i <= nloc; i++)
+        local += (v[i] - u[i]) * (v[i] - u[i]);
       MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       last_resid = sqrt(global);
       resid_digest = fnv1a(resid_digest, &global, sizeof global);
@@ -132,7 +140,8 @@ int main(int argc, char **argv) {
         tok += (long long)(me + 1) * it;
         MPI_Send(&tok, 1, MPI_LONG_LONG, right, tag, ring);
       }
-      if (st.MPI_SOURCE != left || st.MPI_TAG != tag) bad_hops++;
+      if (st.MPI_SOURCE != left || st.MPI_TAG != tag)
+        bad_hops++;
       n_ring++;
     }
     if (progress_every > 0 && me == 0 && it % progress_every == 0)
@@ -177,23 +186,27 @@ int main(int argc, char **argv) {
     }
     /* closed form of the ring tokens: each round at iteration it returns it * (1 + sum_{r>=1} (r+1)) */
     long long per = 1;
-    for (int r = 1; r < np; r++) per += r + 1;
+    for (int r = 1; r < np; r++)
+      per += r + 1;
     long long rounds = iters / ring_every;
     long long expect_tokens = per * ring_every * rounds * (rounds + 1) / 2;
 
-    mt_log("parameters: ranks %d, iterations %ld, points per rank %d, residual every %ld, ring every %ld", np, iters,
-           nloc, resid_every, ring_every);
+    mt_log("parameters: ranks %d, iterations %ld, points per rank %d, residual every %ld, ring "
+           "every %ld",
+           np, iters, nloc, resid_every, ring_every);
     mt_log("residual checks %ld, last residual %.12e, residual digest %016llx", n_resid, last_resid,
            (unsigned long long)resid_digest);
     mt_log("field checksum %.12e, field hash %016llx", checksum, (unsigned long long)field_hash);
-    mt_check(fabs(heat - heat0) <= 1e-9 * fabs(heat0), "heat conserved: %.9f (initial %.9f)", heat, heat0);
+    mt_check(fabs(heat - heat0) <= 1e-9 * fabs(heat0), "heat conserved: %.9f (initial %.9f)", heat,
+             heat0);
     mt_check_int("ring rounds completed", n_ring, rounds);
     mt_check_int("ring token total", token_total, expect_tokens);
     mt_check_int("ring hops with unexpected source or tag", total_bad, 0);
   }
   int status = mt_report();
   double elapsed = MPI_Wtime() - t_start;
-  if (me == 0) fprintf(stderr, "iterative: %ld iterations in %.3f s\n", iters, elapsed);
+  if (me == 0)
+    fprintf(stderr, "iterative: %ld iterations in %.3f s\n", iters, elapsed);
   free(u);
   free(v);
   free(parts);

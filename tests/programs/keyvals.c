@@ -12,7 +12,8 @@
  */
 #include "mpitest.h"
 
-static int copy_fails(MPI_Comm c, int keyval, void *extra, void *in, void *out, int *flag) {
+static int copy_fails(MPI_Comm c, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)c;
   (void)keyval;
   (void)extra;
@@ -21,8 +22,8 @@ static int copy_fails(MPI_Comm c, int keyval, void *extra, void *in, void *out, 
   return MPI_ERR_OTHER;
 }
 
-static int type_copy_fails(MPI_Datatype t, int keyval, void *extra, void *in, void *out,
-                           int *flag) {
+static int type_copy_fails(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)t;
   (void)keyval;
   (void)extra;
@@ -36,10 +37,12 @@ static int type_copy_fails(MPI_Datatype t, int keyval, void *extra, void *in, vo
 static int saved_keyval = MPI_KEYVAL_INVALID; /* the program's copy of the freed keyval */
 static int wrong_keyval, refree_failed;
 
-static int copy_inc(MPI_Comm c, int keyval, void *extra, void *in, void *out, int *flag) {
+static int copy_inc(MPI_Comm c, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)c;
   (void)extra;
-  if (keyval != saved_keyval) wrong_keyval++;
+  if (keyval != saved_keyval)
+    wrong_keyval++;
   (*(int *)in)++;
   *(void **)out = in;
   *flag = 1;
@@ -47,36 +50,44 @@ static int copy_inc(MPI_Comm c, int keyval, void *extra, void *in, void *out, in
 }
 
 /* Also frees the keyval it is given, which MPI must take as a no-op once it is freed. */
-static int delete_dec(MPI_Comm c, int keyval, void *val, void *extra) {
+static int delete_dec(MPI_Comm c, int keyval, void *val, void *extra)
+{
   (void)c;
   (void)extra;
-  if (keyval != saved_keyval) wrong_keyval++;
+  if (keyval != saved_keyval)
+    wrong_keyval++;
   (*(int *)val)--;
-  if (MPI_Comm_free_keyval(&keyval) != MPI_SUCCESS) refree_failed++;
+  if (MPI_Comm_free_keyval(&keyval) != MPI_SUCCESS)
+    refree_failed++;
   return MPI_SUCCESS;
 }
 
-static int type_copy_inc(MPI_Datatype t, int keyval, void *extra, void *in, void *out,
-                         int *flag) {
+static int type_copy_inc(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)t;
   (void)extra;
-  if (keyval != saved_keyval) wrong_keyval++;
+  if (keyval != saved_keyval)
+    wrong_keyval++;
   (*(int *)in)++;
   *(void **)out = in;
   *flag = 1;
   return MPI_SUCCESS;
 }
 
-static int type_delete_dec(MPI_Datatype t, int keyval, void *val, void *extra) {
+static int type_delete_dec(MPI_Datatype t, int keyval, void *val, void *extra)
+{
   (void)t;
   (void)extra;
-  if (keyval != saved_keyval) wrong_keyval++;
+  if (keyval != saved_keyval)
+    wrong_keyval++;
   (*(int *)val)--;
-  if (MPI_Type_free_keyval(&keyval) != MPI_SUCCESS) refree_failed++;
+  if (MPI_Type_free_keyval(&keyval) != MPI_SUCCESS)
+    refree_failed++;
   return MPI_SUCCESS;
 }
 
-static void failing_copies(void) {
+static void failing_copies(void)
+{
   static int x = 5;
   int kv, rc;
   MPI_Comm a, b;
@@ -113,13 +124,15 @@ static void failing_copies(void) {
 
 /* A keyval freed while an attribute on MPI_COMM_WORLD (on_world) or on a duplicate of it uses
  * it. */
-static void freed_comm_keyval(int on_world, const char *what) {
+static void freed_comm_keyval(int on_world, const char *what)
+{
   int counter = 1, kv, copy, others[8], flag, rc, same = 0;
   void *val;
   MPI_Comm c = MPI_COMM_WORLD, d;
   char line[96];
   mt_log("attribute on %s:", what);
-  if (!on_world) MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  if (!on_world)
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
   MPI_Comm_create_keyval(copy_inc, delete_dec, &kv, NULL);
   saved_keyval = copy = kv;
   MPI_Comm_set_attr(c, kv, &counter);
@@ -152,12 +165,14 @@ static void freed_comm_keyval(int on_world, const char *what) {
   MPI_Comm_dup(MPI_COMM_WORLD, &d);
   mt_check_int("a new dup of MPI_COMM_WORLD copies nothing: counter", counter, 0);
   MPI_Comm_free(&d);
-  for (int i = 0; i < 8; i++) MPI_Comm_free_keyval(&others[i]);
+  for (int i = 0; i < 8; i++)
+    MPI_Comm_free_keyval(&others[i]);
   mt_check_int("callbacks given another keyval", wrong_keyval, 0);
   mt_check_int("frees of the freed keyval that failed", refree_failed, 0);
 }
 
-static void freed_type_keyval(void) {
+static void freed_type_keyval(void)
+{
   int counter = 1, kv, copy, rc;
   MPI_Datatype t, t2;
   mt_log("attribute on a datatype:");
@@ -177,7 +192,8 @@ static void freed_type_keyval(void) {
   mt_check_int("frees of the freed keyval that failed", refree_failed, 0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("keyvals");
   mt_require_size(2);

@@ -17,7 +17,8 @@
 
 enum { LIVE = 64 };
 
-static uint64_t churn(uint64_t seed, long ops) {
+static uint64_t churn(uint64_t seed, long ops)
+{
   char *live[LIVE] = {0};
   uint64_t sum = seed, x = seed * 2862933555777941757ULL + 3037000493ULL;
   for (long i = 0; i < ops; i++) {
@@ -29,11 +30,13 @@ static uint64_t churn(uint64_t seed, long ops) {
       free(live[k]);
     }
     live[k] = malloc(size);
-    if (!live[k]) mt_die("malloc failed");
+    if (!live[k])
+      mt_die("malloc failed");
     live[k][0] = (char)(i & 0x7f);
     live[k][1] = (char)(k + 1);
   }
-  for (int k = 0; k < LIVE; k++) free(live[k]);
+  for (int k = 0; k < LIVE; k++)
+    free(live[k]);
   return sum;
 }
 
@@ -42,13 +45,15 @@ struct job {
   long ops;
 };
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
   struct job *j = arg;
   j->seed = churn(j->seed, j->ops);
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("libc_locks");
   const long rounds = mt_arg("libc_locks", argc, argv, 1, 200);
@@ -57,7 +62,8 @@ int main(int argc, char **argv) {
   for (long r = 0; r < rounds; r++) {
     struct job j = {(uint64_t)r * 31 + (uint64_t)mt_.rank + 1, ops};
     pthread_t t;
-    if (pthread_create(&t, NULL, worker, &j) != 0) mt_die("pthread_create failed");
+    if (pthread_create(&t, NULL, worker, &j) != 0)
+      mt_die("pthread_create failed");
     uint64_t mine = churn((uint64_t)r + 7, ops);
     pthread_join(t, NULL);
     mine ^= j.seed;
@@ -69,7 +75,6 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&digest, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&digest, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   mt_check(lo == hi, "every rank computed the same digest");
-  mt_log("rounds %ld of %ld operations, digest %016llx", rounds, ops,
-         (unsigned long long)digest);
+  mt_log("rounds %ld of %ld operations, digest %016llx", rounds, ops, (unsigned long long)digest);
   return mt_end();
 }

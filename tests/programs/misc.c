@@ -10,7 +10,8 @@
 #include "mpitest.h"
 #include <unistd.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int flag = -1;
   MPI_Initialized(&flag);
   int init_before = flag;
@@ -20,7 +21,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   mt_begin("misc");
   const int me = mt_.rank;
-  mt_check(init_before == 0 && fin_before == 0, "before MPI_Init: initialized %d finalized %d", init_before, fin_before);
+  mt_check(init_before == 0 && fin_before == 0, "before MPI_Init: initialized %d finalized %d",
+           init_before, fin_before);
   MPI_Initialized(&flag);
   mt_check_int("initialized after MPI_Init", flag, 1);
   MPI_Finalized(&flag);
@@ -50,7 +52,8 @@ int main(int argc, char **argv) {
     int mono = 1;
     for (int i = 0; i < 10000; i++) {
       double t = MPI_Wtime();
-      if (t < prev) mono = 0;
+      if (t < prev)
+        mono = 0;
       prev = t;
     }
     usleep(20000);
@@ -81,12 +84,14 @@ int main(int argc, char **argv) {
     int *m = NULL;
     MPI_Alloc_mem(64 * sizeof(int), MPI_INFO_NULL, &m);
     mt_check(m != NULL, "alloc_mem returned memory");
-    for (int i = 0; i < 64; i++) m[i] = me * 64 + i;
+    for (int i = 0; i < 64; i++)
+      m[i] = me * 64 + i;
     int peer = (me + 1) % mt_.size, from = (me + mt_.size - 1) % mt_.size;
     MPI_Sendrecv_replace(m, 64, MPI_INT, peer, 0, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int ok = 1;
     for (int i = 0; i < 64; i++)
-      if (m[i] != from * 64 + i) ok = 0;
+      if (m[i] != from * 64 + i)
+        ok = 0;
     mt_check(ok, "alloc_mem buffer usable for communication");
     MPI_Free_mem(m);
   }
@@ -118,7 +123,8 @@ int main(int argc, char **argv) {
   if (me == 0) {
     printf("after MPI_Finalize: finalized %d, initialized %d%s\n", flag, init_after,
            flag == 1 && init_after == 1 ? "" : "  FAIL");
-    if (flag != 1 || init_after != 1) status = 1;
+    if (flag != 1 || init_after != 1)
+      status = 1;
   }
   return status;
 }

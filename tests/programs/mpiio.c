@@ -14,7 +14,8 @@
 
 #define N 16 /* ints per rank per phase */
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("mpiio");
   mt_require_size(2);
@@ -29,7 +30,8 @@ int main(int argc, char **argv) {
   char dir[512] = "", path[600];
   if (me == 0) {
     const char *base = argc > 1 ? argv[1] : getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
+    if (!base || !*base)
+      base = "/tmp";
     snprintf(dir, sizeof dir, "%s/mana-mpiio-XXXXXX", base);
     if (!mkdtemp(dir)) {
       fprintf(stderr, "mpiio: mkdtemp in %s failed: %s\n", base, strerror(errno));
@@ -89,7 +91,8 @@ int main(int argc, char **argv) {
     MPI_Offset disp = 2LL * N * 4 + (MPI_Offset)me * 4 * 4; /* after phase 1's data */
     MPI_File_set_view(fh, disp, MPI_INT, ftype, "native", MPI_INFO_NULL);
     int out[N];
-    for (int i = 0; i < N; i++) out[i] = 10000 + me * 100 + i;
+    for (int i = 0; i < N; i++)
+      out[i] = 10000 + me * 100 + i;
     MPI_File_write_all(fh, out, N, MPI_INT, &st);
     MPI_Get_count(&st, MPI_INT, &cnt);
     mt_check_int("write_all count", cnt, N);
@@ -162,7 +165,8 @@ int main(int argc, char **argv) {
     MPI_Offset base = 5LL * N * 4;
     int out[8], in[8];
     MPI_Request rq;
-    for (int i = 0; i < 8; i++) out[i] = -(me * 10 + i);
+    for (int i = 0; i < 8; i++)
+      out[i] = -(me * 10 + i);
     MPI_File_iwrite_at(fh, base + (MPI_Offset)me * sizeof out, out, 8, MPI_INT, &rq);
     MPI_Wait(&rq, &st);
     MPI_Get_count(&st, MPI_INT, &cnt);
@@ -173,7 +177,8 @@ int main(int argc, char **argv) {
     MPI_File_iread_at(fh, base + (MPI_Offset)(1 - me) * sizeof out, in, 8, MPI_INT, &rq);
     MPI_Wait(&rq, &st);
     int exp[8];
-    for (int i = 0; i < 8; i++) exp[i] = -((1 - me) * 10 + i);
+    for (int i = 0; i < 8; i++)
+      exp[i] = -((1 - me) * 10 + i);
     mt_check_ints("iread_at the other rank's data", in, exp, 8);
   }
 
@@ -211,7 +216,8 @@ int main(int argc, char **argv) {
     MPI_Info_set(hints, "cb_buffer_size", "4194304");
     MPI_Request rq[NB];
     char *blk[NB];
-    for (int b = 0; b < NB; b++) blk[b] = mt_alloc(BLOCK);
+    for (int b = 0; b < NB; b++)
+      blk[b] = mt_alloc(BLOCK);
     int wrong[2] = {0, 0};
     for (int round = 0; round < 2; round++) {
       MPI_File_open(w, nbpath, MPI_MODE_CREATE | MPI_MODE_WRONLY, hints, &fh);
@@ -220,8 +226,10 @@ int main(int argc, char **argv) {
         MPI_File_iwrite_at_all(fh, (MPI_Offset)(me * NB + b) * BLOCK, blk[b], BLOCK, MPI_CHAR,
                                &rq[b]);
       }
-      if (round == 0) MPI_Waitall(NB, rq, MPI_STATUSES_IGNORE);
-      for (int b = 0; round == 1 && b < NB; b++) MPI_Wait(&rq[b], MPI_STATUS_IGNORE);
+      if (round == 0)
+        MPI_Waitall(NB, rq, MPI_STATUSES_IGNORE);
+      for (int b = 0; round == 1 && b < NB; b++)
+        MPI_Wait(&rq[b], MPI_STATUS_IGNORE);
       MPI_File_close(&fh);
       MPI_File_open(w, nbpath, MPI_MODE_RDONLY, hints, &fh);
       for (int b = 0; b < NB; b++) {
@@ -229,18 +237,22 @@ int main(int argc, char **argv) {
         MPI_File_iread_at_all(fh, (MPI_Offset)(me * NB + b) * BLOCK, blk[b], BLOCK, MPI_CHAR,
                               &rq[b]);
       }
-      if (round == 0) MPI_Waitall(NB, rq, MPI_STATUSES_IGNORE);
-      for (int b = 0; round == 1 && b < NB; b++) MPI_Wait(&rq[b], MPI_STATUS_IGNORE);
+      if (round == 0)
+        MPI_Waitall(NB, rq, MPI_STATUSES_IGNORE);
+      for (int b = 0; round == 1 && b < NB; b++)
+        MPI_Wait(&rq[b], MPI_STATUS_IGNORE);
       MPI_File_close(&fh);
       for (int b = 0; b < NB; b++)
         for (int k = 0; k < BLOCK; k++)
           wrong[round] += blk[b][k] != 'A' + (me * NB + b + round) % 26;
     }
     mt_check_ints("bytes read back wrong (Waitall, Wait)", wrong, (int[]){0, 0}, 2);
-    for (int b = 0; b < NB; b++) free(blk[b]);
+    for (int b = 0; b < NB; b++)
+      free(blk[b]);
     MPI_Info_free(&hints);
     MPI_Barrier(w);
-    if (me == 0) MPI_File_delete(nbpath, MPI_INFO_NULL);
+    if (me == 0)
+      MPI_File_delete(nbpath, MPI_INFO_NULL);
   }
 
   MPI_Barrier(w);
@@ -250,9 +262,12 @@ int main(int argc, char **argv) {
     /* opening a deleted file without CREATE fails (files default to MPI_ERRORS_RETURN) */
     rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     int cls = -1;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    mt_check(rc != MPI_SUCCESS && cls == MPI_ERR_NO_SUCH_FILE, "open of the deleted file fails with MPI_ERR_NO_SUCH_FILE");
-    if (rmdir(dir) != 0) mt_check(0, "rmdir of the temporary directory failed");
+    if (rc != MPI_SUCCESS)
+      MPI_Error_class(rc, &cls);
+    mt_check(rc != MPI_SUCCESS && cls == MPI_ERR_NO_SUCH_FILE,
+             "open of the deleted file fails with MPI_ERR_NO_SUCH_FILE");
+    if (rmdir(dir) != 0)
+      mt_check(0, "rmdir of the temporary directory failed");
   }
   return mt_end();
 }

@@ -33,7 +33,8 @@ struct mt_state {
 };
 static struct mt_state mt_;
 
-static inline void mt_die(const char *what) {
+static inline void mt_die(const char *what)
+{
   fprintf(stderr, "mpitest: %s\n", what);
   MPI_Abort(MPI_COMM_WORLD, 99);
   exit(99);
@@ -41,35 +42,44 @@ static inline void mt_die(const char *what) {
 
 /* Zero-filled allocation that never returns NULL (zeroing also keeps gcc's
  * -Wmaybe-uninitialized quiet about arrays filled in loops it cannot prove run). */
-static inline void *mt_alloc(size_t bytes) {
+static inline void *mt_alloc(size_t bytes)
+{
   void *p = calloc(bytes ? bytes : 1, 1);
-  if (!p) mt_die("out of memory");
+  if (!p)
+    mt_die("out of memory");
   return p;
 }
 
-static inline void mt_reserve(size_t extra) {
-  if (mt_.len + extra + 1 <= mt_.cap) return;
+static inline void mt_reserve(size_t extra)
+{
+  if (mt_.len + extra + 1 <= mt_.cap)
+    return;
   size_t ncap = mt_.cap ? mt_.cap : 4096;
-  while (ncap < mt_.len + extra + 1) ncap *= 2;
+  while (ncap < mt_.len + extra + 1)
+    ncap *= 2;
   char *nb = realloc(mt_.buf, ncap);
-  if (!nb) mt_die("out of memory");
+  if (!nb)
+    mt_die("out of memory");
   mt_.buf = nb;
   mt_.cap = ncap;
 }
 
-static inline void mt_vappend(const char *fmt, va_list ap) {
+static inline void mt_vappend(const char *fmt, va_list ap)
+{
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
-  if (n < 0) mt_die("bad format");
+  if (n < 0)
+    mt_die("bad format");
   mt_reserve((size_t)n);
   vsnprintf(mt_.buf + mt_.len, (size_t)n + 1, fmt, ap);
   mt_.len += (size_t)n;
 }
 
 /* Append raw text to this rank's log (no newline added). */
-__attribute__((format(printf, 1, 2))) static inline void mt_append(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static inline void mt_append(const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   mt_vappend(fmt, ap);
@@ -77,7 +87,8 @@ __attribute__((format(printf, 1, 2))) static inline void mt_append(const char *f
 }
 
 /* Log an informational line (must itself be deterministic). */
-__attribute__((format(printf, 1, 2))) static inline void mt_log(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static inline void mt_log(const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   mt_vappend(fmt, ap);
@@ -86,10 +97,12 @@ __attribute__((format(printf, 1, 2))) static inline void mt_log(const char *fmt,
 }
 
 /* Record a check: prints "OK   <msg>" or "FAIL <msg>". Returns cond. */
-__attribute__((format(printf, 2, 3))) static inline int mt_check(int cond, const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static inline int mt_check(int cond, const char *fmt, ...)
+{
   va_list ap;
   mt_.checks++;
-  if (!cond) mt_.fails++;
+  if (!cond)
+    mt_.fails++;
   mt_append(cond ? "OK   " : "FAIL ");
   va_start(ap, fmt);
   mt_vappend(fmt, ap);
@@ -98,7 +111,8 @@ __attribute__((format(printf, 2, 3))) static inline int mt_check(int cond, const
   return cond;
 }
 
-static inline void mt_fmt_ints(const int *v, int n) {
+static inline void mt_fmt_ints(const int *v, int n)
+{
   mt_append("[");
   for (int i = 0; i < n; i++) {
     if (i == 24 && n > 26) {
@@ -110,7 +124,8 @@ static inline void mt_fmt_ints(const int *v, int n) {
   mt_append("]");
 }
 
-static inline void mt_fmt_dbls(const double *v, int n) {
+static inline void mt_fmt_dbls(const double *v, int n)
+{
   mt_append("[");
   for (int i = 0; i < n; i++) {
     if (i == 16 && n > 18) {
@@ -123,28 +138,35 @@ static inline void mt_fmt_dbls(const double *v, int n) {
 }
 
 /* Integer scalar check: "what = got" (expected exp). */
-static inline int mt_check_int(const char *what, long long got, long long exp) {
+static inline int mt_check_int(const char *what, long long got, long long exp)
+{
   int ok = got == exp;
   mt_.checks++;
-  if (!ok) mt_.fails++;
+  if (!ok)
+    mt_.fails++;
   mt_append("%s%s = %lld", ok ? "OK   " : "FAIL ", what, got);
-  if (!ok) mt_append(" (expected %lld)", exp);
+  if (!ok)
+    mt_append(" (expected %lld)", exp);
   mt_append("\n");
   return ok;
 }
 
 /* Integer array check; compares all n elements, prints a bounded prefix. */
-static inline int mt_check_ints(const char *what, const int *got, const int *exp, int n) {
+static inline int mt_check_ints(const char *what, const int *got, const int *exp, int n)
+{
   int ok = 1;
   for (int i = 0; i < n; i++)
-    if (got[i] != exp[i]) ok = 0;
+    if (got[i] != exp[i])
+      ok = 0;
   mt_.checks++;
-  if (!ok) mt_.fails++;
+  if (!ok)
+    mt_.fails++;
   mt_append("%s%s = ", ok ? "OK   " : "FAIL ", what);
   mt_fmt_ints(got, n);
   if (!ok) {
     int first = 0;
-    while (got[first] == exp[first]) first++;
+    while (got[first] == exp[first])
+      first++;
     mt_append(" (expected ");
     mt_fmt_ints(exp, n);
     mt_append(", first difference at index %d)", first);
@@ -154,12 +176,15 @@ static inline int mt_check_ints(const char *what, const int *got, const int *exp
 }
 
 /* Double array check with exact comparison (tests only use exactly representable values). */
-static inline int mt_check_dbls(const char *what, const double *got, const double *exp, int n) {
+static inline int mt_check_dbls(const char *what, const double *got, const double *exp, int n)
+{
   int ok = 1;
   for (int i = 0; i < n; i++)
-    if (got[i] != exp[i]) ok = 0;
+    if (got[i] != exp[i])
+      ok = 0;
   mt_.checks++;
-  if (!ok) mt_.fails++;
+  if (!ok)
+    mt_.fails++;
   mt_append("%s%s = ", ok ? "OK   " : "FAIL ", what);
   mt_fmt_dbls(got, n);
   if (!ok) {
@@ -172,16 +197,20 @@ static inline int mt_check_dbls(const char *what, const double *got, const doubl
 }
 
 /* Call after MPI_Init/MPI_Init_thread. */
-static inline void mt_begin(const char *name) {
+static inline void mt_begin(const char *name)
+{
   mt_.name = name;
   MPI_Comm_rank(MPI_COMM_WORLD, &mt_.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &mt_.size);
 }
 
 /* Require an exact world size; on mismatch rank 0 says so and every rank exits with 2. */
-static inline void mt_require_size(int n) {
-  if (mt_.size == n) return;
-  if (mt_.rank == 0) printf("%s: needs exactly %d ranks, got %d\n", mt_.name, n, mt_.size);
+static inline void mt_require_size(int n)
+{
+  if (mt_.size == n)
+    return;
+  if (mt_.rank == 0)
+    printf("%s: needs exactly %d ranks, got %d\n", mt_.name, n, mt_.size);
   fflush(stdout);
   MPI_Finalize();
   exit(2);
@@ -192,7 +221,8 @@ static inline void mt_require_size(int n) {
  * Collective over MPI_COMM_WORLD (one MPI_Gather, one MPI_Gatherv).
  * Returns the process exit status to use: 1 on rank 0 if any rank failed, else 0.
  */
-static inline int mt_report(void) {
+static inline int mt_report(void)
+{
   int mine[3] = {(int)mt_.len, mt_.checks, mt_.fails};
   int *all = NULL, *displs = NULL, *lens = NULL;
   char *text = NULL;
@@ -200,7 +230,8 @@ static inline int mt_report(void) {
     all = malloc(sizeof(int) * 3 * (size_t)mt_.size);
     lens = malloc(sizeof(int) * (size_t)mt_.size);
     displs = malloc(sizeof(int) * (size_t)mt_.size);
-    if (!all || !lens || !displs) mt_die("out of memory");
+    if (!all || !lens || !displs)
+      mt_die("out of memory");
   }
   MPI_Gather(mine, 3, MPI_INT, all, 3, MPI_INT, 0, MPI_COMM_WORLD);
   size_t total = 0;
@@ -211,7 +242,8 @@ static inline int mt_report(void) {
       total += (size_t)lens[r];
     }
     text = malloc(total + 1);
-    if (!text) mt_die("out of memory");
+    if (!text)
+      mt_die("out of memory");
   }
   mt_reserve(0);
   MPI_Gatherv(mt_.buf, (int)mt_.len, MPI_CHAR, text, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -245,14 +277,16 @@ static inline int mt_report(void) {
 }
 
 /* mt_report() followed by MPI_Finalize(); returns the exit status for main(). */
-static inline int mt_end(void) {
+static inline int mt_end(void)
+{
   int status = mt_report();
   MPI_Finalize();
   return status;
 }
 
 /* Deterministic pseudo-random generator for test data (xorshift32). */
-static inline uint32_t mt_rand(uint32_t *state) {
+static inline uint32_t mt_rand(uint32_t *state)
+{
   uint32_t x = *state ? *state : 0x9e3779b9u;
   x ^= x << 13;
   x ^= x >> 17;
@@ -262,7 +296,8 @@ static inline uint32_t mt_rand(uint32_t *state) {
 }
 
 /* A 64-bit finalizer (splitmix-style) for deterministic test values and digests. */
-static inline uint64_t mt_mix(uint64_t x) {
+static inline uint64_t mt_mix(uint64_t x)
+{
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
   x ^= x >> 33;
@@ -273,8 +308,10 @@ static inline uint64_t mt_mix(uint64_t x) {
 
 /* Positive integer argument i of the program, or dflt when absent; aborts the job on a bad
  * one (prog names the program in the message). */
-static inline long mt_arg(const char *prog, int argc, char **argv, int i, long dflt) {
-  if (argc <= i) return dflt;
+static inline long mt_arg(const char *prog, int argc, char **argv, int i, long dflt)
+{
+  if (argc <= i)
+    return dflt;
   char *end;
   long v = strtol(argv[i], &end, 10);
   if (*end || v <= 0) {
@@ -286,7 +323,8 @@ static inline long mt_arg(const char *prog, int argc, char **argv, int i, long d
 
 /* How many of the process sets every session has (mpi://WORLD, mpi://SELF) session s lists;
  * *n gets how many it lists in all. */
-static inline int mt_standard_psets(MPI_Session s, int *n) {
+static inline int mt_standard_psets(MPI_Session s, int *n)
+{
   int found = 0;
   *n = 0;
   MPI_Session_get_num_psets(s, MPI_INFO_NULL, n);
@@ -300,7 +338,8 @@ static inline int mt_standard_psets(MPI_Session s, int *n) {
 }
 
 /* Installs fn for sig; with full_mask, every signal is blocked while it runs. */
-static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask) {
+static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask)
+{
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = fn;
@@ -308,7 +347,8 @@ static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask) {
     sigfillset(&sa.sa_mask);
   else
     sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0) mt_die("sigaction failed");
+  if (sigaction(sig, &sa, NULL) != 0)
+    mt_die("sigaction failed");
 }
 
 #endif /* MANA_TESTS_MPITEST_H */

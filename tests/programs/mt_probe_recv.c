@@ -22,25 +22,32 @@ static long rounds;
 static uint64_t digest[MAX_THREADS];
 static long bad[MAX_THREADS];
 
-static int length_of(long r, int t, int j) { return 1 + (int)((r * 7 + t * 3 + j) % 5); }
+static int length_of(long r, int t, int j)
+{
+  return 1 + (int)((r * 7 + t * 3 + j) % 5);
+}
 
-static void sender(int t) {
+static void sender(int t)
+{
   int out[WINDOW][5];
   for (long r = 0; r < rounds; r++) {
     MPI_Request rq[WINDOW];
     for (int j = 0; j < WINDOW; j++) {
       const int n = length_of(r, t, j);
-      for (int k = 0; k < n; k++) out[j][k] = (int)(r * 1000 + t * 100 + j * 5 + k);
+      for (int k = 0; k < n; k++)
+        out[j][k] = (int)(r * 1000 + t * 100 + j * 5 + k);
       MPI_Isend(out[j], n, MPI_INT, 1, t, MPI_COMM_WORLD, &rq[j]);
     }
     MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
     int ack = -1;
     MPI_Recv(&ack, 1, MPI_INT, 1, ACK_TAG + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (ack != (int)r) bad[t]++;
+    if (ack != (int)r)
+      bad[t]++;
   }
 }
 
-static void receiver(int t) {
+static void receiver(int t)
+{
   int in[5];
   for (long r = 0; r < rounds; r++) {
     for (int j = 0; j < WINDOW; j++) {
@@ -49,14 +56,17 @@ static void receiver(int t) {
         MPI_Probe(0, t, MPI_COMM_WORLD, &st);
       } else {
         int flag = 0;
-        while (!flag) MPI_Iprobe(0, t, MPI_COMM_WORLD, &flag, &st);
+        while (!flag)
+          MPI_Iprobe(0, t, MPI_COMM_WORLD, &flag, &st);
       }
       int n = -1;
       MPI_Get_count(&st, MPI_INT, &n);
-      if (n != length_of(r, t, j) || st.MPI_SOURCE != 0 || st.MPI_TAG != t) bad[t]++;
+      if (n != length_of(r, t, j) || st.MPI_SOURCE != 0 || st.MPI_TAG != t)
+        bad[t]++;
       MPI_Recv(in, 5, MPI_INT, 0, t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       for (int k = 0; k < n && k < 5; k++) {
-        if (in[k] != (int)(r * 1000 + t * 100 + j * 5 + k)) bad[t]++;
+        if (in[k] != (int)(r * 1000 + t * 100 + j * 5 + k))
+          bad[t]++;
         digest[t] = mt_mix(digest[t] ^ (uint64_t)in[k]);
       }
     }
@@ -65,7 +75,8 @@ static void receiver(int t) {
   }
 }
 
-static void *run(void *arg) {
+static void *run(void *arg)
+{
   const int t = (int)(long)arg;
   if (mt_.rank == 0)
     sender(t);
@@ -74,22 +85,28 @@ static void *run(void *arg) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   mt_begin("mt_probe_recv");
   mt_require_size(2);
-  if (provided != MPI_THREAD_MULTIPLE) mt_die("MPI_THREAD_MULTIPLE not provided");
+  if (provided != MPI_THREAD_MULTIPLE)
+    mt_die("MPI_THREAD_MULTIPLE not provided");
   rounds = mt_arg("mt_probe_recv", argc, argv, 1, 40);
   const int nthreads = (int)mt_arg("mt_probe_recv", argc, argv, 2, 4);
-  if (nthreads < 1 || nthreads > MAX_THREADS) mt_die("THREADS must be 1 to 16");
+  if (nthreads < 1 || nthreads > MAX_THREADS)
+    mt_die("THREADS must be 1 to 16");
   pthread_t th[MAX_THREADS];
   for (int t = 1; t < nthreads; t++)
-    if (pthread_create(&th[t], NULL, run, (void *)(long)t) != 0) mt_die("pthread_create failed");
+    if (pthread_create(&th[t], NULL, run, (void *)(long)t) != 0)
+      mt_die("pthread_create failed");
   run((void *)0);
-  for (int t = 1; t < nthreads; t++) pthread_join(th[t], NULL);
+  for (int t = 1; t < nthreads; t++)
+    pthread_join(th[t], NULL);
   long wrong = 0, all = 0;
-  for (int t = 0; t < nthreads; t++) wrong += bad[t];
+  for (int t = 0; t < nthreads; t++)
+    wrong += bad[t];
   MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (mt_.rank == 1)
     for (int t = 0; t < nthreads; t++)

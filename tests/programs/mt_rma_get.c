@@ -18,40 +18,49 @@ static long loops;
 static MPI_Win win;
 static long bad[MAX_THREADS];
 
-static void *run(void *arg) {
+static void *run(void *arg)
+{
   const int t = (int)(long)arg;
   double got[COUNT];
   for (long i = 0; i < loops; i++) {
     MPI_Get(got, COUNT, MPI_DOUBLE, 0, 0, COUNT, MPI_DOUBLE, win);
     MPI_Win_flush_all(win);
     for (int k = 0; k < COUNT; k++)
-      if (got[k] != 1.5 * k) bad[t]++;
+      if (got[k] != 1.5 * k)
+        bad[t]++;
   }
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   mt_begin("mt_rma_get");
-  if (provided != MPI_THREAD_MULTIPLE) mt_die("MPI_THREAD_MULTIPLE not provided");
+  if (provided != MPI_THREAD_MULTIPLE)
+    mt_die("MPI_THREAD_MULTIPLE not provided");
   loops = mt_arg("mt_rma_get", argc, argv, 1, 3000);
   const int nthreads = (int)mt_arg("mt_rma_get", argc, argv, 2, 4);
-  if (nthreads < 1 || nthreads > MAX_THREADS) mt_die("THREADS must be 1 to 16");
+  if (nthreads < 1 || nthreads > MAX_THREADS)
+    mt_die("THREADS must be 1 to 16");
   double *base = NULL;
   const MPI_Aint bytes = mt_.rank == 0 ? COUNT * (MPI_Aint)sizeof(double) : 0;
   MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
   if (mt_.rank == 0)
-    for (int k = 0; k < COUNT; k++) base[k] = 1.5 * k;
+    for (int k = 0; k < COUNT; k++)
+      base[k] = 1.5 * k;
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_lock_all(0, win);
   pthread_t th[MAX_THREADS];
   for (int t = 0; t < nthreads; t++)
-    if (pthread_create(&th[t], NULL, run, (void *)(long)t) != 0) mt_die("pthread_create failed");
-  for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+    if (pthread_create(&th[t], NULL, run, (void *)(long)t) != 0)
+      mt_die("pthread_create failed");
+  for (int t = 0; t < nthreads; t++)
+    pthread_join(th[t], NULL);
   MPI_Win_unlock_all(win);
   long wrong = 0;
-  for (int t = 0; t < nthreads; t++) wrong += bad[t];
+  for (int t = 0; t < nthreads; t++)
+    wrong += bad[t];
   MPI_Win_free(&win);
   mt_log("%ld reads by %d threads", loops * nthreads, nthreads);
   mt_check_int("wrong values read", wrong, 0);

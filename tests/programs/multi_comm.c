@@ -15,12 +15,15 @@
  */
 #include "mpitest.h"
 
-static double work(double x, long n) {
-  for (long i = 0; i < n; i++) x = x * 0.999999 + 1e-6 * (double)(i % 7);
+static double work(double x, long n)
+{
+  for (long i = 0; i < n; i++)
+    x = x * 0.999999 + 1e-6 * (double)(i % 7);
   return x;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("multi_comm");
   const long iters = mt_arg("multi_comm", argc, argv, 1, 2000);
@@ -57,7 +60,8 @@ int main(int argc, char **argv) {
     int dsize, drank;
     MPI_Comm_size(d, &dsize);
     MPI_Comm_rank(d, &drank);
-    if (drank == 0 && red != dsize) checks++;
+    if (drank == 0 && red != dsize)
+      checks++;
     long long mine = it + me, *all = mt_alloc(sizeof(long long) * (size_t)np);
     MPI_Request ag, bar;
     int asize;
@@ -66,7 +70,8 @@ int main(int argc, char **argv) {
     MPI_Ibarrier(b, &bar);
     MPI_Wait(&ag, MPI_STATUS_IGNORE);
     MPI_Wait(&bar, MPI_STATUS_IGNORE);
-    for (int i = 0; i < asize; i++) digest = mt_mix(digest ^ (uint64_t)all[i]);
+    for (int i = 0; i < asize; i++)
+      digest = mt_mix(digest ^ (uint64_t)all[i]);
     free(all);
     digest = mt_mix(digest ^ (uint64_t)(sum * 1e6)) ^ (uint64_t)v[1] ^ (uint64_t)root_val;
   }
@@ -77,12 +82,14 @@ int main(int argc, char **argv) {
   MPI_Reduce(&checks, &bad, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (me == 0) {
     mt_log("parameters: ranks %d, iterations %ld, work %ld", np, iters, nwork);
-    for (int r = 0; r < np; r++) mt_log("rank %d digest %016llx", r, (unsigned long long)digests[r]);
+    for (int r = 0; r < np; r++)
+      mt_log("rank %d digest %016llx", r, (unsigned long long)digests[r]);
     mt_check_int("reductions with a wrong member count", bad, 0);
   }
-  mt_log("communicator sizes %d %d %d %d, ranks %d %d %d %d", csize[0], csize[1], csize[2], csize[3],
-         crank[0], crank[1], crank[2], crank[3]);
+  mt_log("communicator sizes %d %d %d %d, ranks %d %d %d %d", csize[0], csize[1], csize[2],
+         csize[3], crank[0], crank[1], crank[2], crank[3]);
   free(digests);
-  for (int c = 0; c < 4; c++) MPI_Comm_free(&comm[c]);
+  for (int c = 0; c < 4; c++)
+    MPI_Comm_free(&comm[c]);
   return mt_end();
 }

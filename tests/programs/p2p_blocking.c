@@ -9,7 +9,8 @@
 
 #define BIG (1 << 18) /* 256 Ki ints = 1 MiB: well above any eager threshold */
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_blocking");
   mt_require_size(2);
@@ -20,7 +21,8 @@ int main(int argc, char **argv) {
   /* 1. small int message 0 -> 1 with status checks */
   {
     int buf[8], exp[8];
-    for (int i = 0; i < 8; i++) exp[i] = 100 + i * i;
+    for (int i = 0; i < 8; i++)
+      exp[i] = 100 + i * i;
     if (me == 0) {
       MPI_Send(exp, 8, MPI_INT, 1, 11, MPI_COMM_WORLD);
       mt_log("sent 8 ints with tag 11");
@@ -59,20 +61,24 @@ int main(int argc, char **argv) {
   {
     int *buf = malloc(sizeof(int) * BIG);
     long long sum = 0, expsum = 0;
-    for (int i = 0; i < BIG; i++) expsum += (long long)(i % 1000) * (peer + 1);
+    for (int i = 0; i < BIG; i++)
+      expsum += (long long)(i % 1000) * (peer + 1);
     if (me == 0) {
-      for (int i = 0; i < BIG; i++) buf[i] = (i % 1000) * (me + 1);
+      for (int i = 0; i < BIG; i++)
+        buf[i] = (i % 1000) * (me + 1);
       MPI_Send(buf, BIG, MPI_INT, 1, 33, MPI_COMM_WORLD);
       MPI_Recv(buf, BIG, MPI_INT, 1, 33, MPI_COMM_WORLD, &st);
     } else {
       int *tmp = malloc(sizeof(int) * BIG);
-      for (int i = 0; i < BIG; i++) tmp[i] = (i % 1000) * (me + 1);
+      for (int i = 0; i < BIG; i++)
+        tmp[i] = (i % 1000) * (me + 1);
       MPI_Recv(buf, BIG, MPI_INT, 0, 33, MPI_COMM_WORLD, &st);
       MPI_Send(tmp, BIG, MPI_INT, 0, 33, MPI_COMM_WORLD);
       free(tmp);
     }
     MPI_Get_count(&st, MPI_INT, &count);
-    for (int i = 0; i < BIG; i++) sum += buf[i];
+    for (int i = 0; i < BIG; i++)
+      sum += buf[i];
     mt_check_int("large message count", count, BIG);
     mt_check_int("large message checksum", sum, expsum);
     free(buf);
@@ -95,15 +101,18 @@ int main(int argc, char **argv) {
   /* 5. non-overtaking: several messages with the same tag arrive in order */
   {
     int got[6], exp[6];
-    for (int i = 0; i < 6; i++) exp[i] = 1000 * (me + 1) + i;
+    for (int i = 0; i < 6; i++)
+      exp[i] = 1000 * (me + 1) + i;
     if (me == 0) {
       for (int i = 0; i < 6; i++) {
         int v = 1000 * (peer + 1) + i;
         MPI_Send(&v, 1, MPI_INT, 1, 55, MPI_COMM_WORLD);
       }
-      for (int i = 0; i < 6; i++) MPI_Recv(&got[i], 1, MPI_INT, 1, 55, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (int i = 0; i < 6; i++)
+        MPI_Recv(&got[i], 1, MPI_INT, 1, 55, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
-      for (int i = 0; i < 6; i++) MPI_Recv(&got[i], 1, MPI_INT, 0, 55, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (int i = 0; i < 6; i++)
+        MPI_Recv(&got[i], 1, MPI_INT, 0, 55, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       for (int i = 0; i < 6; i++) {
         int v = 1000 * (peer + 1) + i;
         MPI_Send(&v, 1, MPI_INT, 0, 55, MPI_COMM_WORLD);

@@ -17,7 +17,8 @@ struct rec {
   double d;
 };
 
-static MPI_Datatype absolute(struct rec *r) {
+static MPI_Datatype absolute(struct rec *r)
+{
   MPI_Aint disp[2];
   int blen[2] = {4, 1};
   MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, t;
@@ -28,7 +29,8 @@ static MPI_Datatype absolute(struct rec *r) {
   return t;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_bottom_buffered");
   mt_require_size(2);
@@ -37,7 +39,8 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (int round = 0; round < ROUNDS; round++) {
     if (mt_.rank == 0) {
-      for (int i = 0; i < 4; i++) r.a[i] = round * 10 + i;
+      for (int i = 0; i < 4; i++)
+        r.a[i] = round * 10 + i;
       r.d = round + 0.5;
       MPI_Send(MPI_BOTTOM, 1, t, 1, round, MPI_COMM_WORLD);
       for (int k = 1; k <= 8; k++) {
@@ -51,12 +54,15 @@ int main(int argc, char **argv) {
       }
       r = (struct rec){{-1, -1, -1, -1}, -1.0};
       MPI_Recv(MPI_BOTTOM, 1, t, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (int i = 0; i < 4; i++) bad += r.a[i] != round * 10 + i;
+      for (int i = 0; i < 4; i++)
+        bad += r.a[i] != round * 10 + i;
       bad += r.d != round + 0.5;
     }
   }
   MPI_Type_free(&t);
-  if (mt_.rank == 1) mt_check_int("values received wrong", bad, 0);
-  if (mt_.rank == 0) mt_append("rounds %d\n", ROUNDS);
+  if (mt_.rank == 1)
+    mt_check_int("values received wrong", bad, 0);
+  if (mt_.rank == 0)
+    mt_append("rounds %d\n", ROUNDS);
   return mt_end();
 }

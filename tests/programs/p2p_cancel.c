@@ -6,7 +6,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_cancel");
   mt_require_size(2);
@@ -34,7 +35,8 @@ int main(int argc, char **argv) {
     MPI_Status st;
     MPI_Irecv(&d, 1, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
     MPI_Cancel(&rq);
-    while (!flag) MPI_Test(&rq, &flag, &st);
+    while (!flag)
+      MPI_Test(&rq, &flag, &st);
     MPI_Test_cancelled(&st, &cancelled);
     mt_check(cancelled == 1 && d == 3.0, "any-source/any-tag irecv cancelled, buffer untouched");
   }
@@ -101,14 +103,16 @@ int main(int argc, char **argv) {
       MPI_Isend(&out[i], 1, MPI_INT, peer, 700 + i, MPI_COMM_WORLD, &sq[i]);
     }
     /* receive the even tags into fresh receives */
-    for (int i = 0; i < M; i += 2) MPI_Recv(&live[i], 1, MPI_INT, peer, 700 + i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < M; i += 2)
+      MPI_Recv(&live[i], 1, MPI_INT, peer, 700 + i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int i = 1; i < M; i += 2) {
       MPI_Wait(&rq[i], MPI_STATUS_IGNORE);
       live[i] = dead[i];
     }
     MPI_Waitall(M, sq, MPI_STATUSES_IGNORE);
     int exp[M];
-    for (int i = 0; i < M; i++) exp[i] = 1000 * peer + i;
+    for (int i = 0; i < M; i++)
+      exp[i] = 1000 * peer + i;
     mt_check_ints("live messages after partial cancel", live, exp, M);
   }
 

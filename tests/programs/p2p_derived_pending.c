@@ -13,7 +13,8 @@
 #define N 256
 #define ROUNDS 6
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_derived_pending");
   mt_require_size(2);
@@ -32,13 +33,15 @@ int main(int argc, char **argv) {
       for (int i = 0; i < N; i += 2)
         bad += a[i] != round * 1000 + i || b[i] != -(round * 1000 + i) || a[i + 1] || b[i + 1];
     } else {
-      for (int i = 0; i < N; i++) a[i] = round * 1000 + i, b[i] = -a[i];
+      for (int i = 0; i < N; i++)
+        a[i] = round * 1000 + i, b[i] = -a[i];
       MPI_Barrier(MPI_COMM_WORLD);
       MPI_Send(a, 1, every_other, 1, round, MPI_COMM_WORLD);
       MPI_Send(b, 1, every_other, 1, 100 + round, MPI_COMM_WORLD);
     }
   }
   MPI_Type_free(&every_other);
-  if (mt_.rank == 1) mt_check_int("ints received wrong", bad, 0);
+  if (mt_.rank == 1)
+    mt_check_int("ints received wrong", bad, 0);
   return mt_end();
 }

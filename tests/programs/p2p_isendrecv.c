@@ -13,7 +13,8 @@
 #define N 64
 #define ROUNDS 10
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_isendrecv");
   mt_require_size(2);
@@ -21,18 +22,21 @@ int main(int argc, char **argv) {
   int bad = 0;
   for (int round = 0; round < ROUNDS; round++) {
     int sbuf[N], rbuf[N];
-    for (int i = 0; i < N; i++) sbuf[i] = me * 100000 + round * 1000 + i;
+    for (int i = 0; i < N; i++)
+      sbuf[i] = me * 100000 + round * 1000 + i;
     MPI_Request req;
     if (round % 2 == 0) {
-      MPI_Isendrecv(sbuf, N, MPI_INT, peer, round, rbuf, N, MPI_INT, peer, round,
-                    MPI_COMM_WORLD, &req);
+      MPI_Isendrecv(sbuf, N, MPI_INT, peer, round, rbuf, N, MPI_INT, peer, round, MPI_COMM_WORLD,
+                    &req);
     } else {
-      for (int i = 0; i < N; i++) rbuf[i] = sbuf[i];
+      for (int i = 0; i < N; i++)
+        rbuf[i] = sbuf[i];
       MPI_Isendrecv_replace(rbuf, N, MPI_INT, peer, round, peer, round, MPI_COMM_WORLD, &req);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    for (int i = 0; i < N; i++) bad += rbuf[i] != peer * 100000 + round * 1000 + i;
+    for (int i = 0; i < N; i++)
+      bad += rbuf[i] != peer * 100000 + round * 1000 + i;
   }
   mt_check_int("ints received wrong", bad, 0);
   return mt_end();

@@ -6,7 +6,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_modes");
   mt_require_size(2);
@@ -18,11 +19,13 @@ int main(int argc, char **argv) {
     int sender = dir, v[4];
     char what[64];
     if (me == sender) {
-      for (int i = 0; i < 4; i++) v[i] = 7 * i + dir;
+      for (int i = 0; i < 4; i++)
+        v[i] = 7 * i + dir;
       MPI_Ssend(v, 4, MPI_INT, 1 - me, 10 + dir, MPI_COMM_WORLD);
     } else {
       int exp[4];
-      for (int i = 0; i < 4; i++) exp[i] = 7 * i + dir;
+      for (int i = 0; i < 4; i++)
+        exp[i] = 7 * i + dir;
       MPI_Recv(v, 4, MPI_INT, 1 - me, 10 + dir, MPI_COMM_WORLD, &st);
       snprintf(what, sizeof what, "ssend payload from rank %d", sender);
       mt_check_ints(what, v, exp, 4);
@@ -40,7 +43,8 @@ int main(int argc, char **argv) {
     if (me == 0) {
       double msg[LEN];
       for (int m = 0; m < NMSG; m++) {
-        for (int i = 0; i < LEN; i++) msg[i] = m * 1000.0 + i;
+        for (int i = 0; i < LEN; i++)
+          msg[i] = m * 1000.0 + i;
         MPI_Bsend(msg, LEN, MPI_DOUBLE, 1, 20 + m, MPI_COMM_WORLD);
         /* msg may be reused immediately: Bsend copied it */
       }
@@ -130,7 +134,8 @@ int main(int argc, char **argv) {
       MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
       mt_check(flag == 0, "issend incomplete before the receive is posted");
       MPI_Send(NULL, 0, MPI_INT, 1, 61, MPI_COMM_WORLD);
-      if (!flag) MPI_Wait(&req, MPI_STATUS_IGNORE);
+      if (!flag)
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else {
       int x = 0;
       MPI_Recv(NULL, 0, MPI_INT, 0, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

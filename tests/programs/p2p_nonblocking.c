@@ -10,37 +10,49 @@
 #define K 8
 #define LEN 64
 
-static int value(int src, int tag, int i) { return src * 100000 + tag * 1000 + i; }
+static int value(int src, int tag, int i)
+{
+  return src * 100000 + tag * 1000 + i;
+}
 
 /* Post K receives from the peer (tags base..base+K-1) and K sends to the peer in reverse tag
  * order, so receives complete out of order. */
-static void post(int me, int base, int rbuf[K][LEN], int sbuf[K][LEN], MPI_Request *rreq, MPI_Request *sreq) {
+static void post(int me, int base, int rbuf[K][LEN], int sbuf[K][LEN], MPI_Request *rreq,
+                 MPI_Request *sreq)
+{
   int peer = 1 - me;
-  for (int k = 0; k < K; k++) MPI_Irecv(rbuf[k], LEN, MPI_INT, peer, base + k, MPI_COMM_WORLD, &rreq[k]);
+  for (int k = 0; k < K; k++)
+    MPI_Irecv(rbuf[k], LEN, MPI_INT, peer, base + k, MPI_COMM_WORLD, &rreq[k]);
   for (int k = K - 1; k >= 0; k--) {
-    for (int i = 0; i < LEN; i++) sbuf[k][i] = value(me, base + k, i);
+    for (int i = 0; i < LEN; i++)
+      sbuf[k][i] = value(me, base + k, i);
     MPI_Isend(sbuf[k], LEN, MPI_INT, peer, base + k, MPI_COMM_WORLD, &sreq[k]);
   }
 }
 
-static int data_ok(int me, int base, int rbuf[K][LEN]) {
+static int data_ok(int me, int base, int rbuf[K][LEN])
+{
   int peer = 1 - me;
   for (int k = 0; k < K; k++)
     for (int i = 0; i < LEN; i++)
-      if (rbuf[k][i] != value(peer, base + k, i)) return 0;
+      if (rbuf[k][i] != value(peer, base + k, i))
+        return 0;
   return 1;
 }
 
-static int statuses_ok(int me, int base, const MPI_Status *st, const int *idx) {
+static int statuses_ok(int me, int base, const MPI_Status *st, const int *idx)
+{
   for (int k = 0; k < K; k++) {
     int n, j = idx ? idx[k] : k;
     MPI_Get_count(&st[k], MPI_INT, &n);
-    if (st[k].MPI_SOURCE != 1 - me || st[k].MPI_TAG != base + j || n != LEN) return 0;
+    if (st[k].MPI_SOURCE != 1 - me || st[k].MPI_TAG != base + j || n != LEN)
+      return 0;
   }
   return 1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_nonblocking");
   mt_require_size(2);
@@ -57,7 +69,8 @@ int main(int argc, char **argv) {
   mt_check(statuses_ok(me, 100, st, NULL), "waitall: statuses (source, tag, count)");
   {
     int allnull = 1;
-    for (int k = 0; k < K; k++) allnull &= rreq[k] == MPI_REQUEST_NULL && sreq[k] == MPI_REQUEST_NULL;
+    for (int k = 0; k < K; k++)
+      allnull &= rreq[k] == MPI_REQUEST_NULL && sreq[k] == MPI_REQUEST_NULL;
     mt_check(allnull, "waitall: requests set to MPI_REQUEST_NULL");
   }
 
@@ -69,17 +82,21 @@ int main(int argc, char **argv) {
     MPI_Status s;
     for (int n = 0; n < K; n++) {
       MPI_Waitany(K, rreq, &idx, &s);
-      if (idx >= 0 && idx < K) seen[idx]++;
-      if (s.MPI_TAG != 200 + idx) tagok = 0;
+      if (idx >= 0 && idx < K)
+        seen[idx]++;
+      if (s.MPI_TAG != 200 + idx)
+        tagok = 0;
     }
     MPI_Waitany(K, rreq, &idx, &s);
     mt_check(idx == MPI_UNDEFINED, "waitany on all-null array gives MPI_UNDEFINED");
     int ones[K];
-    for (int k = 0; k < K; k++) ones[k] = 1;
+    for (int k = 0; k < K; k++)
+      ones[k] = 1;
     mt_check_ints("waitany: completions per index", seen, ones, K);
     mt_check(tagok, "waitany: status tag matches the index");
     mt_check(data_ok(me, 200, rbuf), "waitany: data");
-    for (int n = 0; n < K; n++) MPI_Waitany(K, sreq, &idx, MPI_STATUS_IGNORE);
+    for (int n = 0; n < K; n++)
+      MPI_Waitany(K, sreq, &idx, MPI_STATUS_IGNORE);
   }
 
   /* 3. Waitsome */
@@ -91,14 +108,16 @@ int main(int argc, char **argv) {
       MPI_Waitsome(K, rreq, &outcount, idx, st);
       for (int j = 0; j < outcount; j++) {
         seen[idx[j]]++;
-        if (st[j].MPI_TAG != 300 + idx[j]) tagok = 0;
+        if (st[j].MPI_TAG != 300 + idx[j])
+          tagok = 0;
       }
       done += outcount;
     }
     MPI_Waitsome(K, rreq, &outcount, idx, st);
     mt_check(outcount == MPI_UNDEFINED, "waitsome on all-null array gives MPI_UNDEFINED");
     int ones[K];
-    for (int k = 0; k < K; k++) ones[k] = 1;
+    for (int k = 0; k < K; k++)
+      ones[k] = 1;
     mt_check_ints("waitsome: completions per index", seen, ones, K);
     mt_check(tagok, "waitsome: status tag matches the index");
     mt_check(data_ok(me, 300, rbuf), "waitsome: data");
@@ -110,11 +129,13 @@ int main(int argc, char **argv) {
     memset(rbuf, 0, sizeof rbuf);
     post(me, 400, rbuf, sbuf, rreq, sreq);
     int flag = 0;
-    while (!flag) MPI_Testall(K, rreq, &flag, st);
+    while (!flag)
+      MPI_Testall(K, rreq, &flag, st);
     mt_check(data_ok(me, 400, rbuf), "testall: data");
     mt_check(statuses_ok(me, 400, st, NULL), "testall: statuses");
     flag = 0;
-    while (!flag) MPI_Testall(K, sreq, &flag, MPI_STATUSES_IGNORE);
+    while (!flag)
+      MPI_Testall(K, sreq, &flag, MPI_STATUSES_IGNORE);
     MPI_Testall(K, rreq, &flag, MPI_STATUSES_IGNORE);
     mt_check_int("testall on all-null array: flag", flag, 1);
   }
@@ -133,9 +154,11 @@ int main(int argc, char **argv) {
       }
     }
     MPI_Testany(K, rreq, &idx, &flag, &s);
-    mt_check(flag == 1 && idx == MPI_UNDEFINED, "testany on all-null array: flag=1 index=MPI_UNDEFINED");
+    mt_check(flag == 1 && idx == MPI_UNDEFINED,
+             "testany on all-null array: flag=1 index=MPI_UNDEFINED");
     int ones[K];
-    for (int k = 0; k < K; k++) ones[k] = 1;
+    for (int k = 0; k < K; k++)
+      ones[k] = 1;
     mt_check_ints("testany: completions per index", seen, ones, K);
     mt_check(data_ok(me, 500, rbuf), "testany: data");
     MPI_Waitall(K, sreq, MPI_STATUSES_IGNORE);
@@ -148,13 +171,16 @@ int main(int argc, char **argv) {
     int seen[K] = {0}, done = 0, outcount, idx[K];
     while (done < K) {
       MPI_Testsome(K, rreq, &outcount, idx, MPI_STATUSES_IGNORE);
-      for (int j = 0; j < outcount; j++) seen[idx[j]]++;
-      if (outcount != MPI_UNDEFINED) done += outcount;
+      for (int j = 0; j < outcount; j++)
+        seen[idx[j]]++;
+      if (outcount != MPI_UNDEFINED)
+        done += outcount;
     }
     MPI_Testsome(K, rreq, &outcount, idx, MPI_STATUSES_IGNORE);
     mt_check(outcount == MPI_UNDEFINED, "testsome on all-null array gives MPI_UNDEFINED");
     int ones[K];
-    for (int k = 0; k < K; k++) ones[k] = 1;
+    for (int k = 0; k < K; k++)
+      ones[k] = 1;
     mt_check_ints("testsome: completions per index", seen, ones, K);
     mt_check(data_ok(me, 600, rbuf), "testsome: data");
     MPI_Waitall(K, sreq, MPI_STATUSES_IGNORE);
@@ -169,11 +195,13 @@ int main(int argc, char **argv) {
     int sv = 7000 + me;
     MPI_Isend(&sv, 1, MPI_INT, 1 - me, 700, MPI_COMM_WORLD, &s);
     /* Request_get_status does not free the request */
-    while (!gflag) MPI_Request_get_status(r, &gflag, &stat);
+    while (!gflag)
+      MPI_Request_get_status(r, &gflag, &stat);
     mt_check(r != MPI_REQUEST_NULL, "request_get_status leaves the request allocated");
     MPI_Get_count(&stat, MPI_INT, &n);
     mt_check_int("request_get_status count", n, 1);
-    while (!flag) MPI_Test(&r, &flag, &stat);
+    while (!flag)
+      MPI_Test(&r, &flag, &stat);
     mt_check(r == MPI_REQUEST_NULL, "test frees the completed request");
     mt_check_int("test: value", v, 7000 + (1 - me));
     MPI_Wait(&s, MPI_STATUS_IGNORE);
@@ -182,7 +210,8 @@ int main(int argc, char **argv) {
     flag = 0;
     MPI_Test(&nul, &flag, &stat);
     MPI_Get_count(&stat, MPI_INT, &n);
-    mt_check(flag == 1 && stat.MPI_SOURCE == MPI_ANY_SOURCE && stat.MPI_TAG == MPI_ANY_TAG && n == 0,
+    mt_check(flag == 1 && stat.MPI_SOURCE == MPI_ANY_SOURCE && stat.MPI_TAG == MPI_ANY_TAG &&
+                 n == 0,
              "test on MPI_REQUEST_NULL: flag=1 and empty status");
     MPI_Wait(&nul, &stat);
     mt_check(stat.MPI_SOURCE == MPI_ANY_SOURCE && stat.MPI_TAG == MPI_ANY_TAG,
@@ -199,11 +228,14 @@ int main(int argc, char **argv) {
       out[i] = i * i + me;
     }
     /* a blocking exchange overtakes the pending non-blocking ones (different tag) */
-    MPI_Sendrecv(&me, 1, MPI_INT, 1 - me, 899, &blk, 1, MPI_INT, 1 - me, 899, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    for (int i = 0; i < M; i++) MPI_Isend(&out[i], 1, MPI_INT, 1 - me, 800 + i, MPI_COMM_WORLD, &rq[M + i]);
+    MPI_Sendrecv(&me, 1, MPI_INT, 1 - me, 899, &blk, 1, MPI_INT, 1 - me, 899, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    for (int i = 0; i < M; i++)
+      MPI_Isend(&out[i], 1, MPI_INT, 1 - me, 800 + i, MPI_COMM_WORLD, &rq[M + i]);
     MPI_Waitall(2 * M, rq, MPI_STATUSES_IGNORE);
     int exp[M];
-    for (int i = 0; i < M; i++) exp[i] = i * i + (1 - me);
+    for (int i = 0; i < M; i++)
+      exp[i] = i * i + (1 - me);
     mt_check_int("blocking exchange amid pending requests", blk, 1 - me);
     mt_check_ints("32 outstanding irecvs", in, exp, M);
   }
@@ -217,9 +249,9 @@ int main(int argc, char **argv) {
     rcs[3] = MPI_Testany(0, NULL, &index, &flag, MPI_STATUS_IGNORE);
     rcs[4] = MPI_Waitsome(0, NULL, &outcount, NULL, NULL);
     rcs[5] = MPI_Testsome(0, NULL, &outcount, NULL, NULL);
-    mt_check_ints("Waitall Testall Waitany Testany Waitsome Testsome of no requests", rcs,
-                  (int[]){MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS,
-                          MPI_SUCCESS}, 6);
+    mt_check_ints(
+        "Waitall Testall Waitany Testany Waitsome Testsome of no requests", rcs,
+        (int[]){MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS, MPI_SUCCESS}, 6);
     mt_check(flag && index == MPI_UNDEFINED && outcount == MPI_UNDEFINED,
              "flag %d, index MPI_UNDEFINED, outcount MPI_UNDEFINED", flag);
   }

@@ -10,7 +10,8 @@
 #define N 16
 #define ROUNDS 20
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_persistent");
   mt_require_size(2);
@@ -25,14 +26,17 @@ int main(int argc, char **argv) {
     long long sum = 0, exp = 0;
     int status_ok = 1;
     for (int r = 0; r < ROUNDS; r++) {
-      for (int i = 0; i < N; i++) sbuf[i] = r * N + i + me * 1000;
+      for (int i = 0; i < N; i++)
+        sbuf[i] = r * N + i + me * 1000;
       MPI_Start(&rreq);
       MPI_Start(&sreq);
       MPI_Status st;
       MPI_Wait(&rreq, &st);
       MPI_Wait(&sreq, MPI_STATUS_IGNORE);
-      if (st.MPI_SOURCE != peer || st.MPI_TAG != 1) status_ok = 0;
-      if (rreq == MPI_REQUEST_NULL || sreq == MPI_REQUEST_NULL) status_ok = 0;
+      if (st.MPI_SOURCE != peer || st.MPI_TAG != 1)
+        status_ok = 0;
+      if (rreq == MPI_REQUEST_NULL || sreq == MPI_REQUEST_NULL)
+        status_ok = 0;
       for (int i = 0; i < N; i++) {
         sum += (long long)rbuf[i] * (r + 1);
         exp += (long long)(r * N + i + peer * 1000) * (r + 1);
@@ -42,7 +46,8 @@ int main(int argc, char **argv) {
     mt_check(status_ok, "persistent requests stay allocated after wait, statuses correct");
     MPI_Request_free(&sreq);
     MPI_Request_free(&rreq);
-    mt_check(sreq == MPI_REQUEST_NULL && rreq == MPI_REQUEST_NULL, "request_free sets MPI_REQUEST_NULL");
+    mt_check(sreq == MPI_REQUEST_NULL && rreq == MPI_REQUEST_NULL,
+             "request_free sets MPI_REQUEST_NULL");
   }
 
   /* 2. Startall over a mixed array; Testall polling */
@@ -56,10 +61,12 @@ int main(int argc, char **argv) {
     double acc = 0, exp = 0;
     for (int r = 0; r < 5; r++) {
       for (int k = 0; k < 3; k++)
-        for (int i = 0; i < 4; i++) out[k][i] = me + 0.5 * r + 0.25 * i + 10 * (2 - k);
+        for (int i = 0; i < 4; i++)
+          out[k][i] = me + 0.5 * r + 0.25 * i + 10 * (2 - k);
       MPI_Startall(6, reqs);
       int flag = 0;
-      while (!flag) MPI_Testall(6, reqs, &flag, MPI_STATUSES_IGNORE);
+      while (!flag)
+        MPI_Testall(6, reqs, &flag, MPI_STATUSES_IGNORE);
       /* in[k] carries tag 10+k, sent from the peer's out[2-k] */
       for (int k = 0; k < 3; k++)
         for (int i = 0; i < 4; i++) {
@@ -68,7 +75,8 @@ int main(int argc, char **argv) {
         }
     }
     mt_check_dbls("startall/testall weighted sum", &acc, &exp, 1);
-    for (int k = 0; k < 6; k++) MPI_Request_free(&reqs[k]);
+    for (int k = 0; k < 6; k++)
+      MPI_Request_free(&reqs[k]);
   }
 
   /* 3. Ssend_init and Bsend_init */
@@ -93,10 +101,12 @@ int main(int argc, char **argv) {
       MPI_Startall(4, rq);
       MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
       for (int i = 0; i < 8; i++)
-        if (r1[i] != peer * 100 + r * 10 + i || r2[i] != -(peer * 100 + r * 10 + i)) ok = 0;
+        if (r1[i] != peer * 100 + r * 10 + i || r2[i] != -(peer * 100 + r * 10 + i))
+          ok = 0;
     }
     mt_check(ok, "ssend_init/bsend_init: 4 rounds of payload");
-    for (int k = 0; k < 4; k++) MPI_Request_free(&rq[k]);
+    for (int k = 0; k < 4; k++)
+      MPI_Request_free(&rq[k]);
     void *p;
     int sz;
     MPI_Buffer_detach(&p, &sz);
@@ -114,7 +124,8 @@ int main(int argc, char **argv) {
         MPI_Start(&rq);
         MPI_Send(NULL, 0, MPI_INT, 0, 31, MPI_COMM_WORLD);
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
-        if (v[0] != r || v[1] != r * r) ok = 0;
+        if (v[0] != r || v[1] != r * r)
+          ok = 0;
       }
       mt_check(ok, "rsend_init: 3 rounds received");
     } else {
@@ -154,7 +165,8 @@ int main(int argc, char **argv) {
   {
     static int big[4096];
     if (me == 0) {
-      for (int i = 0; i < 4096; i++) big[i] = i ^ 0x55;
+      for (int i = 0; i < 4096; i++)
+        big[i] = i ^ 0x55;
       MPI_Request rq;
       MPI_Isend(big, 4096, MPI_INT, 1, 40, MPI_COMM_WORLD, &rq);
       MPI_Request_free(&rq);
@@ -167,7 +179,8 @@ int main(int argc, char **argv) {
       MPI_Recv(big, 4096, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       int ok = 1;
       for (int i = 0; i < 4096; i++)
-        if (big[i] != (i ^ 0x55)) ok = 0;
+        if (big[i] != (i ^ 0x55))
+          ok = 0;
       mt_check(ok, "message of a freed isend arrives intact");
       int ack = 4096;
       MPI_Send(&ack, 1, MPI_INT, 0, 41, MPI_COMM_WORLD);

@@ -13,7 +13,8 @@
 #define N 64
 #define ROUNDS 8
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_persistent_derived");
   mt_require_size(2);
@@ -28,15 +29,19 @@ int main(int argc, char **argv) {
     MPI_Recv_init(buf, 1, every_other, 0, 7, MPI_COMM_WORLD, &req);
   MPI_Type_free(&every_other); /* the request keeps it */
   for (int round = 0; round < ROUNDS; round++) {
-    for (int i = 0; i < 2 * N; i++) buf[i] = mt_.rank == 0 ? round * 1000 + i : -1;
+    for (int i = 0; i < 2 * N; i++)
+      buf[i] = mt_.rank == 0 ? round * 1000 + i : -1;
     MPI_Start(&req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (mt_.rank == 1)
-      for (int i = 0; i < 2 * N; i++) bad += buf[i] != (i % 2 ? -1 : round * 1000 + i);
+      for (int i = 0; i < 2 * N; i++)
+        bad += buf[i] != (i % 2 ? -1 : round * 1000 + i);
     MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Request_free(&req);
-  if (mt_.rank == 1) mt_check_int("ints received wrong", bad, 0);
-  if (mt_.rank == 0) mt_append("rounds %d\n", ROUNDS);
+  if (mt_.rank == 1)
+    mt_check_int("ints received wrong", bad, 0);
+  if (mt_.rank == 0)
+    mt_append("rounds %d\n", ROUNDS);
   return mt_end();
 }

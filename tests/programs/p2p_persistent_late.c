@@ -17,7 +17,8 @@
 static const int sizes[] = {64, 32768, 262144, 100, 70000, 8};
 #define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_persistent_late");
   mt_require_size(2);
@@ -25,7 +26,8 @@ int main(int argc, char **argv) {
   for (int round = 0; round < 2 * NSIZES; round++) {
     const int n = sizes[round % NSIZES], tag = 10 + round;
     unsigned char *buf = calloc((size_t)n, 1);
-    if (!buf) mt_die("calloc failed");
+    if (!buf)
+      mt_die("calloc failed");
     if (mt_.rank == 0) {
       MPI_Request req[2];
       MPI_Status st[2];
@@ -44,11 +46,13 @@ int main(int argc, char **argv) {
       int got = -1;
       MPI_Get_count(&st[0], MPI_BYTE, &got);
       bad_status += st[0].MPI_SOURCE != 1 || st[0].MPI_TAG != tag || got != n;
-      for (int i = 0; i < n; i++) bad += buf[i] != (unsigned char)((i * 7 + round) & 0xff);
+      for (int i = 0; i < n; i++)
+        bad += buf[i] != (unsigned char)((i * 7 + round) & 0xff);
       MPI_Request_free(&req[0]);
       MPI_Request_free(&req[1]);
     } else {
-      for (int i = 0; i < n; i++) buf[i] = (unsigned char)((i * 7 + round) & 0xff);
+      for (int i = 0; i < n; i++)
+        buf[i] = (unsigned char)((i * 7 + round) & 0xff);
       MPI_Request req;
       MPI_Isend(buf, n, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &req);
       MPI_Barrier(MPI_COMM_WORLD);

@@ -6,7 +6,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_probe");
   mt_require_size(2);
@@ -15,7 +16,8 @@ int main(int argc, char **argv) {
   /* 1. Probe to size an unknown-length message, then receive exactly that much */
   if (me == 0) {
     int v[37];
-    for (int i = 0; i < 37; i++) v[i] = i * 3;
+    for (int i = 0; i < 37; i++)
+      v[i] = i * 3;
     MPI_Send(v, 37, MPI_INT, 1, 5, MPI_COMM_WORLD);
   } else {
     MPI_Status st;
@@ -27,7 +29,8 @@ int main(int argc, char **argv) {
     int *v = malloc(sizeof(int) * (size_t)cnt);
     MPI_Recv(v, cnt, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
     long sum = 0;
-    for (int i = 0; i < cnt; i++) sum += v[i];
+    for (int i = 0; i < cnt; i++)
+      sum += v[i];
     mt_check_int("probe then recv: sum", sum, 3 * 36 * 37 / 2);
     free(v);
   }
@@ -44,9 +47,11 @@ int main(int argc, char **argv) {
       MPI_Status st;
       int cnt;
       flag = 0;
-      while (!flag) MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+      while (!flag)
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
       MPI_Get_count(&st, MPI_DOUBLE, &cnt);
-      mt_check(st.MPI_SOURCE == 1 && st.MPI_TAG == 6 && cnt == 5, "iprobe status: source 1 tag 6 count 5");
+      mt_check(st.MPI_SOURCE == 1 && st.MPI_TAG == 6 && cnt == 5,
+               "iprobe status: source 1 tag 6 count 5");
       /* probing again still sees the same message: probe does not consume */
       MPI_Probe(1, 6, MPI_COMM_WORLD, &st);
       double d[5];
@@ -84,7 +89,8 @@ int main(int argc, char **argv) {
     MPI_Message msg = MPI_MESSAGE_NULL;
     MPI_Status st;
     int flag = 0, cnt, v[4] = {0, 0, 0, 0};
-    while (!flag) MPI_Improbe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &flag, &msg, &st);
+    while (!flag)
+      MPI_Improbe(MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, &flag, &msg, &st);
     MPI_Get_count(&st, MPI_INT, &cnt);
     mt_check_int("improbe count", cnt, 4);
     MPI_Request req;
@@ -103,16 +109,19 @@ int main(int argc, char **argv) {
     MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st);
     mt_check(msg == MPI_MESSAGE_NO_PROC, "mprobe(PROC_NULL) gives MPI_MESSAGE_NO_PROC");
     MPI_Mrecv(&v, 1, MPI_INT, &msg, &st);
-    mt_check(st.MPI_SOURCE == MPI_PROC_NULL && v == 5, "mrecv of MPI_MESSAGE_NO_PROC: source PROC_NULL, buffer untouched");
+    mt_check(st.MPI_SOURCE == MPI_PROC_NULL && v == 5,
+             "mrecv of MPI_MESSAGE_NO_PROC: source PROC_NULL, buffer untouched");
     MPI_Iprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &st);
-    mt_check(flag == 1 && st.MPI_SOURCE == MPI_PROC_NULL, "iprobe(PROC_NULL): flag 1, source PROC_NULL");
+    mt_check(flag == 1 && st.MPI_SOURCE == MPI_PROC_NULL,
+             "iprobe(PROC_NULL): flag 1, source PROC_NULL");
   }
 
   /* 6. Several pending messages probed by tag out of arrival order */
   if (me == 0) {
     for (int t = 0; t < 4; t++) {
       int v[8];
-      for (int i = 0; i <= t; i++) v[i] = t * 10 + i;
+      for (int i = 0; i <= t; i++)
+        v[i] = t * 10 + i;
       MPI_Send(v, t + 1, MPI_INT, 1, 20 + t, MPI_COMM_WORLD);
     }
   } else {
@@ -125,7 +134,8 @@ int main(int argc, char **argv) {
       MPI_Get_count(&st, MPI_INT, &counts[t]);
       MPI_Mrecv(v, 8, MPI_INT, &m, MPI_STATUS_IGNORE);
       sums[t] = 0;
-      for (int i = 0; i < counts[t]; i++) sums[t] += v[i];
+      for (int i = 0; i < counts[t]; i++)
+        sums[t] += v[i];
     }
     int ec[4] = {1, 2, 3, 4}, es[4] = {0, 21, 63, 126};
     mt_check_ints("mprobe by tag in reverse order: counts", counts, ec, 4);

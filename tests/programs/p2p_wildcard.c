@@ -10,11 +10,21 @@
 #define ROUNDS 4
 
 /* message from sender s in round k: tag, length and content all depend on (s, k) */
-static int msg_tag(int s, int k) { return 10 * s + k; }
-static int msg_len(int s, int k) { return 3 * s + k + 1; }
-static int msg_val(int s, int k, int i) { return s * 1000 + k * 100 + i; }
+static int msg_tag(int s, int k)
+{
+  return 10 * s + k;
+}
+static int msg_len(int s, int k)
+{
+  return 3 * s + k + 1;
+}
+static int msg_val(int s, int k, int i)
+{
+  return s * 1000 + k * 100 + i;
+}
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("p2p_wildcard");
   mt_require_size(3);
@@ -35,9 +45,11 @@ int main(int argc, char **argv) {
         continue;
       }
       got[s][k]++;
-      if (cnt != msg_len(s, k)) okcount = 0;
+      if (cnt != msg_len(s, k))
+        okcount = 0;
       for (int i = 0; i < cnt && i < 64; i++)
-        if (buf[i] != msg_val(s, k, i)) okdata = 0;
+        if (buf[i] != msg_val(s, k, i))
+          okdata = 0;
     }
     int exp[ROUNDS] = {1, 1, 1, 1};
     mt_check_ints("any/any: messages from rank 1 by round", got[1], exp, ROUNDS);
@@ -47,7 +59,8 @@ int main(int argc, char **argv) {
   } else {
     for (int k = 0; k < ROUNDS; k++) {
       int buf[64];
-      for (int i = 0; i < msg_len(me, k); i++) buf[i] = msg_val(me, k, i);
+      for (int i = 0; i < msg_len(me, k); i++)
+        buf[i] = msg_val(me, k, i);
       MPI_Send(buf, msg_len(me, k), MPI_INT, 0, msg_tag(me, k), MPI_COMM_WORLD);
     }
     mt_log("sent %d messages to rank 0", ROUNDS);
@@ -64,7 +77,8 @@ int main(int argc, char **argv) {
       MPI_Status st;
       MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &st);
       src_count[st.MPI_SOURCE]++;
-      if (v / 10 != st.MPI_SOURCE || v % 10 <= last[st.MPI_SOURCE]) order_ok = 0;
+      if (v / 10 != st.MPI_SOURCE || v % 10 <= last[st.MPI_SOURCE])
+        order_ok = 0;
       last[st.MPI_SOURCE] = v % 10;
     }
     int expc[3] = {0, 3, 3};
@@ -85,7 +99,8 @@ int main(int argc, char **argv) {
       MPI_Send(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
     }
     if (me == 2)
-      for (int i = 0; i < 3; i++) MPI_Send(&i, 1, MPI_INT, 0, 90 + i, MPI_COMM_WORLD);
+      for (int i = 0; i < 3; i++)
+        MPI_Send(&i, 1, MPI_INT, 0, 90 + i, MPI_COMM_WORLD);
   }
 
   /* 3. non-blocking wildcard receives, completed with Waitall */
@@ -93,24 +108,29 @@ int main(int argc, char **argv) {
     MPI_Request rq[4];
     MPI_Status st[4];
     double d[4][8];
-    for (int i = 0; i < 4; i++) MPI_Irecv(d[i], 8, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[i]);
+    for (int i = 0; i < 4; i++)
+      MPI_Irecv(d[i], 8, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[i]);
     MPI_Waitall(4, rq, st);
     int per_src[3] = {0, 0, 0}, ok = 1;
     for (int i = 0; i < 4; i++) {
       int cnt;
       MPI_Get_count(&st[i], MPI_DOUBLE, &cnt);
       per_src[st[i].MPI_SOURCE]++;
-      if (cnt != st[i].MPI_SOURCE + 2 || st[i].MPI_TAG != 200 + st[i].MPI_SOURCE) ok = 0;
+      if (cnt != st[i].MPI_SOURCE + 2 || st[i].MPI_TAG != 200 + st[i].MPI_SOURCE)
+        ok = 0;
       for (int j = 0; j < cnt; j++)
-        if (d[i][j] != st[i].MPI_SOURCE + j * 0.5) ok = 0;
+        if (d[i][j] != st[i].MPI_SOURCE + j * 0.5)
+          ok = 0;
     }
     int expc[3] = {0, 2, 2};
     mt_check_ints("irecv any/any: messages per source", per_src, expc, 3);
     mt_check(ok, "irecv any/any: count, tag and payload consistent with source");
   } else {
     double d[8];
-    for (int j = 0; j < 8; j++) d[j] = me + j * 0.5;
-    for (int i = 0; i < 2; i++) MPI_Send(d, me + 2, MPI_DOUBLE, 0, 200 + me, MPI_COMM_WORLD);
+    for (int j = 0; j < 8; j++)
+      d[j] = me + j * 0.5;
+    for (int i = 0; i < 2; i++)
+      MPI_Send(d, me + 2, MPI_DOUBLE, 0, 200 + me, MPI_COMM_WORLD);
   }
 
   /* 4. Get_count that is not a whole number of elements -> MPI_UNDEFINED; Get_elements */
@@ -128,7 +148,8 @@ int main(int argc, char **argv) {
     mt_check_int("get_count(MPI_SHORT) of a 6-byte message", cnt, 3);
     MPI_Get_elements(&st, MPI_BYTE, &el);
     mt_check_int("get_elements(MPI_BYTE)", el, 6);
-    mt_check(st.MPI_SOURCE == 1 && st.MPI_TAG == 300, "status of wildcard receive: source 1 tag 300");
+    mt_check(st.MPI_SOURCE == 1 && st.MPI_TAG == 300,
+             "status of wildcard receive: source 1 tag 300");
   }
 
   /* 5. ring with wildcard receives: everyone forwards a token, three laps */
@@ -141,17 +162,20 @@ int main(int argc, char **argv) {
         MPI_Send(&token, 1, MPI_INT, next, 400 + lap, MPI_COMM_WORLD);
         MPI_Status st;
         MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-        if (st.MPI_SOURCE != 2 || st.MPI_TAG != 400 + lap) mt_check(0, "ring: unexpected status");
+        if (st.MPI_SOURCE != 2 || st.MPI_TAG != 400 + lap)
+          mt_check(0, "ring: unexpected status");
       } else {
         MPI_Status st;
         MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-        if (st.MPI_SOURCE != me - 1 || st.MPI_TAG != 400 + lap) mt_check(0, "ring: unexpected status");
+        if (st.MPI_SOURCE != me - 1 || st.MPI_TAG != 400 + lap)
+          mt_check(0, "ring: unexpected status");
         token = token * 10 + me;
         MPI_Send(&token, 1, MPI_INT, next, st.MPI_TAG, MPI_COMM_WORLD);
       }
     }
     /* lap 0: 1 -> 11 -> 112; lap 1: 113 -> 1131 -> 11312; lap 2: 11313 -> 113131 -> 1131312 */
-    if (me == 0) mt_check_int("ring token after 3 laps", token, 1131312);
+    if (me == 0)
+      mt_check_int("ring token after 3 laps", token, 1131312);
   }
 
   return mt_end();

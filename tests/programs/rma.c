@@ -16,7 +16,8 @@
 
 #define K 5
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rma");
   mt_require_size(2);
@@ -26,7 +27,8 @@ int main(int argc, char **argv) {
   /* 1. Win_create + fence epochs */
   {
     int mem[16];
-    for (int i = 0; i < 16; i++) mem[i] = me * 100 + i;
+    for (int i = 0; i < 16; i++)
+      mem[i] = me * 100 + i;
     MPI_Win win;
     MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, w, &win);
     char name[MPI_MAX_OBJECT_NAME];
@@ -43,14 +45,15 @@ int main(int argc, char **argv) {
 
     int put[2] = {-1 - me, -2 - me}, got[3] = {0, 0, 0}, acc[2] = {1000, 2000};
     MPI_Win_fence(0, win);
-    MPI_Put(put, 2, MPI_INT, peer, 0, 2, MPI_INT, win);         /* peer's mem[0..1] */
-    MPI_Get(got, 3, MPI_INT, peer, 5, 3, MPI_INT, win);         /* peer's mem[5..7] */
+    MPI_Put(put, 2, MPI_INT, peer, 0, 2, MPI_INT, win);                  /* peer's mem[0..1] */
+    MPI_Get(got, 3, MPI_INT, peer, 5, 3, MPI_INT, win);                  /* peer's mem[5..7] */
     MPI_Accumulate(acc, 2, MPI_INT, peer, 10, 2, MPI_INT, MPI_SUM, win); /* peer's mem[10..11] */
     MPI_Win_fence(0, win);
     int eg[3] = {peer * 100 + 5, peer * 100 + 6, peer * 100 + 7};
     mt_check_ints("fence get", got, eg, 3);
     int e[16];
-    for (int i = 0; i < 16; i++) e[i] = me * 100 + i;
+    for (int i = 0; i < 16; i++)
+      e[i] = me * 100 + i;
     e[0] = -1 - peer;
     e[1] = -2 - peer;
     e[10] += 1000;
@@ -62,7 +65,8 @@ int main(int argc, char **argv) {
     MPI_Win_fence(0, win);
     MPI_Accumulate(&one, 1, MPI_INT, 0, 15, 1, MPI_INT, MPI_SUM, win);
     MPI_Win_fence(0, win);
-    if (me == 0) mt_check_int("concurrent accumulate SUM into rank 0", mem[15], 15 + 1 + 2);
+    if (me == 0)
+      mt_check_int("concurrent accumulate SUM into rank 0", mem[15], 15 + 1 + 2);
 
     /* strided target: put 4 ints into every other element of the peer's mem[2..9] */
     MPI_Datatype stride2;
@@ -91,7 +95,8 @@ int main(int argc, char **argv) {
     MPI_Win win;
     MPI_Win_allocate(8 * sizeof(double), sizeof(double), MPI_INFO_NULL, w, &base, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win);
-    for (int i = 0; i < 8; i++) base[i] = me + i * 0.5;
+    for (int i = 0; i < 8; i++)
+      base[i] = me + i * 0.5;
     MPI_Win_unlock(me, win);
     MPI_Barrier(w);
     /* exclusive lock on the peer, put two values */
@@ -106,7 +111,8 @@ int main(int argc, char **argv) {
     MPI_Get(rd, 8, MPI_DOUBLE, peer, 0, 8, MPI_DOUBLE, win);
     MPI_Win_unlock(peer, win);
     double e[8];
-    for (int i = 0; i < 8; i++) e[i] = peer + i * 0.5;
+    for (int i = 0; i < 8; i++)
+      e[i] = peer + i * 0.5;
     e[6] = -(me + 1.0); /* what I put there */
     e[7] = -(me + 2.0);
     mt_check_dbls("lock shared get of the peer's window (after my exclusive put)", rd, e, 8);
@@ -137,16 +143,20 @@ int main(int argc, char **argv) {
     if (me == 0) {
       int seen[2 * K] = {0}, ok = 1;
       for (int i = 0; i < 2 * K; i++) {
-        if (all[i] < 0 || all[i] >= 2 * K) ok = 0;
-        else seen[all[i]]++;
+        if (all[i] < 0 || all[i] >= 2 * K)
+          ok = 0;
+        else
+          seen[all[i]]++;
       }
       for (int i = 0; i < 2 * K; i++)
-        if (seen[i] != 1) ok = 0;
+        if (seen[i] != 1)
+          ok = 0;
       mt_check(ok, "fetch_and_op: fetched values are a permutation of 0..%d", 2 * K - 1);
     }
     int inc = 1;
     for (int k = 1; k < K; k++)
-      if (fetched[k] <= fetched[k - 1]) inc = 0;
+      if (fetched[k] <= fetched[k - 1])
+        inc = 0;
     mt_check(inc, "fetch_and_op: my fetched values increase");
 
     /* compare-and-swap race: both try to replace -1 by their rank */
@@ -171,7 +181,8 @@ int main(int argc, char **argv) {
     /* get_accumulate with lock_all / flush / unlock_all: fetch the counter and add 100 */
     long long add = 100, prev = -5;
     MPI_Win_lock_all(0, win);
-    MPI_Get_accumulate(&add, 1, MPI_LONG_LONG, &prev, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, MPI_SUM, win);
+    MPI_Get_accumulate(&add, 1, MPI_LONG_LONG, &prev, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG,
+                       MPI_SUM, win);
     MPI_Win_flush(0, win);
     int ok = prev == 2 * K || prev == 2 * K + 100;
     MPI_Win_unlock_all(win);
@@ -193,7 +204,8 @@ int main(int argc, char **argv) {
     MPI_Win win;
     MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, w, &base, &win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win);
-    for (int i = 0; i < 4; i++) base[i] = 0;
+    for (int i = 0; i < 4; i++)
+      base[i] = 0;
     MPI_Win_unlock(me, win);
     MPI_Barrier(w);
     int v[2] = {me * 10 + 1, me * 10 + 2}, r[2] = {0, 0};
@@ -251,7 +263,8 @@ int main(int argc, char **argv) {
     MPI_Win win;
     MPI_Win_create_dynamic(MPI_INFO_NULL, w, &win);
     int *region = mt_alloc(6 * sizeof(int));
-    for (int i = 0; i < 6; i++) region[i] = me * 1000 + i;
+    for (int i = 0; i < 6; i++)
+      region[i] = me * 1000 + i;
     MPI_Win_attach(win, region, 6 * sizeof(int));
     MPI_Aint addr, addrs[2];
     MPI_Get_address(region, &addr);
@@ -260,7 +273,8 @@ int main(int argc, char **argv) {
     MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win);
     MPI_Get(got, 3, MPI_INT, peer, MPI_Aint_add(addrs[peer], 2 * sizeof(int)), 3, MPI_INT, win);
     MPI_Win_unlock(peer, win);
-    mt_check_ints("get from the peer's attached region", got, (int[]){peer * 1000 + 2, peer * 1000 + 3, peer * 1000 + 4}, 3);
+    mt_check_ints("get from the peer's attached region", got,
+                  (int[]){peer * 1000 + 2, peer * 1000 + 3, peer * 1000 + 4}, 3);
     MPI_Barrier(w);
     MPI_Win_detach(win, region);
     free(region);

@@ -23,7 +23,8 @@
 #define N 8
 
 static int keyval_destroyed;
-static int count_delete(MPI_Win w, int kv, void *val, void *extra) {
+static int count_delete(MPI_Win w, int kv, void *val, void *extra)
+{
   (void)w;
   (void)kv;
   (void)val;
@@ -32,7 +33,8 @@ static int count_delete(MPI_Win w, int kv, void *val, void *extra) {
   return MPI_SUCCESS;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rma_epochs");
   mt_require_size(2);
@@ -42,7 +44,8 @@ int main(int argc, char **argv) {
 
   int fmem[N];
   MPI_Win fwin, lwin, swin, pwin, dwin;
-  for (int i = 0; i < N; i++) fmem[i] = 0;
+  for (int i = 0; i < N; i++)
+    fmem[i] = 0;
   MPI_Win_create(fmem, sizeof fmem, sizeof(int), MPI_INFO_NULL, w, &fwin);
 
   int *lmem;
@@ -51,7 +54,8 @@ int main(int argc, char **argv) {
   MPI_Info_set(hints, "accumulate_ordering", "none");
   MPI_Win_allocate(N * sizeof(int), sizeof(int), hints, w, &lmem, &lwin);
   MPI_Info_free(&hints);
-  for (int i = 0; i < N; i++) lmem[i] = 0;
+  for (int i = 0; i < N; i++)
+    lmem[i] = 0;
 
   MPI_Comm node;
   MPI_Comm_split_type(w, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -63,14 +67,17 @@ int main(int argc, char **argv) {
     int du;
     MPI_Win_shared_query(swin, peer, &sz, &du, &speer);
   }
-  for (int i = 0; i < N; i++) smem[i] = 0;
+  for (int i = 0; i < N; i++)
+    smem[i] = 0;
 
   int pmem[N];
-  for (int i = 0; i < N; i++) pmem[i] = 0;
+  for (int i = 0; i < N; i++)
+    pmem[i] = 0;
   MPI_Win_create(pmem, sizeof pmem, sizeof(int), MPI_INFO_NULL, w, &pwin);
 
   int dmem[N], dtmp[N];
-  for (int i = 0; i < N; i++) dmem[i] = dtmp[i] = 0;
+  for (int i = 0; i < N; i++)
+    dmem[i] = dtmp[i] = 0;
   MPI_Win_create_dynamic(MPI_INFO_NULL, w, &dwin);
   MPI_Win_attach(dwin, dmem, sizeof dmem);
   MPI_Aint mine_addr, peer_addr;
@@ -163,14 +170,15 @@ int main(int argc, char **argv) {
     MPI_Win_complete(pwin);
     if (it % 2) {
       int flag = 0;
-      while (!flag) MPI_Win_test(pwin, &flag);
+      while (!flag)
+        MPI_Win_test(pwin, &flag);
     } else {
       MPI_Win_wait(pwin);
     }
     MPI_Group_free(&pg);
     MPI_Group_free(&wg);
-    mt_check(pmem[it % N] == 1000 * it + peer && pv == 1000 * it + 1,
-             "it %d: pscw put %d", it, pmem[it % N]);
+    mt_check(pmem[it % N] == 1000 * it + peer && pv == 1000 * it + 1, "it %d: pscw put %d", it,
+             pmem[it % N]);
 
     /* dynamic window: a region for good and one for this iteration */
     MPI_Win_attach(dwin, dtmp, sizeof dtmp);
@@ -182,8 +190,8 @@ int main(int argc, char **argv) {
     /* requests pending across a collective */
     MPI_Request rq[2];
     int rv = 3 * it + me, rg = -1;
-    MPI_Rput(&rv, 1, MPI_INT, peer, peer_addr + (MPI_Aint)((N - 1) * sizeof(int)), 1, MPI_INT,
-             dwin, &rq[0]);
+    MPI_Rput(&rv, 1, MPI_INT, peer, peer_addr + (MPI_Aint)((N - 1) * sizeof(int)), 1, MPI_INT, dwin,
+             &rq[0]);
     MPI_Rget(&rg, 1, MPI_INT, peer, peer_addr + (MPI_Aint)((it % N) * sizeof(int)), 1, MPI_INT,
              dwin, &rq[1]);
     MPI_Allreduce(MPI_IN_PLACE, &dv, 1, MPI_INT, MPI_MAX, w);
@@ -191,8 +199,7 @@ int main(int argc, char **argv) {
     MPI_Win_unlock_all(dwin);
     MPI_Barrier(w);
     MPI_Win_detach(dwin, dtmp);
-    mt_check(dmem[it % N] == 7 * it + peer && dmem[N - 1] == 3 * it + peer &&
-             rg == 7 * it + me,
+    mt_check(dmem[it % N] == 7 * it + peer && dmem[N - 1] == 3 * it + peer && rg == 7 * it + me,
              "it %d: dynamic put %d, rput %d, rget %d", it, dmem[it % N], dmem[N - 1], rg);
   }
   MPI_Win_fence(MPI_MODE_NOSUCCEED, fwin);
@@ -235,7 +242,8 @@ int main(int argc, char **argv) {
     mt_check(f1 && strcmp(v1, "none") == 0 && f2 && strcmp(v2, "true") == 0,
              "allocate window hints: accumulate_ordering=%s alloc_shm=%s", v1, v2);
     int total = 0;
-    for (int i = 0; i < N; i++) total += smem[i] + speer[i];
+    for (int i = 0; i < N; i++)
+      total += smem[i] + speer[i];
     mt_check_int("shared segment total", total, 2 * iters + 100 * (iters - 1) * 2 + 1);
   }
 

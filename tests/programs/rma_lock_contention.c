@@ -15,7 +15,8 @@
 
 #define ROUNDS 150
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rma_lock_contention");
   int n = mt_.size, me = mt_.rank;

@@ -11,7 +11,8 @@
 
 #define ROUNDS 60
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rma_lock_loop");
   mt_require_size(2);
@@ -32,15 +33,18 @@ int main(int argc, char **argv) {
     }
     MPI_Win_free(&win);
     long sum = 0;
-    for (int i = 0; i < ROUNDS; i++) sum += got[i];
+    for (int i = 0; i < ROUNDS; i++)
+      sum += got[i];
     mt_check_int("sum of what was read", sum, (long)ROUNDS * (ROUNDS - 1) / 2 + 7L * ROUNDS);
     mt_append("read sum %ld\n", sum);
   } else {
-    for (int i = 0; i < 2 * ROUNDS; i++) buf[i] = i < ROUNDS ? -1 : 7 + (i - ROUNDS);
+    for (int i = 0; i < 2 * ROUNDS; i++)
+      buf[i] = i < ROUNDS ? -1 : 7 + (i - ROUNDS);
     MPI_Win_create(buf, sizeof(buf), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_free(&win);
     long sum = 0;
-    for (int i = 0; i < ROUNDS; i++) sum += buf[i];
+    for (int i = 0; i < ROUNDS; i++)
+      sum += buf[i];
     mt_check_int("sum of what was put", sum, (long)ROUNDS * 1000 + (long)ROUNDS * (ROUNDS - 1) / 2);
   }
   return mt_end();

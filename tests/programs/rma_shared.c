@@ -10,7 +10,8 @@
  */
 #include "mpitest.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rma_shared");
   mt_require_size(2);
@@ -27,7 +28,8 @@ int main(int argc, char **argv) {
   const int mine = (me + 1) * 8;
   int *base;
   MPI_Win win;
-  MPI_Win_allocate_shared((MPI_Aint)mine * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, node, &base, &win);
+  MPI_Win_allocate_shared((MPI_Aint)mine * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, node,
+                          &base, &win);
 
   int *seg[2];
   for (int r = 0; r < 2; r++) {
@@ -41,7 +43,8 @@ int main(int argc, char **argv) {
   mt_check(seg[1] == seg[0] + 8, "segments are contiguous (rank 1 follows rank 0's 8 ints)");
 
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-  for (int i = 0; i < mine; i++) base[i] = me * 100 + i;
+  for (int i = 0; i < mine; i++)
+    base[i] = me * 100 + i;
   MPI_Win_sync(win);
   MPI_Barrier(node);
   MPI_Win_sync(win);
@@ -79,9 +82,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 24; i++) {
       int r = i < 8 ? 0 : 1, j = i < 8 ? i : i - 8;
       int e = r * 100 + j;
-      if (j == 3) e = -((1 - r) + 1);
-      if (j == 5) e = 5000 + (1 - r);
-      if (all[i] != e) ok = 0;
+      if (j == 3)
+        e = -((1 - r) + 1);
+      if (j == 5)
+        e = 5000 + (1 - r);
+      if (all[i] != e)
+        ok = 0;
     }
     mt_check(ok, "the whole 24-int shared array has the expected contents");
   }
@@ -126,8 +132,7 @@ int main(int argc, char **argv) {
       int *qb = NULL;
       MPI_Win_shared_query(wz, r, &qs, &qd, &qb);
       mt_check((qb == NULL) == (r == 1) && qs == (r == 1 ? 0 : 8 * (MPI_Aint)sizeof(int)),
-               "zero-size part: query of rank %d: size %ld, base null %d", r, (long)qs,
-               qb == NULL);
+               "zero-size part: query of rank %d: size %ld, base null %d", r, (long)qs, qb == NULL);
     }
     MPI_Win_free(&wz);
   }

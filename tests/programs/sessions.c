@@ -14,7 +14,8 @@
 #include "mpitest.h"
 
 /* A receive of 2 ints where the peer sends 4: the error class, the comm still works after. */
-static void truncated_recv(MPI_Comm c, int me, const char *what) {
+static void truncated_recv(MPI_Comm c, int me, const char *what)
+{
   int big[4] = {1, 2, 3, 4}, small[2] = {0, 0}, cls = -1;
   char line[96];
   if (me == 0) {
@@ -31,14 +32,14 @@ static void truncated_recv(MPI_Comm c, int me, const char *what) {
   mt_check_int(line, sum, 2);
 }
 
-static void world_pset(MPI_Session s) {
+static void world_pset(MPI_Session s)
+{
   MPI_Group g;
   MPI_Comm c, d;
   int me, size, gsize;
   MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
   MPI_Group_size(g, &gsize);
-  MPI_Comm_create_from_group(g, "mana.tests.sessions.world", MPI_INFO_NULL, MPI_ERRORS_RETURN,
-                             &c);
+  MPI_Comm_create_from_group(g, "mana.tests.sessions.world", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
   MPI_Group_free(&g);
   MPI_Comm_rank(c, &me);
   MPI_Comm_size(c, &size);
@@ -57,10 +58,12 @@ static void world_pset(MPI_Session s) {
     out[i] = 10 * me + i;
     MPI_Irecv(&in[i], 1, MPI_INT, peer, 100 + i, c, &reqs[i]);
   }
-  for (int i = 0; i < 8; i++) MPI_Isend(&out[i], 1, MPI_INT, peer, 107 - i, c, &reqs[8 + i]);
+  for (int i = 0; i < 8; i++)
+    MPI_Isend(&out[i], 1, MPI_INT, peer, 107 - i, c, &reqs[8 + i]);
   MPI_Waitall(16, reqs, MPI_STATUSES_IGNORE);
   int exp[8];
-  for (int i = 0; i < 8; i++) exp[i] = 10 * peer + 7 - i;
+  for (int i = 0; i < 8; i++)
+    exp[i] = 10 * peer + 7 - i;
   mt_check_ints("8 irecvs completed by waitall", in, exp, 8);
 
   if (me == 0) {
@@ -85,7 +88,8 @@ static void world_pset(MPI_Session s) {
   MPI_Comm_free(&c);
 }
 
-static void self_pset(MPI_Session s) {
+static void self_pset(MPI_Session s)
+{
   MPI_Group g;
   MPI_Comm c;
   int size, rank, sent = 42, got = 0;
@@ -103,7 +107,8 @@ static void self_pset(MPI_Session s) {
   MPI_Comm_free(&c);
 }
 
-static void psets(MPI_Session s) {
+static void psets(MPI_Session s)
+{
   int n = 0, found = mt_standard_psets(s, &n);
   mt_check(n >= 2 && found == 2, "process sets include mpi://WORLD and mpi://SELF");
   MPI_Info info;
@@ -115,7 +120,8 @@ static void psets(MPI_Session s) {
   MPI_Info_free(&info);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Session s;
   MPI_Info hints, used;
   char level[64];
@@ -141,8 +147,8 @@ int main(int argc, char **argv) {
   MPI_Group g;
   MPI_Comm c;
   MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
-  MPI_Comm_create_from_group(g, "mana.tests.sessions.after-init", MPI_INFO_NULL,
-                             MPI_ERRORS_RETURN, &c);
+  MPI_Comm_create_from_group(g, "mana.tests.sessions.after-init", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                             &c);
   MPI_Group_free(&g);
   truncated_recv(c, mt_.rank, "communicator from the session after MPI_Init");
   MPI_Comm_free(&c);

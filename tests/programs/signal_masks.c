@@ -17,16 +17,19 @@
 #include <pthread.h>
 #include <signal.h>
 
-static uint64_t churn(uint64_t seed) {
+static uint64_t churn(uint64_t seed)
+{
   char *buf[16];
   uint64_t sum = seed;
   for (int i = 0; i < 16; i++) {
     buf[i] = malloc(1 << 20);
-    if (!buf[i]) mt_die("malloc failed");
+    if (!buf[i])
+      mt_die("malloc failed");
     memset(buf[i], (int)((seed + (uint64_t)i) & 0x7f), 1 << 20);
   }
   char *big = realloc(buf[3], 8 << 20);
-  if (!big) mt_die("realloc failed");
+  if (!big)
+    mt_die("realloc failed");
   buf[3] = big;
   big[(8 << 20) - 1] = 5;
   for (int i = 0; i < 16; i++) {
@@ -36,7 +39,8 @@ static uint64_t churn(uint64_t seed) {
   return sum;
 }
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -46,12 +50,14 @@ static void *worker(void *arg) {
 }
 
 static volatile uint64_t handler_sum;
-static void on_usr1(int sig) {
+static void on_usr1(int sig)
+{
   (void)sig;
   handler_sum = churn(handler_sum + 1);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("signal_masks");
   const long iters = mt_arg("signal_masks", argc, argv, 1, 200);
@@ -61,14 +67,16 @@ int main(int argc, char **argv) {
   for (long it = 0; it < iters; it++) {
     uint64_t w = (uint64_t)it * 7 + (uint64_t)mt_.rank;
     pthread_t t;
-    if (pthread_create(&t, NULL, worker, &w) != 0) mt_die("pthread_create failed");
+    if (pthread_create(&t, NULL, worker, &w) != 0)
+      mt_die("pthread_create failed");
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     uint64_t m = churn((uint64_t)it);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_join(t, NULL);
-    if (it % 50 == 0) raise(SIGUSR1);
+    if (it % 50 == 0)
+      raise(SIGUSR1);
     uint64_t mine = w ^ m ^ handler_sum, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_BXOR, MPI_COMM_WORLD);
     digest = mt_mix(digest ^ sum);

@@ -17,12 +17,25 @@
 static volatile long usr2_runs, rt_runs, usr1_runs;
 static volatile int worker_stop;
 
-static void on_usr2(int sig) { (void)sig; usr2_runs++; }
-static void on_rt(int sig) { (void)sig; rt_runs++; }
-static void on_usr1(int sig) { (void)sig; usr1_runs++; }
+static void on_usr2(int sig)
+{
+  (void)sig;
+  usr2_runs++;
+}
+static void on_rt(int sig)
+{
+  (void)sig;
+  rt_runs++;
+}
+static void on_usr1(int sig)
+{
+  (void)sig;
+  usr1_runs++;
+}
 
 static long worker_sent;
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
   (void)arg;
   sigset_t one;
   sigemptyset(&one);
@@ -38,7 +51,8 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("signal_pending");
   const long iters = mt_arg("signal_pending", argc, argv, 1, 300);
@@ -47,7 +61,8 @@ int main(int argc, char **argv) {
   mt_on_signal(rt, on_rt, 0);
   mt_on_signal(SIGUSR1, on_usr1, 0);
   pthread_t w;
-  if (pthread_create(&w, NULL, worker, NULL) != 0) mt_die("pthread_create failed");
+  if (pthread_create(&w, NULL, worker, NULL) != 0)
+    mt_die("pthread_create failed");
 
   sigset_t both;
   sigemptyset(&both);
@@ -63,7 +78,8 @@ int main(int argc, char **argv) {
     uint64_t mine = (uint64_t)it * 13 + (uint64_t)mt_.rank, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     digest = mt_mix(digest ^ sum);
-    if (usr2_runs + rt_runs != before) lost++; /* ran while blocked */
+    if (usr2_runs + rt_runs != before)
+      lost++; /* ran while blocked */
     pthread_sigmask(SIG_UNBLOCK, &both, NULL);
   }
   __atomic_store_n(&worker_stop, 1, __ATOMIC_RELEASE);

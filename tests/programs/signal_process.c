@@ -20,16 +20,19 @@
 static __thread volatile int marker = 12345;
 static volatile int runs, bad_marker;
 
-static void on_usr1(int sig) {
+static void on_usr1(int sig)
+{
   (void)sig;
   int saved = errno;
-  if (marker != 12345) bad_marker++;
+  if (marker != 12345)
+    bad_marker++;
   marker = 12345;
   errno = saved;
   runs++;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("signal_process");
   const long iters = mt_arg("signal_process", argc, argv, 1, 50);
@@ -42,7 +45,8 @@ int main(int argc, char **argv) {
     kill(getpid(), SIGUSR1);
     int x = (int)i, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (y != (int)i) bad_marker += 1000;
+    if (y != (int)i)
+      bad_marker += 1000;
   }
   pthread_sigmask(SIG_UNBLOCK, &one, NULL);
   MPI_Barrier(MPI_COMM_WORLD);

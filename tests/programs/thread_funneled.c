@@ -15,14 +15,16 @@ struct work {
   int is_main, level, initialized;
 };
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
   struct work *w = arg;
   MPI_Is_thread_main(&w->is_main);
   MPI_Query_thread(&w->level);
   MPI_Initialized(&w->initialized);
   long n = 0;
   for (int x = w->lo; x < w->hi; x++) {
-    if (x < 2) continue;
+    if (x < 2)
+      continue;
     int prime = 1;
     for (int d = 2; (long)d * d <= x; d++)
       if (x % d == 0) {
@@ -35,17 +37,24 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static const char *level_name(int l) {
+static const char *level_name(int l)
+{
   switch (l) {
-  case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-  case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-  case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-  case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-  default: return "?";
+  case MPI_THREAD_SINGLE:
+    return "MPI_THREAD_SINGLE";
+  case MPI_THREAD_FUNNELED:
+    return "MPI_THREAD_FUNNELED";
+  case MPI_THREAD_SERIALIZED:
+    return "MPI_THREAD_SERIALIZED";
+  case MPI_THREAD_MULTIPLE:
+    return "MPI_THREAD_MULTIPLE";
+  default:
+    return "?";
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int provided = -1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   mt_begin("thread_funneled");
@@ -57,7 +66,8 @@ int main(int argc, char **argv) {
   /* rank r counts primes in [r * 100000, (r + 1) * 100000) */
   struct work wk = {.lo = me * 100000, .hi = (me + 1) * 100000, .is_main = -1, .level = -1};
   pthread_t th;
-  if (pthread_create(&th, NULL, worker, &wk) != 0) mt_die("pthread_create");
+  if (pthread_create(&th, NULL, worker, &wk) != 0)
+    mt_die("pthread_create");
 
   /* main thread: ping-pong while the worker runs */
   int v = me, rounds = 200;

@@ -17,15 +17,19 @@ static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct stream {
   int tag;
-  long sum;       /* sum of received values */
-  int in_order;   /* received values arrived in send order */
-  int is_main;    /* MPI_Is_thread_main as seen by this thread */
-  int level;      /* MPI_Query_thread as seen by this thread */
+  long sum;     /* sum of received values */
+  int in_order; /* received values arrived in send order */
+  int is_main;  /* MPI_Is_thread_main as seen by this thread */
+  int level;    /* MPI_Query_thread as seen by this thread */
 };
 
-static int value(int rank, int tag, int i) { return rank * 100000 + tag * 1000 + i; }
+static int value(int rank, int tag, int i)
+{
+  return rank * 100000 + tag * 1000 + i;
+}
 
-static void run_stream(struct stream *s) {
+static void run_stream(struct stream *s)
+{
   const int me = mt_.rank, peer = 1 - me;
   pthread_mutex_lock(&mpi_lock);
   MPI_Is_thread_main(&s->is_main);
@@ -44,22 +48,27 @@ static void run_stream(struct stream *s) {
     while (!done[0] || !done[1]) {
       pthread_mutex_lock(&mpi_lock);
       for (int k = 0; k < 2; k++)
-        if (!done[k]) MPI_Test(&rq[k], &done[k], MPI_STATUS_IGNORE);
+        if (!done[k])
+          MPI_Test(&rq[k], &done[k], MPI_STATUS_IGNORE);
       pthread_mutex_unlock(&mpi_lock);
-      if (!done[0] || !done[1]) sched_yield();
+      if (!done[0] || !done[1])
+        sched_yield();
     }
     s->sum += in;
-    if (in != value(peer, s->tag, i) || in <= last) s->in_order = 0;
+    if (in != value(peer, s->tag, i) || in <= last)
+      s->in_order = 0;
     last = in;
   }
 }
 
-static void *worker(void *arg) {
+static void *worker(void *arg)
+{
   run_stream(arg);
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int provided = -1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   mt_begin("thread_serialized");
@@ -72,7 +81,8 @@ int main(int argc, char **argv) {
 
   struct stream ms = {.tag = 1}, ws = {.tag = 2};
   pthread_t th;
-  if (pthread_create(&th, NULL, worker, &ws) != 0) mt_die("pthread_create");
+  if (pthread_create(&th, NULL, worker, &ws) != 0)
+    mt_die("pthread_create");
   run_stream(&ms);
   pthread_join(th, NULL);
 
@@ -84,7 +94,8 @@ int main(int argc, char **argv) {
   mt_check_int("main-thread stream: sum of received values", ms.sum, exp_main);
   mt_check_int("worker-thread stream: sum of received values", ws.sum, exp_worker);
   mt_check(ms.in_order && ws.in_order, "both streams arrived complete and in order");
-  mt_check(ms.is_main == 1 && ws.is_main == 0, "is_thread_main: main %d, worker %d", ms.is_main, ws.is_main);
+  mt_check(ms.is_main == 1 && ws.is_main == 0, "is_thread_main: main %d, worker %d", ms.is_main,
+           ws.is_main);
   mt_check(ms.level == provided && ws.level == provided, "query_thread agrees in both threads");
 
   long both = ms.sum + ws.sum, total = 0;
@@ -92,7 +103,8 @@ int main(int argc, char **argv) {
   long etotal = 0;
   for (int r = 0; r < 2; r++)
     for (int t = 1; t <= 2; t++)
-      for (int i = 0; i < MSGS; i++) etotal += value(r, t, i);
+      for (int i = 0; i < MSGS; i++)
+        etotal += value(r, t, i);
   mt_check_int("allreduce of both ranks' stream sums", total, etotal);
   return mt_end();
 }

@@ -15,10 +15,12 @@
 static MPI_Datatype mat_type, rec_type;
 static int bad_type_calls; /* callbacks that got an unexpected datatype handle */
 
-static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   const int *a = in;
   int *b = inout;
-  if (*dt != MPI_INT) bad_type_calls++;
+  if (*dt != MPI_INT)
+    bad_type_calls++;
   for (int i = 0; i < *len; i++) {
     int x = a[i] < 0 ? -a[i] : a[i], y = b[i] < 0 ? -b[i] : b[i];
     b[i] = x > y ? x : y;
@@ -26,10 +28,12 @@ static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt) {
 }
 
 /* inout = in x inout (in holds the lower-ranked operand) */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   const int *a = in;
   int *b = inout;
-  if (*dt != mat_type) bad_type_calls++;
+  if (*dt != mat_type)
+    bad_type_calls++;
   for (int k = 0; k < *len; k++, a += 4, b += 4) {
     int r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
                 a[2] * b[1] + a[3] * b[3]};
@@ -42,30 +46,37 @@ struct rec {
   int i;
 };
 
-static void recop(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void recop(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   const struct rec *a = in;
   struct rec *b = inout;
-  if (*dt != rec_type) bad_type_calls++;
+  if (*dt != rec_type)
+    bad_type_calls++;
   for (int k = 0; k < *len; k++) {
     b[k].v += a[k].v;
-    if (a[k].i > b[k].i) b[k].i = a[k].i;
+    if (a[k].i > b[k].i)
+      b[k].i = a[k].i;
   }
 }
 
-static void mat_of(int r, int m[4]) {
+static void mat_of(int r, int m[4])
+{
   m[0] = r + 1;
   m[1] = 1;
   m[2] = 1;
   m[3] = r % 2 ? -1 : 0;
 }
 
-static void mat_mul(const int a[4], const int b[4], int out[4]) {
-  int r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+static void mat_mul(const int a[4], const int b[4], int out[4])
+{
+  int r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+              a[2] * b[1] + a[3] * b[3]};
   memcpy(out, r, sizeof r);
 }
 
 /* product M_lo x ... x M_hi (identity if empty) */
-static void prefix(int lo, int hi, int out[4]) {
+static void prefix(int lo, int hi, int out[4])
+{
   int acc[4] = {1, 0, 0, 1};
   for (int r = lo; r <= hi; r++) {
     int m[4];
@@ -75,7 +86,8 @@ static void prefix(int lo, int hi, int out[4]) {
   memcpy(out, acc, sizeof acc);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("user_ops");
   const int me = mt_.rank, np = mt_.size;
@@ -112,13 +124,15 @@ int main(int argc, char **argv) {
     for (int r = 0; r < np; r++) {
       int x[4] = {r * 3, r, abs(5 - r), 10 + r};
       for (int i = 0; i < 4; i++)
-        if (x[i] > e[i]) e[i] = x[i];
+        if (x[i] > e[i])
+          e[i] = x[i];
     }
     MPI_Allreduce(v, out, 4, MPI_INT, op_abs, w);
     mt_check_ints("allreduce absmax", out, e, 4);
     int ro[4] = {0};
     MPI_Reduce(v, ro, 4, MPI_INT, op_abs, np - 1, w);
-    if (me == np - 1) mt_check_ints("reduce absmax at last rank", ro, e, 4);
+    if (me == np - 1)
+      mt_check_ints("reduce absmax at last rank", ro, e, 4);
     int io[4] = {0};
     MPI_Request rq;
     MPI_Iallreduce(v, io, 4, MPI_INT, op_abs, w, &rq);
@@ -156,7 +170,8 @@ int main(int argc, char **argv) {
     mt_check_ints("allreduce matmul (M0..Mn-1, N0..Nn-1)", out, e, 8);
     memset(out, 0, sizeof out);
     MPI_Reduce(in, out, 2, mat_type, op_mat, 1 % np, w);
-    if (me == 1 % np) mt_check_ints("reduce matmul at rank 1", out, e, 8);
+    if (me == 1 % np)
+      mt_check_ints("reduce matmul at rank 1", out, e, 8);
     memset(out, 0, sizeof out);
     MPI_Request rq;
     MPI_Iallreduce(in, out, 2, mat_type, op_mat, w, &rq);
@@ -170,7 +185,8 @@ int main(int argc, char **argv) {
     int ex[4] = {0, 0, 0, 0};
     MPI_Exscan(in, ex, 1, mat_type, op_mat, w);
     prefix(0, me - 1, esc);
-    if (me > 0) mt_check_ints("exscan matmul", ex, esc, 4);
+    if (me > 0)
+      mt_check_ints("exscan matmul", ex, esc, 4);
 
     /* in-place allreduce with the user op */
     memcpy(out, in, sizeof in);
@@ -192,11 +208,14 @@ int main(int argc, char **argv) {
       int ei = -1;
       for (int q = 0; q < np; q++) {
         ev += q * 0.5 + k;
-        if ((q * 7 + k * 3) % 5 > ei) ei = (q * 7 + k * 3) % 5;
+        if ((q * 7 + k * 3) % 5 > ei)
+          ei = (q * 7 + k * 3) % 5;
       }
-      if (o[k].v != ev || o[k].i != ei) ok = 0;
+      if (o[k].v != ev || o[k].i != ei)
+        ok = 0;
     }
-    mt_check(ok, "allreduce on struct type: (%g,%d) (%g,%d) (%g,%d)", o[0].v, o[0].i, o[1].v, o[1].i, o[2].v, o[2].i);
+    mt_check(ok, "allreduce on struct type: (%g,%d) (%g,%d) (%g,%d)", o[0].v, o[0].i, o[1].v,
+             o[1].i, o[2].v, o[2].i);
   }
 
   /* Reduce_local: inout = in op inout */

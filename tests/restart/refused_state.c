@@ -20,8 +20,8 @@ int main(int argc, char **argv)
   int value = rank, *slot = &value;
   int partition = 0;
   MPI_Request held;
-  MPI_Precv_init(&partition, 1, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD,
-                 MPI_INFO_NULL, &held);
+  MPI_Precv_init(&partition, 1, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD, MPI_INFO_NULL,
+                 &held);
   long total = 0;
   for (int step = 0; step < steps; step++) {
     *slot = step * (rank + 1) + *slot % 7;

@@ -20,13 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   int me, np;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   if (np != 2) {
-    if (me == 0) printf("reroute_wait: needs 2 ranks\n");
+    if (me == 0)
+      printf("reroute_wait: needs 2 ranks\n");
     MPI_Finalize();
     return 2;
   }
@@ -39,7 +41,8 @@ int main(int argc, char **argv) {
   if (me == 0) {
     int token = 0, big[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     MPI_Recv(&token, 1, MPI_INT, 1, 9, c, MPI_STATUS_IGNORE);
-    if (checkpoint_now) checkpoint_now();
+    if (checkpoint_now)
+      checkpoint_now();
     MPI_Barrier(MPI_COMM_SELF);
     MPI_Send(big, 8, MPI_INT, 1, 1, c);
   } else {
@@ -47,8 +50,9 @@ int main(int argc, char **argv) {
     MPI_Status st;
     int rc = MPI_Sendrecv(&token, 1, MPI_INT, 0, 9, small, 2, MPI_INT, 0, 1, c, &st);
     MPI_Error_class(rc, &cls);
-    printf("rank 1: the receive returned %s\n",
-           cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : rc == MPI_SUCCESS ? "success" : "another error");
+    printf("rank 1: the receive returned %s\n", cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE"
+                                                : rc == MPI_SUCCESS     ? "success"
+                                                                        : "another error");
     fflush(stdout);
     if (rerouted && rerouted() != 1) {
       fprintf(stderr, "reroute_wait: under mana, rank 1 was not restarted inside its wait (%d)\n",

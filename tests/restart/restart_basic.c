@@ -56,7 +56,8 @@ int main(int argc, char **argv)
   uint64_t acc = (uint64_t)rank + 1;
   for (int step = 0; step < steps; step++) {
     for (size_t i = 0; i < n; i += 4096 * 8)
-      acc = acc * 31 + (uint64_t)big[(i + (size_t)step * 512) % n] + (uint64_t)small[step % 64][step % 100];
+      acc = acc * 31 + (uint64_t)big[(i + (size_t)step * 512) % n] +
+            (uint64_t)small[step % 64][step % 100];
     uint64_t total = acc;
     if (!nocomm)
       MPI_Allreduce(&acc, &total, 1, MPI_UINT64_T, MPI_BXOR, MPI_COMM_WORLD);

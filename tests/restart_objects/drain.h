@@ -13,7 +13,8 @@
 
 #include "rebuild.h"
 
-static inline int drain_in_place(void) {
+static inline int drain_in_place(void)
+{
   int (*drain)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mana_test_drain_now");
   if (!drain) {
     if (getenv("MANA_TEST_REQUIRE_REBUILD")) {
@@ -26,13 +27,15 @@ static inline int drain_in_place(void) {
 }
 
 /* Messages the drains left buffered on this rank; -1 natively. */
-static inline int drained_buffered(void) {
+static inline int drained_buffered(void)
+{
   int (*count)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mana_test_drained_count");
   return count ? count() : -1;
 }
 
 /* restart = 0: the job goes on after the drain; 1: the objects are rebuilt as at a restart. */
-static inline void drain_checked(const char *when, int restart) {
+static inline void drain_checked(const char *when, int restart)
+{
   int rc = drain_in_place();
   mt_check(rc == 0, "drained %s (rc %d)", when, rc);
   if (restart)

@@ -15,13 +15,16 @@
 
 #define NAME_LEN 256
 
-static void print_ints(const char *what, const int *v, int n) {
+static void print_ints(const char *what, const int *v, int n)
+{
   mt_append("%s:", what);
-  for (int i = 0; i < n; i++) mt_append(" %d", v[i]);
+  for (int i = 0; i < n; i++)
+    mt_append(" %d", v[i]);
   mt_append("\n");
 }
 
-static void positions(const char *when, MPI_File a, MPI_File b, MPI_File c) {
+static void positions(const char *when, MPI_File a, MPI_File b, MPI_File c)
+{
   MPI_Offset pa = -1, pb = -1, pc = -1;
   MPI_File_get_position(a, &pa);
   MPI_File_get_position_shared(b, &pb);
@@ -30,7 +33,8 @@ static void positions(const char *when, MPI_File a, MPI_File b, MPI_File c) {
          (long long)pb, (long long)pc);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("drain_files");
   mt_require_size(2);
@@ -41,7 +45,8 @@ int main(int argc, char **argv) {
   if (me == 0) {
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(dir, sizeof(dir), "%s/mana_files_XXXXXX", tmp);
-    if (!mkdtemp(dir)) mt_die("mkdtemp failed");
+    if (!mkdtemp(dir))
+      mt_die("mkdtemp failed");
   }
   MPI_Bcast(dir, NAME_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
   char name_a[NAME_LEN + 16], name_b[NAME_LEN + 16], name_c[NAME_LEN + 16];
@@ -52,7 +57,8 @@ int main(int argc, char **argv) {
   /* File A: each rank owns 2 of every 2n ints, twice per period of 4n ints. */
   MPI_File a, b, c;
   mt_check(MPI_File_open(MPI_COMM_WORLD, name_a, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
-                         MPI_INFO_NULL, &a) == MPI_SUCCESS, "open A");
+                         MPI_INFO_NULL, &a) == MPI_SUCCESS,
+           "open A");
   MPI_Datatype vec, filetype;
   MPI_Type_vector(2, 2, 2 * n, MPI_INT, &vec);
   MPI_Type_create_resized(vec, 0, (MPI_Aint)(4 * n * sizeof(int)), &filetype);
@@ -66,22 +72,27 @@ int main(int argc, char **argv) {
   MPI_Comm dup;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
   mt_check(MPI_File_open(dup, name_b, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &b) ==
-               MPI_SUCCESS, "open B");
+               MPI_SUCCESS,
+           "open B");
   MPI_Comm_free(&dup);
   MPI_File_set_view(b, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
 
   /* File C: this rank's own. */
   mt_check(MPI_File_open(MPI_COMM_SELF, name_c, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                         &c) == MPI_SUCCESS, "open C");
+                         &c) == MPI_SUCCESS,
+           "open C");
   MPI_File_set_atomicity(c, 1);
 
   int buf[16], next = 100 * (me + 1);
   for (int round = 0; round < 2; round++) {
-    for (int i = 0; i < 6; i++) buf[i] = next++;
+    for (int i = 0; i < 6; i++)
+      buf[i] = next++;
     MPI_File_write_all(a, buf, 6, MPI_INT, MPI_STATUS_IGNORE);
-    for (int i = 0; i < 3; i++) buf[i] = next++;
+    for (int i = 0; i < 3; i++)
+      buf[i] = next++;
     MPI_File_write_ordered(b, buf, 3, MPI_INT, MPI_STATUS_IGNORE);
-    for (int i = 0; i < 5; i++) buf[i] = next++;
+    for (int i = 0; i < 5; i++)
+      buf[i] = next++;
     MPI_File_write(c, buf, 2, MPI_INT, MPI_STATUS_IGNORE);
     MPI_Request req;
     MPI_File_iwrite(c, buf + 2, 3, MPI_INT, &req);
@@ -99,9 +110,11 @@ int main(int argc, char **argv) {
     mt_check_int("atomicity of C", atomic, 1);
     positions(round ? "after the second rebuild" : "after the first rebuild", a, b, c);
   }
-  for (int i = 0; i < 4; i++) buf[i] = next++;
+  for (int i = 0; i < 4; i++)
+    buf[i] = next++;
   MPI_File_write_all(a, buf, 4, MPI_INT, MPI_STATUS_IGNORE);
-  for (int i = 0; i < 2; i++) buf[i] = next++;
+  for (int i = 0; i < 2; i++)
+    buf[i] = next++;
   MPI_File_write_ordered(b, buf, 2, MPI_INT, MPI_STATUS_IGNORE);
   positions("at the end", a, b, c);
 

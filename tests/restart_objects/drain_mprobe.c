@@ -16,13 +16,15 @@
 
 enum { BIG = 100000 };
 
-static void show_status(const char *what, const MPI_Status *st, MPI_Datatype type) {
+static void show_status(const char *what, const MPI_Status *st, MPI_Datatype type)
+{
   int count = -1;
   MPI_Get_count(st, type, &count);
   mt_log("%s: source %d tag %d count %d", what, st->MPI_SOURCE, st->MPI_TAG, count);
 }
 
-static void round_trip(int restart) {
+static void round_trip(int restart)
+{
   const int T = restart ? 100 : 0, me = mt_.rank;
   MPI_Comm dup, half, inter;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -38,8 +40,10 @@ static void round_trip(int restart) {
 
   if (me == 0) {
     int v = 10 + T, grid[12];
-    for (int i = 0; i < 12; i++) grid[i] = 100 * (T + 1) + i;
-    for (int i = 0; i < BIG; i++) big[i] = i ^ T;
+    for (int i = 0; i < 12; i++)
+      grid[i] = 100 * (T + 1) + i;
+    for (int i = 0; i < BIG; i++)
+      big[i] = i ^ T;
     MPI_Send(&v, 1, MPI_INT, 1, T + 1, MPI_COMM_WORLD);
     v = 11 + T;
     MPI_Send(&v, 1, MPI_INT, 1, T + 2, MPI_COMM_WORLD);
@@ -57,7 +61,8 @@ static void round_trip(int restart) {
     MPI_Mprobe(0, T + 2, MPI_COMM_WORLD, &m_small, &st); /* by tag, out of order */
     show_status("matched by tag", &st, MPI_INT);
     int flag = 0;
-    while (!flag) MPI_Improbe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m_any, MPI_STATUS_IGNORE);
+    while (!flag)
+      MPI_Improbe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m_any, MPI_STATUS_IGNORE);
     MPI_Mprobe(MPI_ANY_SOURCE, T + 3, MPI_COMM_WORLD, &m_big, MPI_STATUS_IGNORE);
     MPI_Mprobe(0, T + 4, MPI_COMM_WORLD, &m_pairs, &st);
     show_status("matched non-contiguous", &st, MPI_INT);
@@ -65,12 +70,12 @@ static void round_trip(int restart) {
     MPI_Mprobe(0, T + 6, inter, &m_inter, &st);
     show_status("matched across the intercommunicator", &st, MPI_INT);
     flag = 0;
-    while (!flag) MPI_Improbe(MPI_ANY_SOURCE, T + 7, dup, &flag, &m_trunc, &st);
+    while (!flag)
+      MPI_Improbe(MPI_ANY_SOURCE, T + 7, dup, &flag, &m_trunc, &st);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 
-  drain_checked(restart ? "with matched messages, then rebuilt" : "with matched messages",
-                restart);
+  drain_checked(restart ? "with matched messages, then rebuilt" : "with matched messages", restart);
 
   if (me == 1) {
     int v = -1, recv_pairs[8];
@@ -85,7 +90,8 @@ static void round_trip(int restart) {
     mt_log("  value %d", v);
     MPI_Mrecv(big, BIG, MPI_INT, &m_big, &st);
     long long sum = 0;
-    for (int i = 0; i < BIG; i++) sum += big[i];
+    for (int i = 0; i < BIG; i++)
+      sum += big[i];
     show_status("Mrecv of the rendezvous-sized message", &st, MPI_INT);
     mt_log("  sum %lld", sum);
     MPI_Mrecv(recv_pairs, 8, MPI_INT, &m_pairs, &st); /* contiguous on this side */
@@ -122,7 +128,8 @@ static void round_trip(int restart) {
   MPI_Comm_free(&dup);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("drain_mprobe");
   mt_require_size(2);

@@ -17,7 +17,8 @@
 
 enum { BIG = 200000 };
 
-static void show_status(const char *what, const MPI_Status *st, MPI_Datatype type) {
+static void show_status(const char *what, const MPI_Status *st, MPI_Datatype type)
+{
   int count = -1, cancelled = -1;
   MPI_Get_count(st, type, &count);
   MPI_Test_cancelled(st, &cancelled);
@@ -25,7 +26,8 @@ static void show_status(const char *what, const MPI_Status *st, MPI_Datatype typ
          cancelled);
 }
 
-static void round_trip(int restart) {
+static void round_trip(int restart)
+{
   const int T = restart ? 100 : 0;
   int me = mt_.rank;
   int one = 0, v;
@@ -191,7 +193,8 @@ static void round_trip(int restart) {
   free(big);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("drain_p2p");
   mt_require_size(3);

@@ -13,20 +13,23 @@
 #include <string.h>
 #include <time.h>
 
-static void add_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void add_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   (void)dt;
   for (int i = 0; i < *len; i++)
     ((int *)inout)[i] += 3 * ((int *)in)[i];
 }
 
 static int handled;
-static void on_error(MPI_Comm *comm, int *code, ...) {
+static void on_error(MPI_Comm *comm, int *code, ...)
+{
   (void)comm;
   handled += *code;
 }
 
 static int copies;
-static int copy_attr(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag) {
+static int copy_attr(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag)
+{
   (void)c;
   (void)kv;
   (void)extra;
@@ -36,13 +39,15 @@ static int copy_attr(MPI_Comm c, int kv, void *extra, void *in, void *out, int *
   return MPI_SUCCESS;
 }
 
-static uint32_t fold(uint32_t h, const void *p, size_t n) {
+static uint32_t fold(uint32_t h, const void *p, size_t n)
+{
   for (size_t i = 0; i < n; i++)
     h = (h ^ ((const unsigned char *)p)[i]) * 16777619u;
   return h;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   int steps = argc > 1 ? atoi(argv[1]) : 20;
   int step_ms = argc > 2 ? atoi(argv[2]) : 40;
@@ -148,8 +153,8 @@ int main(int argc, char **argv) {
 
     printf("step %d: sums %08x nb %d coords %d,%d bsend %d info %s/%d names '%s' '%s' attr %ld "
            "dup attr %ld copies %d handled %d group %d\n",
-           step, h, nb, coords[0], coords[1], got, value, nkeys, name, tname,
-           (long)(intptr_t)attr, (long)(intptr_t)attr2, copies, handled, gsize);
+           step, h, nb, coords[0], coords[1], got, value, nkeys, name, tname, (long)(intptr_t)attr,
+           (long)(intptr_t)attr2, copies, handled, gsize);
     fflush(stdout);
     struct timespec ts = {step_ms / 1000, (long)(step_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);

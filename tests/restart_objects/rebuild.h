@@ -20,7 +20,8 @@
 #include "mpitest.h"
 
 /* Returns 0 when the objects were rebuilt, or natively. */
-static inline int rebuild_in_place(void) {
+static inline int rebuild_in_place(void)
+{
   int (*rebuild)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "mana_test_rebuild_now");
   if (!rebuild) {
     if (getenv("MANA_TEST_REQUIRE_REBUILD")) {
@@ -33,7 +34,8 @@ static inline int rebuild_in_place(void) {
 }
 
 /* Logs the rebuild's outcome as a check; the line reads the same natively. */
-static inline void rebuild_checked(const char *when) {
+static inline void rebuild_checked(const char *when)
+{
   int rc = rebuild_in_place();
   mt_check(rc == 0, "objects rebuilt in place %s (rc %d)", when, rc);
 }

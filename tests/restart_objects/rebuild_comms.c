@@ -12,7 +12,8 @@
 
 static int copies, deletes;
 
-static int copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+static int copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)comm;
   (void)keyval;
   copies++;
@@ -21,7 +22,8 @@ static int copy_fn(MPI_Comm comm, int keyval, void *extra, void *in, void *out, 
   return MPI_SUCCESS;
 }
 
-static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
+static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra)
+{
   (void)comm;
   (void)keyval;
   (void)value;
@@ -33,14 +35,16 @@ static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
 static int handled, handled_code;
 static MPI_Comm handled_comm;
 
-static void error_fn(MPI_Comm *comm, int *code, ...) {
+static void error_fn(MPI_Comm *comm, int *code, ...)
+{
   handled++;
   handled_code = *code;
   handled_comm = *comm;
 }
 
 /* The world ranks of c's members, in rank order, and c's rank and size. */
-static void show_members(const char *what, MPI_Comm c) {
+static void show_members(const char *what, MPI_Comm c)
+{
   int size, rank;
   MPI_Comm_size(c, &size);
   MPI_Comm_rank(c, &rank);
@@ -59,7 +63,8 @@ static void show_members(const char *what, MPI_Comm c) {
 }
 
 /* One collective on c: the sum of the members' world ranks times 10 plus their ranks. */
-static void show_sum(const char *what, MPI_Comm c) {
+static void show_sum(const char *what, MPI_Comm c)
+{
   int rank, v, s = -1;
   MPI_Comm_rank(c, &rank);
   v = mt_.rank * 10 + rank;
@@ -67,14 +72,16 @@ static void show_sum(const char *what, MPI_Comm c) {
   mt_log("%s: allreduce = %d", what, s);
 }
 
-static void show_name(const char *what, MPI_Comm c) {
+static void show_name(const char *what, MPI_Comm c)
+{
   char name[MPI_MAX_OBJECT_NAME];
   int len = 0;
   MPI_Comm_get_name(c, name, &len);
   mt_log("%s: name '%s'", what, name);
 }
 
-static void show_cart(MPI_Comm cart, MPI_Comm sub) {
+static void show_cart(MPI_Comm cart, MPI_Comm sub)
+{
   int dims[2], periods[2], coords[2], src, dst, ndims;
   MPI_Cartdim_get(cart, &ndims);
   MPI_Cart_get(cart, 2, dims, periods, coords);
@@ -91,7 +98,8 @@ static void show_cart(MPI_Comm cart, MPI_Comm sub) {
   show_members("cart_sub", sub);
 }
 
-static void show_graph(MPI_Comm graph) {
+static void show_graph(MPI_Comm graph)
+{
   int topo, nn, nbrs[4];
   MPI_Topo_test(graph, &topo);
   MPI_Graph_neighbors_count(graph, mt_.rank, &nn);
@@ -101,7 +109,8 @@ static void show_graph(MPI_Comm graph) {
   mt_append("\n");
 }
 
-static void show_dist(const char *what, MPI_Comm d) {
+static void show_dist(const char *what, MPI_Comm d)
+{
   int topo, in, out, weighted;
   MPI_Topo_test(d, &topo);
   MPI_Dist_graph_neighbors_count(d, &in, &out, &weighted);
@@ -109,8 +118,8 @@ static void show_dist(const char *what, MPI_Comm d) {
   MPI_Dist_graph_neighbors(d, 4, src, weighted ? sw : MPI_UNWEIGHTED, 4, dst,
                            weighted ? dw : MPI_UNWEIGHTED);
   mt_log("%s: topo %s in %d out %d weighted %d; src %d w %d; dst %d w %d", what,
-         topo == MPI_DIST_GRAPH ? "dist_graph" : "?", in, out, weighted, in ? src[0] : -1,
-         sw[0], out ? dst[0] : -1, dw[0]);
+         topo == MPI_DIST_GRAPH ? "dist_graph" : "?", in, out, weighted, in ? src[0] : -1, sw[0],
+         out ? dst[0] : -1, dw[0]);
   int mine = 100 + mt_.rank, got[4] = {-1, -1, -1, -1};
   MPI_Neighbor_allgather(&mine, 1, MPI_INT, got, 1, MPI_INT, d);
   mt_append("OK   %s: neighbor_allgather ", what);
@@ -118,7 +127,8 @@ static void show_dist(const char *what, MPI_Comm d) {
   mt_append("\n");
 }
 
-static void show_attr(const char *what, MPI_Comm c, int kv) {
+static void show_attr(const char *what, MPI_Comm c, int kv)
+{
   long *v = NULL;
   int flag = 0;
   MPI_Comm_get_attr(c, kv, &v, &flag);
@@ -128,7 +138,8 @@ static void show_attr(const char *what, MPI_Comm c, int kv) {
     mt_log("%s: no attribute", what);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_comms");
   mt_require_size(4);
@@ -174,8 +185,8 @@ int main(int argc, char **argv) {
                    &graph);
   int next = (me + 1) % 4, prev = (me + 3) % 4, w = me + 1;
   MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, (int[]){1}, &next, &w, MPI_INFO_NULL, 0, &dist_w);
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, MPI_UNWEIGHTED, 1, &next,
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dist_u);
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &dist_u);
   MPI_Comm_set_name(MPI_COMM_SELF, "my self");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&eh); /* the communicator keeps it */
@@ -252,8 +263,8 @@ int main(int argc, char **argv) {
   show_dist("dist_w", dist_w);
   show_attr("world", MPI_COMM_WORLD, kv);
 
-  MPI_Comm *all[] = {&dup, &split, &odd_only, &created, &grouped, &idup, &hinted, &cart,
-                     &cart_sub, &graph, &dist_w, &dist_u, &dup2};
+  MPI_Comm *all[] = {&dup,  &split,    &odd_only, &created, &grouped, &idup, &hinted,
+                     &cart, &cart_sub, &graph,    &dist_w,  &dist_u,  &dup2};
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     if (*all[i] != MPI_COMM_NULL)
       MPI_Comm_free(all[i]);

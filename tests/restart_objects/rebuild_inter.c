@@ -15,7 +15,8 @@
  */
 #include "drain.h"
 
-static void show_remote(const char *what, MPI_Comm inter) {
+static void show_remote(const char *what, MPI_Comm inter)
+{
   int size, rsize, rank;
   MPI_Comm_size(inter, &size);
   MPI_Comm_remote_size(inter, &rsize);
@@ -34,7 +35,8 @@ static void show_remote(const char *what, MPI_Comm inter) {
 
 /* Collectives across: a Bcast from side A's rank 0 to side B, then one back (`a_side`: this
  * process is on A), an Allreduce (each side gets the other's sum), an Allgather, a Barrier. */
-static void show_collectives(const char *what, MPI_Comm inter, int a_side) {
+static void show_collectives(const char *what, MPI_Comm inter, int a_side)
+{
   int rank, rsize, got[2] = {-1, -1};
   MPI_Comm_rank(inter, &rank);
   MPI_Comm_remote_size(inter, &rsize);
@@ -50,14 +52,14 @@ static void show_collectives(const char *what, MPI_Comm inter, int a_side) {
   MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter);
   MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, inter);
   MPI_Barrier(inter);
-  mt_append("OK   %s: bcast received [%d %d], allreduce %d, allgather ", what, got[0], got[1],
-            sum);
+  mt_append("OK   %s: bcast received [%d %d], allreduce %d, allgather ", what, got[0], got[1], sum);
   mt_fmt_ints(all, rsize);
   mt_append("\n");
 }
 
 /* Local rank i and remote rank i exchange one message each way. */
-static void show_p2p(const char *what, MPI_Comm inter, int tag) {
+static void show_p2p(const char *what, MPI_Comm inter, int tag)
+{
   int rank, rsize, out, in = -1;
   MPI_Comm_rank(inter, &rank);
   MPI_Comm_remote_size(inter, &rsize);
@@ -71,7 +73,8 @@ static void show_p2p(const char *what, MPI_Comm inter, int tag) {
   mt_log("%s: got %d from remote rank %d tag %d", what, in, st.MPI_SOURCE, st.MPI_TAG);
 }
 
-static void show_merge(const char *what, MPI_Comm inter, int high) {
+static void show_merge(const char *what, MPI_Comm inter, int high)
+{
   MPI_Comm merged;
   MPI_Intercomm_merge(inter, high, &merged);
   int size, all[4] = {-1, -1, -1, -1};
@@ -83,7 +86,8 @@ static void show_merge(const char *what, MPI_Comm inter, int high) {
   MPI_Comm_free(&merged);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_inter");
   mt_require_size(4);
@@ -155,7 +159,8 @@ int main(int argc, char **argv) {
     MPI_Recv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 9, dup, &st);
     mt_log("after the drain, on dup: %d from remote rank %d", b, st.MPI_SOURCE);
     MPI_Recv(&a, 1, MPI_INT, 0, MPI_ANY_TAG, inter, &st);
-    mt_log("after the drain, on inter: %d from remote rank %d tag %d", a, st.MPI_SOURCE, st.MPI_TAG);
+    mt_log("after the drain, on inter: %d from remote rank %d tag %d", a, st.MPI_SOURCE,
+           st.MPI_TAG);
   }
   if (me == 1) {
     int v = 21;

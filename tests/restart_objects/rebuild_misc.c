@@ -13,27 +13,31 @@
  */
 #include "rebuild.h"
 
-static void weighted_sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void weighted_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   (void)dt;
   for (int i = 0; i < *len; i++)
     ((int *)inout)[i] += 2 * ((int *)in)[i];
 }
 
 /* Not commutative: keeps the order of the operands visible. */
-static void concat(void *in, void *inout, int *len, MPI_Datatype *dt) {
+static void concat(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
   (void)dt;
   for (int i = 0; i < *len; i++)
     ((int *)inout)[i] = ((int *)in)[i] * 10 + ((int *)inout)[i];
 }
 
 static int handled;
-static void error_fn(MPI_Comm *comm, int *code, ...) {
+static void error_fn(MPI_Comm *comm, int *code, ...)
+{
   (void)comm;
   handled += *code == MPI_ERR_OTHER;
 }
 
 static int deletes, kv_saved, kv_wrong, kv_refree_failed;
-static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
+static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra)
+{
   (void)comm;
   (void)extra;
   deletes += (int)(intptr_t)value;
@@ -42,7 +46,8 @@ static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
   return MPI_SUCCESS;
 }
 
-static void show_group(const char *what, MPI_Group g) {
+static void show_group(const char *what, MPI_Group g)
+{
   int size, rank, world[4], in[4] = {0, 1, 2, 3};
   MPI_Group wg;
   MPI_Comm_group(MPI_COMM_WORLD, &wg);
@@ -55,7 +60,8 @@ static void show_group(const char *what, MPI_Group g) {
   MPI_Group_free(&wg);
 }
 
-static void show_info(const char *what, MPI_Info info) {
+static void show_info(const char *what, MPI_Info info)
+{
   int n;
   MPI_Info_get_nkeys(info, &n);
   mt_append("OK   info %s: %d keys:", what, n);
@@ -69,7 +75,8 @@ static void show_info(const char *what, MPI_Info info) {
   mt_append("\n");
 }
 
-static void use_ops(MPI_Op sum2, MPI_Op cat, int round) {
+static void use_ops(MPI_Op sum2, MPI_Op cat, int round)
+{
   int v[2] = {mt_.rank + 1, round}, all[2], red[2] = {0, 0}, local[2] = {3, 4};
   MPI_Allreduce(v, all, 2, MPI_INT, sum2, MPI_COMM_WORLD);
   MPI_Reduce(v, red, 2, MPI_INT, cat, 0, MPI_COMM_WORLD);
@@ -86,7 +93,8 @@ struct persistent {
 };
 
 /* Rank 0 sends with every mode, rank 1 receives; the vector type keeps every other int. */
-static void use_persistent(struct persistent *p, int round) {
+static void use_persistent(struct persistent *p, int round)
+{
   for (int m = 0; m < 4; m++)
     for (int i = 0; i < 8; i++) {
       p->sbuf[m][i] = 1000 * round + 100 * m + i;
@@ -110,7 +118,8 @@ static void use_persistent(struct persistent *p, int round) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_misc");
   mt_require_size(2);

@@ -16,10 +16,12 @@
 
 #define NP 3
 
-static void pairsum(void *in, void *inout, int *len, MPI_Datatype *type) {
+static void pairsum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
   (void)type;
   int *a = in, *b = inout;
-  for (int i = 0; i < 2 * *len; i++) b[i] = b[i] * 10 + a[i] % 10; /* not commutative */
+  for (int i = 0; i < 2 * *len; i++)
+    b[i] = b[i] * 10 + a[i] % 10; /* not commutative */
 }
 
 struct state {
@@ -28,11 +30,13 @@ struct state {
   int a2w_in[NP], a2w_out[NP], rs_in[NP], rs_out, nb_in, nb_out[2], ic_in, ic_out;
 };
 
-static void inputs(struct state *s, int round) {
+static void inputs(struct state *s, int round)
+{
   int me = mt_.rank;
   s->ar_in[0] = me + round;
   s->ar_in[1] = 3 * me + 1;
-  for (int i = 0; i < 3; i++) s->bc[i] = me == 1 ? 100 * round + i : -1;
+  for (int i = 0; i < 3; i++)
+    s->bc[i] = me == 1 ? 100 * round + i : -1;
   for (int i = 0; i < NP; i++) {
     s->a2a_in[i] = 10 * me + i + round;
     s->gv_in[i] = 100 * round + 10 * me + i;
@@ -43,9 +47,10 @@ static void inputs(struct state *s, int round) {
   s->ic_in = me * me + round;
 }
 
-static void show(struct state *s, int round) {
-  mt_log("round %d: allreduce [%d %d], bcast [%d %d %d], reduce_scatter %d", round,
-         s->ar_out[0], s->ar_out[1], s->bc[0], s->bc[1], s->bc[2], s->rs_out);
+static void show(struct state *s, int round)
+{
+  mt_log("round %d: allreduce [%d %d], bcast [%d %d %d], reduce_scatter %d", round, s->ar_out[0],
+         s->ar_out[1], s->bc[0], s->bc[1], s->bc[2], s->rs_out);
   mt_append("OK   round %d: alltoallv ", round);
   mt_fmt_ints(s->a2a_out, NP);
   mt_append(", alltoallw ");
@@ -58,14 +63,16 @@ static void show(struct state *s, int round) {
   }
 }
 
-static void run_round(struct state *s, int round) {
+static void run_round(struct state *s, int round)
+{
   inputs(s, round);
   MPI_Startall(9, s->rq);
   MPI_Waitall(9, s->rq, MPI_STATUSES_IGNORE);
   show(s, round);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_pcoll");
   mt_require_size(NP);
@@ -99,15 +106,16 @@ int main(int argc, char **argv) {
   }
   MPI_Alltoallv_init(s.a2a_in, counts, displs, MPI_INT, s.a2a_out, counts, displs, MPI_INT,
                      MPI_COMM_WORLD, MPI_INFO_NULL, &s.rq[2]);
-  MPI_Gatherv_init(s.gv_in, me + 1, MPI_INT, s.gv_out, gcounts, gdispls, MPI_INT, 0,
-                   MPI_COMM_WORLD, MPI_INFO_NULL, &s.rq[3]);
-  MPI_Alltoallw_init(s.a2w_in, ones, bytes, types, s.a2w_out, ones, bytes, types,
-                     MPI_COMM_WORLD, MPI_INFO_NULL, &s.rq[4]);
+  MPI_Gatherv_init(s.gv_in, me + 1, MPI_INT, s.gv_out, gcounts, gdispls, MPI_INT, 0, MPI_COMM_WORLD,
+                   MPI_INFO_NULL, &s.rq[3]);
+  MPI_Alltoallw_init(s.a2w_in, ones, bytes, types, s.a2w_out, ones, bytes, types, MPI_COMM_WORLD,
+                     MPI_INFO_NULL, &s.rq[4]);
   int rcounts[NP] = {1, 1, 1};
   MPI_Reduce_scatter_init(s.rs_in, &s.rs_out, rcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                           MPI_INFO_NULL, &s.rq[5]);
   /* the arrays may change once the requests exist */
-  for (int i = 0; i < NP; i++) counts[i] = gcounts[i] = displs[i] = gdispls[i] = rcounts[i] = -7;
+  for (int i = 0; i < NP; i++)
+    counts[i] = gcounts[i] = displs[i] = gdispls[i] = rcounts[i] = -7;
 
   MPI_Info hints;
   MPI_Info_create(&hints);
@@ -146,7 +154,8 @@ int main(int argc, char **argv) {
   rebuild_checked("after a request was freed and another made");
   run_round(&s, 4);
 
-  for (int i = 0; i < 9; i++) MPI_Request_free(&s.rq[i]);
+  for (int i = 0; i < 9; i++)
+    MPI_Request_free(&s.rq[i]);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
   MPI_Comm_free(&ring);

@@ -22,7 +22,8 @@ static int (*can_checkpoint)(char *reason, size_t len);
 static int (*rebuild_now)(void);
 
 /* Refused, for a reason that mentions `why`; and the rebuild refuses too. */
-static void refused(const char *what, const char *why) {
+static void refused(const char *what, const char *why)
+{
   char reason[256] = "";
   int can = can_checkpoint(reason, sizeof(reason));
   mt_check(!can && strstr(reason, why) != NULL, "%s: refused (%s)", what,
@@ -30,13 +31,15 @@ static void refused(const char *what, const char *why) {
   mt_check(rebuild_now() != MPI_SUCCESS, "%s: the rebuild refuses too", what);
 }
 
-static void allowed(const char *what) {
+static void allowed(const char *what)
+{
   char reason[256] = "";
   int can = can_checkpoint(reason, sizeof(reason));
   mt_check(can, "%s: allowed again%s%s", what, can ? "" : ": ", reason);
 }
 
-static int query_fn(void *extra, MPI_Status *status) {
+static int query_fn(void *extra, MPI_Status *status)
+{
   (void)extra;
   MPI_Status_set_elements(status, MPI_BYTE, 0);
   MPI_Status_set_cancelled(status, 0);
@@ -44,17 +47,21 @@ static int query_fn(void *extra, MPI_Status *status) {
   status->MPI_TAG = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-static int free_fn(void *extra) {
-  if (extra) (*(int *)extra)++;
+static int free_fn(void *extra)
+{
+  if (extra)
+    (*(int *)extra)++;
   return MPI_SUCCESS;
 }
-static int cancel_fn(void *extra, int complete) {
+static int cancel_fn(void *extra, int complete)
+{
   (void)extra;
   (void)complete;
   return MPI_SUCCESS;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_refusals");
   mt_require_size(2);

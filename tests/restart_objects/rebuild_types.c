@@ -15,7 +15,8 @@
 
 static int copies;
 
-static int copy_fn(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag) {
+static int copy_fn(MPI_Datatype t, int keyval, void *extra, void *in, void *out, int *flag)
+{
   (void)t;
   (void)keyval;
   (void)extra;
@@ -25,17 +26,21 @@ static int copy_fn(MPI_Datatype t, int keyval, void *extra, void *in, void *out,
   return MPI_SUCCESS;
 }
 
-static const char *combiner_name(int c) {
-  static const char *names[] = {"?",        "named",          "dup",         "contiguous",
-                                "vector",   "hvector_integer", "hvector",    "indexed",
-                                "hindexed_integer", "hindexed", "indexed_block", "struct_integer",
-                                "struct",   "subarray",       "darray",      "f90_real",
-                                "f90_complex", "f90_integer", "resized",     "hindexed_block"};
+static const char *combiner_name(int c)
+{
+  static const char *names[] = {"?",          "named",         "dup",
+                                "contiguous", "vector",        "hvector_integer",
+                                "hvector",    "indexed",       "hindexed_integer",
+                                "hindexed",   "indexed_block", "struct_integer",
+                                "struct",     "subarray",      "darray",
+                                "f90_real",   "f90_complex",   "f90_integer",
+                                "resized",    "hindexed_block"};
   return c >= 0 && c < (int)(sizeof(names) / sizeof(names[0])) ? names[c] : "?";
 }
 
 /* FNV-1a of the received bytes, and how many are not zero. */
-static void exchange(const char *what, MPI_Datatype t, int count) {
+static void exchange(const char *what, MPI_Datatype t, int count)
+{
   static unsigned char out[BYTES], in[BYTES];
   for (int i = 0; i < BYTES; i++)
     out[i] = (unsigned char)(i * 7 + 13 * mt_.rank + 1);
@@ -51,7 +56,8 @@ static void exchange(const char *what, MPI_Datatype t, int count) {
   mt_log("%s: received %d bytes set, checksum %08x", what, nonzero, h);
 }
 
-static void describe(const char *what, MPI_Datatype t) {
+static void describe(const char *what, MPI_Datatype t)
+{
   int ni, na, nd, comb, size;
   MPI_Count nic, nac, nlc, ndc;
   MPI_Aint lb, extent, tlb, textent;
@@ -66,16 +72,18 @@ static void describe(const char *what, MPI_Datatype t) {
   MPI_Type_get_name(t, name, &len);
   mt_log("%s: %s (%lld ints, %lld addrs, %lld counts, %lld types) size %d lb %ld extent %ld "
          "true %ld+%ld name '%s'",
-         what, combiner_name(comb), (long long)nic, (long long)nac, (long long)nlc,
-         (long long)ndc, size, (long)lb, (long)extent, (long)tlb, (long)textent, name);
+         what, combiner_name(comb), (long long)nic, (long long)nac, (long long)nlc, (long long)ndc,
+         size, (long)lb, (long)extent, (long)tlb, (long)textent, name);
 }
 
-static void both(const char *what, MPI_Datatype t, int count) {
+static void both(const char *what, MPI_Datatype t, int count)
+{
   describe(what, t);
   exchange(what, t, count);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   MPI_Init(&argc, &argv);
   mt_begin("rebuild_types");
   mt_require_size(2);
@@ -110,8 +118,7 @@ int main(int argc, char **argv) {
   MPI_Type_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 8}, (MPI_Datatype[]){MPI_CHAR, MPI_INT},
                   &legacy_st);
 
-  MPI_Datatype c_contig, c_vec, c_hvec, c_idx, c_hidx, c_idxb, c_hidxb, c_st, c_sub, c_darr,
-      c_res;
+  MPI_Datatype c_contig, c_vec, c_hvec, c_idx, c_hidx, c_idxb, c_hidxb, c_st, c_sub, c_darr, c_res;
   MPI_Type_contiguous_c(5, MPI_SHORT, &c_contig);
   MPI_Type_vector_c(2, 1, 3, MPI_INT, &c_vec);
   MPI_Type_create_hvector_c(2, 2, 24, MPI_INT, &c_hvec);
@@ -123,8 +130,8 @@ int main(int argc, char **argv) {
                            (MPI_Datatype[]){MPI_DOUBLE, c_vec}, &c_st);
   MPI_Type_create_subarray_c(2, (MPI_Count[]){3, 5}, (MPI_Count[]){2, 2}, (MPI_Count[]){1, 1},
                              MPI_ORDER_FORTRAN, MPI_INT, &c_sub);
-  MPI_Type_create_darray_c(2, me, 1, (MPI_Count[]){8}, (int[]){MPI_DISTRIBUTE_CYCLIC},
-                           (int[]){2}, (int[]){2}, MPI_ORDER_C, MPI_INT, &c_darr);
+  MPI_Type_create_darray_c(2, me, 1, (MPI_Count[]){8}, (int[]){MPI_DISTRIBUTE_CYCLIC}, (int[]){2},
+                           (int[]){2}, MPI_ORDER_C, MPI_INT, &c_darr);
   MPI_Type_create_resized_c(MPI_INT, 0, 12, &c_res);
 
   MPI_Type_set_name(st, "my struct");
@@ -133,10 +140,10 @@ int main(int argc, char **argv) {
   MPI_Datatype vec_dup;
   MPI_Type_dup(vec, &vec_dup); /* copy callback: 42 */
 
-  MPI_Datatype *committed[] = {&vec, &hvec, &idx, &hidx, &idxb, &hidxb, &st, &sub, &darr,
-                               &res, &dup, &legacy_hvec, &legacy_hidx, &legacy_st, &c_contig,
-                               &c_vec, &c_hvec, &c_idx, &c_hidx, &c_idxb, &c_hidxb, &c_st,
-                               &c_sub, &c_darr, &c_res, &vec_dup};
+  MPI_Datatype *committed[] = {
+      &vec,    &hvec,   &idx,         &hidx,        &idxb,      &hidxb,    &st,    &sub,    &darr,
+      &res,    &dup,    &legacy_hvec, &legacy_hidx, &legacy_st, &c_contig, &c_vec, &c_hvec, &c_idx,
+      &c_hidx, &c_idxb, &c_hidxb,     &c_st,        &c_sub,     &c_darr,   &c_res, &vec_dup};
   for (size_t i = 0; i < sizeof(committed) / sizeof(committed[0]); i++)
     MPI_Type_commit(committed[i]);
 
@@ -201,14 +208,14 @@ int main(int argc, char **argv) {
   both("resized_c", c_res, 4);
   MPI_Type_dup(vec, &contig); /* copy callback after two rebuilds */
   MPI_Type_get_attr(contig, tkv, &v, &flag);
-  mt_log("new dup of vector attribute %s %ld; %d copies", flag ? "set" : "unset",
-         (long)(intptr_t)v, copies);
+  mt_log("new dup of vector attribute %s %ld; %d copies", flag ? "set" : "unset", (long)(intptr_t)v,
+         copies);
   MPI_Type_free(&contig);
 
-  MPI_Datatype *all[] = {&vec, &idx, &hidx, &idxb, &hidxb, &st, &sub, &darr, &res, &dup,
-                         &legacy_hvec, &legacy_hidx, &legacy_st, &c_contig, &c_vec, &c_hvec,
-                         &c_idx, &c_hidx, &c_idxb, &c_hidxb, &c_st, &c_sub, &c_darr, &c_res,
-                         &vec_dup, &again};
+  MPI_Datatype *all[] = {&vec,   &idx,    &hidx,  &idxb,        &hidxb,       &st,        &sub,
+                         &darr,  &res,    &dup,   &legacy_hvec, &legacy_hidx, &legacy_st, &c_contig,
+                         &c_vec, &c_hvec, &c_idx, &c_hidx,      &c_idxb,      &c_hidxb,   &c_st,
+                         &c_sub, &c_darr, &c_res, &vec_dup,     &again};
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     MPI_Type_free(all[i]);
   MPI_Type_free_keyval(&tkv);

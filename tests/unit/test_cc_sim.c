@@ -100,8 +100,8 @@ struct gen_cfg {
   int min_ranks, max_ranks;
   int ops_per_rank; /* global operations per rank, roughly */
   bool p2p;
-  int max_comms;     /* communicators besides world (default 8) */
-  uint32_t creates;  /* percent of operations that are constructors (default 5) */
+  int max_comms;    /* communicators besides world (default 8) */
+  uint32_t creates; /* percent of operations that are constructors (default 5) */
 };
 
 static void push_op(struct prog *p, struct op op)
@@ -231,8 +231,11 @@ static void gen_create(struct program_set *ps, struct rng *g, int child)
   int inst = pc->ninst++;
   for (int i = 0; i < pc->n; i++) {
     int r = pc->members[i];
-    emit(ps, r, (struct op){.kind = OP_CREATE, .comm = parent, .inst = inst,
-                            .arg = ps->comms[child].in[r] ? child : -1});
+    emit(ps, r,
+         (struct op){.kind = OP_CREATE,
+                     .comm = parent,
+                     .inst = inst,
+                     .arg = ps->comms[child].in[r] ? child : -1});
   }
   ps->comms[child].created = true;
 }
@@ -328,8 +331,12 @@ static void free_programs(struct program_set *ps)
 /* ---------------------------------------------------------------- messages ----------- */
 
 enum msg_type {
-  M_BEGIN, M_TARGETS, M_END,      /* coordinator -> rank */
-  M_SEQ, M_RAISE, M_STATUS        /* rank -> coordinator */
+  M_BEGIN,
+  M_TARGETS,
+  M_END, /* coordinator -> rank */
+  M_SEQ,
+  M_RAISE,
+  M_STATUS /* rank -> coordinator */
 };
 
 struct pair {
@@ -392,11 +399,11 @@ enum stage { S_NONE, S_TICKED, S_IN };
 struct rank {
   int pc;
   enum stage stage;
-  uint64_t v;       /* the program's data: every result flows into it */
-  bool parked;      /* held at a collective entry (CC_PARK or CC_WAIT) */
-  bool blocked;     /* its last step could not complete its operation */
+  uint64_t v;   /* the program's data: every result flows into it */
+  bool parked;  /* held at a collective entry (CC_PARK or CC_WAIT) */
+  bool blocked; /* its last step could not complete its operation */
   struct cc_state cc;
-  uint64_t ckpt;    /* checkpoint it takes part in, 0: none */
+  uint64_t ckpt; /* checkpoint it takes part in, 0: none */
   enum cc_status said;
   uint64_t said_epoch;
   struct queue in, out;
@@ -436,15 +443,15 @@ struct sim {
   uint64_t *ckpt_at;
   int nckpt, next_ckpt;
   uint64_t needed; /* releases of the active checkpoint made when nothing else could move */
-  bool no_release;  /* a coordinator without the stall rule: may deadlock */
+  bool no_release; /* a coordinator without the stall rule: may deadlock */
   bool deadlocked;
   uint64_t steps;
   struct stats *stats;
 };
 
-#define SIM_ASSERT(s, cond, fmt, ...)                                                         \
-  cr_assert((cond), "seed %llu, %d ranks, step %llu: " fmt, (unsigned long long)(s)->seed,    \
-            (s)->n, (unsigned long long)(s)->steps, ##__VA_ARGS__)
+#define SIM_ASSERT(s, cond, fmt, ...)                                                              \
+  cr_assert((cond), "seed %llu, %d ranks, step %llu: " fmt, (unsigned long long)(s)->seed, (s)->n, \
+            (unsigned long long)(s)->steps, ##__VA_ARGS__)
 
 static const struct op *cur_op(const struct sim *s, int r)
 {
@@ -880,15 +887,14 @@ static void check_safe_point(struct sim *s)
       int r = cm->members[i];
       SIM_ASSERT(s, cc_seq(&s->ranks[r].cc, cm->ggid) == target,
                  "comm %d: rank %d SEQ %llu, target %llu", c, r,
-                 (unsigned long long)cc_seq(&s->ranks[r].cc, cm->ggid),
-                 (unsigned long long)target);
+                 (unsigned long long)cc_seq(&s->ranks[r].cc, cm->ggid), (unsigned long long)target);
     }
     for (int k = 0; k < cm->ninst; k++) {
       if (s->inst[c][k].entered != 0 && s->inst[c][k].entered != cm->n)
         dump(s); /* every rank's position, to replay the seed by hand */
       SIM_ASSERT(s, s->inst[c][k].entered == 0 || s->inst[c][k].entered == cm->n,
-                 "comm %d instance %d entered by %d of %d members", c, k,
-                 s->inst[c][k].entered, cm->n);
+                 "comm %d instance %d entered by %d of %d members", c, k, s->inst[c][k].entered,
+                 cm->n);
     }
   }
   for (int r = 0; r < s->n; r++) {
@@ -1150,8 +1156,8 @@ static void report(const char *name, const struct stats *st)
           (unsigned long long)st->needed_max, (unsigned long long)st->needed_sum,
           (unsigned long long)st->overshoot, (unsigned long long)st->steps,
           (unsigned long long)st->catchups, (unsigned long long)st->parks,
-          (unsigned long long)st->rank_raises,
-          (unsigned long long)st->windows, (unsigned long long)st->late_joins);
+          (unsigned long long)st->rank_raises, (unsigned long long)st->windows,
+          (unsigned long long)st->late_joins);
 }
 
 static void run_many(const char *name, uint64_t first_seed, int runs, const struct gen_cfg *cfg,
@@ -1219,8 +1225,12 @@ Test(cc_sim, collectives_only_never_need_a_release, .timeout = 60)
  * foreign table, constructors in progress). */
 Test(cc_sim, communicators_created_during_convergence, .timeout = 60)
 {
-  struct gen_cfg cfg = {.min_ranks = 3, .max_ranks = 16, .ops_per_rank = 10, .p2p = true,
-                        .max_comms = 40, .creates = 30};
+  struct gen_cfg cfg = {.min_ranks = 3,
+                        .max_ranks = 16,
+                        .ops_per_rank = 10,
+                        .p2p = true,
+                        .max_comms = 40,
+                        .creates = 30};
   struct stats st;
   run_many("constructor-heavy, 3-16 ranks", 600000, 500, &cfg, &st);
   cr_assert_gt(st.late_joins, 0);

@@ -32,8 +32,7 @@ Test(cc_group_id, is_pinned_across_versions)
   int pair[] = {5, 9};
   cr_assert_eq(id_of(world4, 4), UINT64_C(0x4bcd42610ee64e36), "%#lx",
                (unsigned long)id_of(world4, 4));
-  cr_assert_eq(id_of(pair, 2), UINT64_C(0xfb8c169e2ba6463e), "%#lx",
-               (unsigned long)id_of(pair, 2));
+  cr_assert_eq(id_of(pair, 2), UINT64_C(0xfb8c169e2ba6463e), "%#lx", (unsigned long)id_of(pair, 2));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -432,8 +431,7 @@ static double tick_cost(size_t groups, bool window)
   uint64_t total = 0;
   for (size_t i = 0; i < groups; i++)
     total += cc_seq(&st, ids[i]);
-  cr_assert_eq(total, 3ull * N, "%llu ticks counted of %llu", (unsigned long long)total,
-               3ull * N);
+  cr_assert_eq(total, 3ull * N, "%llu ticks counted of %llu", (unsigned long long)total, 3ull * N);
   free(ids);
   cc_destroy(&st);
   (void)window_word;

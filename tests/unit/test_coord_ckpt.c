@@ -15,473 +15,468 @@ static struct ckpt *c;
 
 static void teardown(void)
 {
-	ckpt_free(c);
-	c = NULL;
+  ckpt_free(c);
+  c = NULL;
 }
 
 TestSuite(coord_ckpt, .fini = teardown);
 
 static uint64_t target(uint64_t ggid)
 {
-	uint64_t t = 0;
+  uint64_t t = 0;
 
-	cr_assert(ckpt_target(c, ggid, &t), "no target for %lx", (unsigned long)ggid);
-	return t;
+  cr_assert(ckpt_target(c, ggid, &t), "no target for %lx", (unsigned long)ggid);
+  return t;
 }
 
 /* Three ranks: G1 everywhere, G2 on ranks 0 and 2, G3 on rank 1 only. */
 static void three_ranks_converging(void)
 {
-	const struct coord_entry r0[] = { { G1, 5 }, { G2, 9 } };
-	const struct coord_entry r1[] = { { G1, 7 }, { G3, 1 } };
-	const struct coord_entry r2[] = { { G2, 11 }, { G1, 6 } };
+  const struct coord_entry r0[] = {{G1, 5}, {G2, 9}};
+  const struct coord_entry r1[] = {{G1, 7}, {G3, 1}};
+  const struct coord_entry r2[] = {{G2, 11}, {G1, 6}};
 
-	c = ckpt_new(4, 3);
-	cr_assert_not_null(c);
-	cr_assert_eq(c->phase, CKPT_PHASE_SEQ);
-	cr_assert_eq(ckpt_on_seq(c, 0, r0, 2, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_seq(c, 1, r1, 2, false), CKPT_ACT_NONE);
-	cr_assert_eq(c->epoch, 0, "no TARGETS before every SEQ");
-	cr_assert_eq(ckpt_on_seq(c, 2, r2, 2, false), CKPT_ACT_TARGETS_ALL);
-	cr_assert_eq(c->phase, CKPT_PHASE_CONVERGE);
-	cr_assert_eq(c->epoch, 1);
+  c = ckpt_new(4, 3);
+  cr_assert_not_null(c);
+  cr_assert_eq(c->phase, CKPT_PHASE_SEQ);
+  cr_assert_eq(ckpt_on_seq(c, 0, r0, 2, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_seq(c, 1, r1, 2, false), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 0, "no TARGETS before every SEQ");
+  cr_assert_eq(ckpt_on_seq(c, 2, r2, 2, false), CKPT_ACT_TARGETS_ALL);
+  cr_assert_eq(c->phase, CKPT_PHASE_CONVERGE);
+  cr_assert_eq(c->epoch, 1);
 }
 
 static void park_all(uint64_t epoch)
 {
-	for (size_t r = 0; r + 1 < c->size; r++)
-		cr_assert_eq(ckpt_on_parked(c, r, epoch, NULL), CKPT_ACT_NONE);
+  for (size_t r = 0; r + 1 < c->size; r++)
+    cr_assert_eq(ckpt_on_parked(c, r, epoch, NULL), CKPT_ACT_NONE);
 }
 
 Test(coord_ckpt, targets_are_max_over_ranks)
 {
-	struct coord_entry e;
-	size_t cursor = 0, n = 0;
-	uint64_t last = 0;
+  struct coord_entry e;
+  size_t cursor = 0, n = 0;
+  uint64_t last = 0;
 
-	three_ranks_converging();
-	cr_assert_eq(target(G1), 7);
-	cr_assert_eq(target(G2), 11);
-	cr_assert_eq(target(G3), 1);
-	cr_assert_eq(c->ntargets, 3);
-	while (ckpt_next_target(c, 0, &cursor, &e)) {
-		cr_assert_gt(e.ggid, last, "targets come in ggid order");
-		last = e.ggid;
-		n++;
-	}
-	cr_assert_eq(n, 3);
+  three_ranks_converging();
+  cr_assert_eq(target(G1), 7);
+  cr_assert_eq(target(G2), 11);
+  cr_assert_eq(target(G3), 1);
+  cr_assert_eq(c->ntargets, 3);
+  while (ckpt_next_target(c, 0, &cursor, &e)) {
+    cr_assert_gt(e.ggid, last, "targets come in ggid order");
+    last = e.ggid;
+    n++;
+  }
+  cr_assert_eq(n, 3);
 }
 
 Test(coord_ckpt, seq_in_chunks)
 {
-	const struct coord_entry part1[] = { { G1, 3 } };
-	const struct coord_entry part2[] = { { G2, 4 } };
-	const struct coord_entry other[] = { { G1, 1 } };
+  const struct coord_entry part1[] = {{G1, 3}};
+  const struct coord_entry part2[] = {{G2, 4}};
+  const struct coord_entry other[] = {{G1, 1}};
 
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_seq(c, 0, part1, 1, true), CKPT_ACT_NONE);
-	cr_assert_eq(c->seq_done, 0);
-	cr_assert_eq(ckpt_on_seq(c, 0, part2, 1, false), CKPT_ACT_NONE);
-	cr_assert_eq(c->seq_done, 1);
-	cr_assert_eq(ckpt_on_seq(c, 1, other, 1, false), CKPT_ACT_TARGETS_ALL);
-	cr_assert_eq(target(G1), 3);
-	cr_assert_eq(target(G2), 4);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_seq(c, 0, part1, 1, true), CKPT_ACT_NONE);
+  cr_assert_eq(c->seq_done, 0);
+  cr_assert_eq(ckpt_on_seq(c, 0, part2, 1, false), CKPT_ACT_NONE);
+  cr_assert_eq(c->seq_done, 1);
+  cr_assert_eq(ckpt_on_seq(c, 1, other, 1, false), CKPT_ACT_TARGETS_ALL);
+  cr_assert_eq(target(G1), 3);
+  cr_assert_eq(target(G2), 4);
 }
 
 Test(coord_ckpt, empty_tables)
 {
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_seq(c, 0, NULL, 0, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_seq(c, 1, NULL, 0, false), CKPT_ACT_TARGETS_ALL);
-	cr_assert_eq(c->ntargets, 0);
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_seq(c, 0, NULL, 0, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_seq(c, 1, NULL, 0, false), CKPT_ACT_TARGETS_ALL);
+  cr_assert_eq(c->ntargets, 0);
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
 }
 
 Test(coord_ckpt, seq_twice_aborts)
 {
-	const struct coord_entry e[] = { { G1, 1 } };
+  const struct coord_entry e[] = {{G1, 1}};
 
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
-	cr_assert(strstr(c->reason, "rank 0 sent SEQ twice"), "%s", c->reason);
-	cr_assert_eq(c->phase, CKPT_PHASE_ABORT);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
+  cr_assert(strstr(c->reason, "rank 0 sent SEQ twice"), "%s", c->reason);
+  cr_assert_eq(c->phase, CKPT_PHASE_ABORT);
 }
 
 /* --- termination ------------------------------------------------------------------------- */
 
 Test(coord_ckpt, drain_when_all_parked_at_current_epoch)
 {
-	const struct ckpt_park at = { G1, 7 };
+  const struct ckpt_park at = {G1, 7};
 
-	three_ranks_converging();
-	cr_assert(!ckpt_converged(c));
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_running(c, 1, 1, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
-	cr_assert(!ckpt_converged(c), "rank 1 is running");
-	cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
-	cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
-	for (size_t r = 0; r < 3; r++)
-		cr_assert_eq(c->ranks[r].state, CKPT_RANK_SUSPENDING);
+  three_ranks_converging();
+  cr_assert(!ckpt_converged(c));
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 1, 1, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
+  cr_assert(!ckpt_converged(c), "rank 1 is running");
+  cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
+  cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
+  for (size_t r = 0; r < 3; r++)
+    cr_assert_eq(c->ranks[r].state, CKPT_RANK_SUSPENDING);
 }
 
 /* --- suspending: the drain starts on every rank or on none -------------------------------- */
 
 static void to_suspend_phase(void)
 {
-	three_ranks_converging();
-	park_all(1);
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_DRAIN);
+  three_ranks_converging();
+  park_all(1);
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_DRAIN);
 }
 
 Test(coord_ckpt, go_when_all_suspended)
 {
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
-	cr_assert_eq(c->ranks[0].state, CKPT_RANK_SUSPENDED);
-	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_GO);
-	cr_assert_eq(c->phase, CKPT_PHASE_WRITE);
-	for (size_t r = 0; r < 3; r++)
-		cr_assert_eq(c->ranks[r].state, CKPT_RANK_DRAINING);
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+  cr_assert_eq(c->ranks[0].state, CKPT_RANK_SUSPENDED);
+  cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_GO);
+  cr_assert_eq(c->phase, CKPT_PHASE_WRITE);
+  for (size_t r = 0; r < 3; r++)
+    cr_assert_eq(c->ranks[r].state, CKPT_RANK_DRAINING);
 }
 
 Test(coord_ckpt, a_rank_that_cannot_suspend_aborts_before_go)
 {
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_failed(c, 1, "1 of 2 threads parked within 10000 ms"), CKPT_ACT_ABORT);
-	cr_assert(strstr(c->reason, "rank 1 could not suspend its threads: 1 of 2"), "%s",
-		  c->reason);
-	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE, "no GO after an abort");
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_failed(c, 1, "1 of 2 threads parked within 10000 ms"), CKPT_ACT_ABORT);
+  cr_assert(strstr(c->reason, "rank 1 could not suspend its threads: 1 of 2"), "%s", c->reason);
+  cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_NONE, "no GO after an abort");
 }
 
 Test(coord_ckpt, suspended_out_of_turn_aborts)
 {
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT, "twice");
-	ckpt_free(c);
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_progress(c, 0, 0), CKPT_ACT_ABORT, "drained before GO");
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_ABORT, "twice");
+  ckpt_free(c);
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_progress(c, 0, 0), CKPT_ACT_ABORT, "drained before GO");
 }
 
 Test(coord_ckpt, raise_starts_a_new_epoch)
 {
-	struct coord_entry e;
-	size_t cursor = 0;
+  struct coord_entry e;
+  size_t cursor = 0;
 
-	three_ranks_converging();
-	park_all(1);
-	cr_assert_eq(ckpt_on_raise(c, 2, G1, 8), CKPT_ACT_TARGETS_CHANGED);
-	cr_assert_eq(c->epoch, 2);
-	cr_assert_eq(target(G1), 8);
-	cr_assert_eq(c->raises, 1);
-	/* only the changed entry goes out with epoch 2 */
-	cr_assert(ckpt_next_target(c, 2, &cursor, &e));
-	cr_assert_eq(e.ggid, G1);
-	cr_assert_eq(e.value, 8);
-	cr_assert(!ckpt_next_target(c, 2, &cursor, &e));
-	/* ranks parked at epoch 1 no longer count */
-	cr_assert(!ckpt_converged(c));
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE, "a stale PARKED");
-	cr_assert_eq(ckpt_on_running(c, 0, 2, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 1, 2, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_DRAIN);
+  three_ranks_converging();
+  park_all(1);
+  cr_assert_eq(ckpt_on_raise(c, 2, G1, 8), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(c->epoch, 2);
+  cr_assert_eq(target(G1), 8);
+  cr_assert_eq(c->raises, 1);
+  /* only the changed entry goes out with epoch 2 */
+  cr_assert(ckpt_next_target(c, 2, &cursor, &e));
+  cr_assert_eq(e.ggid, G1);
+  cr_assert_eq(e.value, 8);
+  cr_assert(!ckpt_next_target(c, 2, &cursor, &e));
+  /* ranks parked at epoch 1 no longer count */
+  cr_assert(!ckpt_converged(c));
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE, "a stale PARKED");
+  cr_assert_eq(ckpt_on_running(c, 0, 2, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 2, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_DRAIN);
 }
 
 Test(coord_ckpt, redundant_raise_changes_nothing)
 {
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_raise(c, 0, G1, 7), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_raise(c, 0, G1, 3), CKPT_ACT_NONE);
-	cr_assert_eq(c->epoch, 1);
-	cr_assert_eq(target(G1), 7);
-	cr_assert_eq(c->raises, 0);
-	/* the raiser counts as running until it answers again */
-	cr_assert_eq(c->ranks[0].state, CKPT_RANK_RUNNING);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_raise(c, 0, G1, 7), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_raise(c, 0, G1, 3), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 1);
+  cr_assert_eq(target(G1), 7);
+  cr_assert_eq(c->raises, 0);
+  /* the raiser counts as running until it answers again */
+  cr_assert_eq(c->ranks[0].state, CKPT_RANK_RUNNING);
 }
 
 Test(coord_ckpt, raise_of_a_new_group)
 {
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_raise(c, 1, 0x4000, 1), CKPT_ACT_TARGETS_CHANGED);
-	cr_assert_eq(target(0x4000), 1);
-	cr_assert_eq(c->ntargets, 4);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_raise(c, 1, 0x4000, 1), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(target(0x4000), 1);
+  cr_assert_eq(c->ntargets, 4);
 }
 
 Test(coord_ckpt, raise_while_parked_unparks)
 {
-	three_ranks_converging();
-	park_all(1);
-	cr_assert_eq(ckpt_on_raise(c, 2, G2, 12), CKPT_ACT_TARGETS_CHANGED);
-	cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 1, 2, NULL), CKPT_ACT_NONE);
-	cr_assert(!ckpt_converged(c), "rank 2 raised: it is running");
-	cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_DRAIN);
+  three_ranks_converging();
+  park_all(1);
+  cr_assert_eq(ckpt_on_raise(c, 2, G2, 12), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 2, NULL), CKPT_ACT_NONE);
+  cr_assert(!ckpt_converged(c), "rank 2 raised: it is running");
+  cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_DRAIN);
 }
 
 /* --- stalls ------------------------------------------------------------------------------ */
 
 Test(coord_ckpt, stall_releases_parked_ranks)
 {
-	const struct ckpt_park at0 = { G1, 7 }, at2 = { G2, 11 };
-	struct coord_entry e[4];
-	size_t cursor = 0, n = 0;
+  const struct ckpt_park at0 = {G1, 7}, at2 = {G2, 11};
+  struct coord_entry e[4];
+  size_t cursor = 0, n = 0;
 
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, &at0), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, &at2), CKPT_ACT_NONE);
-	cr_assert(!ckpt_stalled(c), "rank 1 has not answered");
-	cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE, "the caller times stalls");
-	cr_assert(ckpt_stalled(c));
-	cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
-	cr_assert_eq(c->epoch, 2);
-	cr_assert_eq(c->releases, 1);
-	cr_assert_eq(target(G1), 8);
-	cr_assert_eq(target(G2), 12);
-	while (ckpt_next_target(c, 2, &cursor, &e[n]))
-		n++;
-	cr_assert_eq(n, 2, "both released groups go out with epoch 2");
-	cr_assert(!ckpt_stalled(c), "nobody answered epoch 2 yet");
-	cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE, "nobody is parked at epoch 2");
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, &at0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, &at2), CKPT_ACT_NONE);
+  cr_assert(!ckpt_stalled(c), "rank 1 has not answered");
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE, "the caller times stalls");
+  cr_assert(ckpt_stalled(c));
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(c->epoch, 2);
+  cr_assert_eq(c->releases, 1);
+  cr_assert_eq(target(G1), 8);
+  cr_assert_eq(target(G2), 12);
+  while (ckpt_next_target(c, 2, &cursor, &e[n]))
+    n++;
+  cr_assert_eq(n, 2, "both released groups go out with epoch 2");
+  cr_assert(!ckpt_stalled(c), "nobody answered epoch 2 yet");
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE, "nobody is parked at epoch 2");
 }
 
 Test(coord_ckpt, release_without_effect)
 {
-	const struct ckpt_park at = { G1, 3 }; /* the target of G1 is already 7 */
+  const struct ckpt_park at = {G1, 3}; /* the target of G1 is already 7 */
 
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE);
-	cr_assert_eq(c->epoch, 1);
-	cr_assert_eq(c->releases, 0);
-	ckpt_free(c);
-	c = ckpt_new(1, 1);
-	cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE, "not converging yet");
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 1);
+  cr_assert_eq(c->releases, 0);
+  ckpt_free(c);
+  c = ckpt_new(1, 1);
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE, "not converging yet");
 }
 
 Test(coord_ckpt, no_stall_while_someone_runs)
 {
-	const struct ckpt_park at = { G1, 7 };
+  const struct ckpt_park at = {G1, 7};
 
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_running(c, 2, 1, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
-	cr_assert(!ckpt_stalled(c));
-	cr_assert_eq(c->epoch, 1);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 2, 1, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
+  cr_assert(!ckpt_stalled(c));
+  cr_assert_eq(c->epoch, 1);
 }
 
 Test(coord_ckpt, no_stall_without_a_rank_at_a_collective)
 {
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
-	cr_assert(!ckpt_stalled(c), "nobody can be released");
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
+  cr_assert(!ckpt_stalled(c), "nobody can be released");
 }
 
 Test(coord_ckpt, stale_blocked_does_not_stall)
 {
-	const struct ckpt_park at = { G1, 7 };
+  const struct ckpt_park at = {G1, 7};
 
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_raise(c, 2, G3, 5), CKPT_ACT_TARGETS_CHANGED);
-	cr_assert_eq(ckpt_on_parked(c, 0, 2, &at), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE, "epoch 1 is old");
-	cr_assert_eq(ckpt_on_running(c, 1, 0, true), CKPT_ACT_NONE, "no epoch: unknown");
-	cr_assert(!ckpt_stalled(c));
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_raise(c, 2, G3, 5), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(ckpt_on_parked(c, 0, 2, &at), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE, "epoch 1 is old");
+  cr_assert_eq(ckpt_on_running(c, 1, 0, true), CKPT_ACT_NONE, "no epoch: unknown");
+  cr_assert(!ckpt_stalled(c));
 }
 
 /* --- writing ----------------------------------------------------------------------------- */
 
 static void to_write_phase(void)
 {
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
 }
 
 Test(coord_ckpt, commit_when_all_written)
 {
-	to_write_phase();
-	cr_assert_eq(ckpt_on_progress(c, 0, 100), CKPT_ACT_NONE);
-	cr_assert_eq(c->ranks[0].state, CKPT_RANK_WRITING);
-	cr_assert_eq(ckpt_bytes(c), 100);
-	cr_assert_eq(ckpt_on_written(c, 0, 200, "rank-000000.img", "0123456789abcdef"),
-		     CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_written(c, 1, 300, "rank-000001.img", "aaaaaaaa"), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_written(c, 2, 400, "rank-000002.img", "bbbbbbbbbbbbbbbb"),
-		     CKPT_ACT_COMMIT);
-	cr_assert_eq(c->phase, CKPT_PHASE_COMMIT);
-	cr_assert_eq(ckpt_bytes(c), 900);
-	cr_assert_str_eq(c->ranks[1].file, "rank-000001.img");
-	cr_assert_str_eq(c->ranks[2].xxh, "bbbbbbbbbbbbbbbb");
+  to_write_phase();
+  cr_assert_eq(ckpt_on_progress(c, 0, 100), CKPT_ACT_NONE);
+  cr_assert_eq(c->ranks[0].state, CKPT_RANK_WRITING);
+  cr_assert_eq(ckpt_bytes(c), 100);
+  cr_assert_eq(ckpt_on_written(c, 0, 200, "rank-000000.img", "0123456789abcdef"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 300, "rank-000001.img", "aaaaaaaa"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 2, 400, "rank-000002.img", "bbbbbbbbbbbbbbbb"), CKPT_ACT_COMMIT);
+  cr_assert_eq(c->phase, CKPT_PHASE_COMMIT);
+  cr_assert_eq(ckpt_bytes(c), 900);
+  cr_assert_str_eq(c->ranks[1].file, "rank-000001.img");
+  cr_assert_str_eq(c->ranks[2].xxh, "bbbbbbbbbbbbbbbb");
 }
 
 Test(coord_ckpt, failures_while_writing_abort)
 {
-	to_write_phase();
-	cr_assert_eq(ckpt_on_failed(c, 1, "No space left on device"), CKPT_ACT_ABORT);
-	cr_assert(strstr(c->reason, "rank 1"), "%s", c->reason);
-	cr_assert(strstr(c->reason, "No space left on device"), "%s", c->reason);
-	/* after the abort nothing else triggers an action */
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa"), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_disconnect(c, 2), CKPT_ACT_NONE);
-	cr_assert(strstr(c->reason, "No space"), "the first reason stays: %s", c->reason);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_failed(c, 1, "No space left on device"), CKPT_ACT_ABORT);
+  cr_assert(strstr(c->reason, "rank 1"), "%s", c->reason);
+  cr_assert(strstr(c->reason, "No space left on device"), "%s", c->reason);
+  /* after the abort nothing else triggers an action */
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_disconnect(c, 2), CKPT_ACT_NONE);
+  cr_assert(strstr(c->reason, "No space"), "the first reason stays: %s", c->reason);
 }
 
 Test(coord_ckpt, bad_written_reports_abort)
 {
-	static const char *const names[] = { "", ".hidden", "a/b", "..", "MANIFEST", "a b",
-					     "x\n" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		to_write_phase();
-		cr_assert_eq(ckpt_on_written(c, 0, 1, names[i], "aaaaaaaa"), CKPT_ACT_ABORT,
-			     "accepted file name '%s'", names[i]);
-		ckpt_free(c);
-	}
-	to_write_phase();
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "ABCDEF01"), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "abc"), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "twice");
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_written(c, 1, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "same file");
-	cr_assert(strstr(c->reason, "both wrote"), "%s", c->reason);
+  static const char *const names[] = {"", ".hidden", "a/b", "..", "MANIFEST", "a b", "x\n"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    to_write_phase();
+    cr_assert_eq(ckpt_on_written(c, 0, 1, names[i], "aaaaaaaa"), CKPT_ACT_ABORT,
+                 "accepted file name '%s'", names[i]);
+    ckpt_free(c);
+  }
+  to_write_phase();
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "ABCDEF01"), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "abc"), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "twice");
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "same file");
+  cr_assert(strstr(c->reason, "both wrote"), "%s", c->reason);
 }
 
 /* --- protocol violations and refusals ------------------------------------------------------ */
 
 Test(coord_ckpt, statuses_outside_convergence_abort)
 {
-	const struct coord_entry e[] = { { G1, 1 } };
+  const struct coord_entry e[] = {{G1, 1}};
 
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_running(c, 0, 0, false), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_raise(c, 0, G1, 3), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_progress(c, 0, 3), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_written(c, 0, 3, "a.img", "aaaaaaaa"), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_running(c, 0, 1, false), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	to_write_phase();
-	cr_assert_eq(ckpt_on_parked(c, 0, 0 + 2, NULL), CKPT_ACT_ABORT, "an epoch never sent");
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_running(c, 0, 0, false), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_raise(c, 0, G1, 3), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_progress(c, 0, 3), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_written(c, 0, 3, "a.img", "aaaaaaaa"), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_running(c, 0, 1, false), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  to_write_phase();
+  cr_assert_eq(ckpt_on_parked(c, 0, 0 + 2, NULL), CKPT_ACT_ABORT, "an epoch never sent");
 }
 
 /* A done rank reaches a collective while DRAIN is on its way: its PARKED crosses DRAIN. */
 Test(coord_ckpt, parked_crossing_drain_is_ignored)
 {
-	const struct ckpt_park at = { G1, 7 };
+  const struct ckpt_park at = {G1, 7};
 
-	to_suspend_phase();
-	cr_assert_eq(ckpt_on_parked(c, 1, 1, &at), CKPT_ACT_NONE);
-	cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
-	cr_assert_eq(c->ranks[1].state, CKPT_RANK_SUSPENDING);
-	cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
-	cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef"),
-		     CKPT_ACT_NONE);
+  to_suspend_phase();
+  cr_assert_eq(ckpt_on_parked(c, 1, 1, &at), CKPT_ACT_NONE);
+  cr_assert_eq(c->phase, CKPT_PHASE_SUSPEND);
+  cr_assert_eq(c->ranks[1].state, CKPT_RANK_SUSPENDING);
+  cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
+  cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef"), CKPT_ACT_NONE);
 }
 
 Test(coord_ckpt, epochs_never_sent_abort)
 {
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_ABORT);
-	cr_assert(strstr(c->reason, "epoch 2, which was never sent"), "%s", c->reason);
-	ckpt_free(c);
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_parked(c, 0, 0, NULL), CKPT_ACT_ABORT);
-	ckpt_free(c);
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_running(c, 0, 9, true), CKPT_ACT_ABORT);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 2, NULL), CKPT_ACT_ABORT);
+  cr_assert(strstr(c->reason, "epoch 2, which was never sent"), "%s", c->reason);
+  ckpt_free(c);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_parked(c, 0, 0, NULL), CKPT_ACT_ABORT);
+  ckpt_free(c);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_running(c, 0, 9, true), CKPT_ACT_ABORT);
 }
 
 Test(coord_ckpt, refuse_and_disconnect)
 {
-	c = ckpt_new(3, 2);
-	cr_assert_eq(ckpt_on_refuse(c, 1, "MPI_Win_allocate memory"), CKPT_ACT_ABORT);
-	cr_assert_str_eq(c->reason, "rank 1 refused the checkpoint: MPI_Win_allocate memory");
-	ckpt_free(c);
-	three_ranks_converging();
-	cr_assert_eq(ckpt_on_disconnect(c, 2), CKPT_ACT_ABORT);
-	cr_assert_str_eq(c->reason, "rank 2 disconnected during the checkpoint");
-	cr_assert_eq(ckpt_abort(c, "again"), CKPT_ACT_NONE);
+  c = ckpt_new(3, 2);
+  cr_assert_eq(ckpt_on_refuse(c, 1, "MPI_Win_allocate memory"), CKPT_ACT_ABORT);
+  cr_assert_str_eq(c->reason, "rank 1 refused the checkpoint: MPI_Win_allocate memory");
+  ckpt_free(c);
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_disconnect(c, 2), CKPT_ACT_ABORT);
+  cr_assert_str_eq(c->reason, "rank 2 disconnected during the checkpoint");
+  cr_assert_eq(ckpt_abort(c, "again"), CKPT_ACT_NONE);
 }
 
 /* --- helpers ----------------------------------------------------------------------------- */
 
 Test(coord_ckpt, generation_matching)
 {
-	c = ckpt_new(5, 1);
-	cr_assert_eq(ckpt_match_gen(c, 5, 5), CKPT_GEN_CURRENT);
-	cr_assert_eq(ckpt_match_gen(c, 5, 4), CKPT_GEN_STALE);
-	cr_assert_eq(ckpt_match_gen(c, 5, 6), CKPT_GEN_FUTURE);
-	cr_assert_eq(ckpt_match_gen(NULL, 5, 5), CKPT_GEN_STALE, "an aborted generation");
-	cr_assert_eq(ckpt_match_gen(NULL, 0, 1), CKPT_GEN_FUTURE);
+  c = ckpt_new(5, 1);
+  cr_assert_eq(ckpt_match_gen(c, 5, 5), CKPT_GEN_CURRENT);
+  cr_assert_eq(ckpt_match_gen(c, 5, 4), CKPT_GEN_STALE);
+  cr_assert_eq(ckpt_match_gen(c, 5, 6), CKPT_GEN_FUTURE);
+  cr_assert_eq(ckpt_match_gen(NULL, 5, 5), CKPT_GEN_STALE, "an aborted generation");
+  cr_assert_eq(ckpt_match_gen(NULL, 0, 1), CKPT_GEN_FUTURE);
 }
 
 Test(coord_ckpt, names)
 {
-	cr_assert(ckpt_valid_file_name("rank-000001.img"));
-	cr_assert(ckpt_valid_file_name("R_1.x-y"));
-	cr_assert(ckpt_valid_xxh("0123456789abcdef"));
-	cr_assert(!ckpt_valid_xxh("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"));
-	for (int p = CKPT_PHASE_SEQ; p <= CKPT_PHASE_ABORT; p++)
-		cr_assert_str_neq(ckpt_phase_name((enum ckpt_phase)p), "unknown");
-	for (int s = CKPT_RANK_ASKED; s <= CKPT_RANK_WRITTEN; s++)
-		cr_assert_str_neq(ckpt_rank_state_name((enum ckpt_rank_state)s), "unknown");
+  cr_assert(ckpt_valid_file_name("rank-000001.img"));
+  cr_assert(ckpt_valid_file_name("R_1.x-y"));
+  cr_assert(ckpt_valid_xxh("0123456789abcdef"));
+  cr_assert(!ckpt_valid_xxh("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"));
+  for (int p = CKPT_PHASE_SEQ; p <= CKPT_PHASE_ABORT; p++)
+    cr_assert_str_neq(ckpt_phase_name((enum ckpt_phase)p), "unknown");
+  for (int s = CKPT_RANK_ASKED; s <= CKPT_RANK_WRITTEN; s++)
+    cr_assert_str_neq(ckpt_rank_state_name((enum ckpt_rank_state)s), "unknown");
 }
 
 Test(coord_ckpt, large_tables)
 {
-	static struct coord_entry a[5000], b[5000];
-	struct coord_entry e;
-	size_t cursor = 0, n = 0;
-	uint64_t last = 0;
+  static struct coord_entry a[5000], b[5000];
+  struct coord_entry e;
+  size_t cursor = 0, n = 0;
+  uint64_t last = 0;
 
-	for (size_t i = 0; i < 5000; i++) {
-		a[i] = (struct coord_entry){ .ggid = (i * 7919) % 5003 + 1, .value = i };
-		b[i] = (struct coord_entry){ .ggid = (i * 7919) % 5003 + 1, .value = 5000 - i };
-	}
-	c = ckpt_new(1, 2);
-	cr_assert_eq(ckpt_on_seq(c, 0, a, 5000, false), CKPT_ACT_NONE);
-	cr_assert_eq(ckpt_on_seq(c, 1, b, 5000, false), CKPT_ACT_TARGETS_ALL);
-	cr_assert_eq(c->ntargets, 5000);
-	while (ckpt_next_target(c, 0, &cursor, &e)) {
-		cr_assert_gt(e.ggid, last);
-		cr_assert_geq(e.value, 2500);
-		last = e.ggid;
-		n++;
-	}
-	cr_assert_eq(n, 5000);
+  for (size_t i = 0; i < 5000; i++) {
+    a[i] = (struct coord_entry){.ggid = (i * 7919) % 5003 + 1, .value = i};
+    b[i] = (struct coord_entry){.ggid = (i * 7919) % 5003 + 1, .value = 5000 - i};
+  }
+  c = ckpt_new(1, 2);
+  cr_assert_eq(ckpt_on_seq(c, 0, a, 5000, false), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_seq(c, 1, b, 5000, false), CKPT_ACT_TARGETS_ALL);
+  cr_assert_eq(c->ntargets, 5000);
+  while (ckpt_next_target(c, 0, &cursor, &e)) {
+    cr_assert_gt(e.ggid, last);
+    cr_assert_geq(e.value, 2500);
+    last = e.ggid;
+    n++;
+  }
+  cr_assert_eq(n, 5000);
 }

@@ -20,283 +20,283 @@ static struct coord_store store;
 
 static void setup(void)
 {
-	snprintf(top, sizeof(top), "/tmp/test_coord_store.XXXXXX");
-	cr_assert_not_null(mkdtemp(top));
-	snprintf(dir, sizeof(dir), "%s/a/b/ckpt", top);
+  snprintf(top, sizeof(top), "/tmp/test_coord_store.XXXXXX");
+  cr_assert_not_null(mkdtemp(top));
+  snprintf(dir, sizeof(dir), "%s/a/b/ckpt", top);
 }
 
 static void teardown(void)
 {
-	char cmd[128];
+  char cmd[128];
 
-	store_close(&store);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	cr_assert_eq(system(cmd), 0);
+  store_close(&store);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+  cr_assert_eq(system(cmd), 0);
 }
 
 TestSuite(coord_store, .init = setup, .fini = teardown);
 
 static mode_t mode_of(const char *path)
 {
-	struct stat st;
+  struct stat st;
 
-	cr_assert_eq(stat(path, &st), 0, "%s is missing", path);
-	return st.st_mode & 07777;
+  cr_assert_eq(stat(path, &st), 0, "%s is missing", path);
+  return st.st_mode & 07777;
 }
 
 static void make_file(const char *path, size_t bytes)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	char zero[64] = { 0 };
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  char zero[64] = {0};
 
-	cr_assert_geq(fd, 0, "cannot create %s", path);
-	for (size_t done = 0; done < bytes; done += sizeof(zero))
-		cr_assert_gt(write(fd, zero, bytes - done < sizeof(zero) ? bytes - done
-									 : sizeof(zero)), 0);
-	close(fd);
+  cr_assert_geq(fd, 0, "cannot create %s", path);
+  for (size_t done = 0; done < bytes; done += sizeof(zero))
+    cr_assert_gt(write(fd, zero, bytes - done < sizeof(zero) ? bytes - done : sizeof(zero)), 0);
+  close(fd);
 }
 
 static void gen_file(uint64_t gen, const char *name, size_t bytes)
 {
-	char path[PATH_MAX + 64];
+  char path[PATH_MAX + 64];
 
-	store_gen_path(&store, gen, path, sizeof(path));
-	strcat(path, "/");
-	strcat(path, name);
-	make_file(path, bytes);
+  store_gen_path(&store, gen, path, sizeof(path));
+  strcat(path, "/");
+  strcat(path, name);
+  make_file(path, bytes);
 }
 
 Test(coord_store, open_creates_private_directories)
 {
-	char meta[256];
+  char meta[256];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	snprintf(meta, sizeof(meta), "%s/.mana", dir);
-	cr_assert_eq(mode_of(dir), 0700);
-	cr_assert_eq(mode_of(meta), 0700);
-	cr_assert_eq(store_newest_dir(&store), 0);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  snprintf(meta, sizeof(meta), "%s/.mana", dir);
+  cr_assert_eq(mode_of(dir), 0700);
+  cr_assert_eq(mode_of(meta), 0700);
+  cr_assert_eq(store_newest_dir(&store), 0);
 }
 
 Test(coord_store, relative_directory_refused)
 {
-	cr_assert_eq(store_open(&store, "relative/dir", 0, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "absolute"), "%s", err);
+  cr_assert_eq(store_open(&store, "relative/dir", 0, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "absolute"), "%s", err);
 }
 
 Test(coord_store, second_owner_refused)
 {
-	struct coord_store other;
+  struct coord_store other;
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(store_open(&other, dir, 200, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "in use by another coordinator"), "%s", err);
-	char pid[32];
-	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
-	cr_assert(strstr(err, pid), "the holder is named: %s", err);
-	store_close(&store);
-	cr_assert_eq(store_open(&other, dir, 0, err, sizeof(err)), 0, "%s", err);
-	store_close(&other);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_open(&other, dir, 200, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "in use by another coordinator"), "%s", err);
+  char pid[32];
+  snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
+  cr_assert(strstr(err, pid), "the holder is named: %s", err);
+  store_close(&store);
+  cr_assert_eq(store_open(&other, dir, 0, err, sizeof(err)), 0, "%s", err);
+  store_close(&other);
 }
 
 Test(coord_store, commit_writes_manifest_and_latest)
 {
-	char path[512], text[64];
-	uint64_t latest;
-	FILE *f;
+  char path[512], text[64];
+  uint64_t latest;
+  FILE *f;
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), 0);
-	cr_assert_eq(latest, 0);
-	cr_assert_eq(store_gen_create(&store, 7, err, sizeof(err)), 0, "%s", err);
-	store_gen_path(&store, 7, path, sizeof(path));
-	cr_assert(strstr(path, "/gen-000007"), "%s", path);
-	cr_assert_eq(mode_of(path), 0700);
-	cr_assert_eq(store_gen_create(&store, 7, err, sizeof(err)), -1, "exists already");
-	gen_file(7, "rank-0.img", 100);
-	cr_assert_eq(store_check_image(&store, 7, "rank-0.img", 100, err, sizeof(err)), 0, "%s",
-		     err);
-	cr_assert_eq(store_check_image(&store, 7, "rank-0.img", 99, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "has 100 bytes, the rank reported 99"), "%s", err);
-	cr_assert_eq(store_check_image(&store, 7, "rank-1.img", 0, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "No such file"), "%s", err);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), 0);
+  cr_assert_eq(latest, 0);
+  cr_assert_eq(store_gen_create(&store, 7, err, sizeof(err)), 0, "%s", err);
+  store_gen_path(&store, 7, path, sizeof(path));
+  cr_assert(strstr(path, "/gen-000007"), "%s", path);
+  cr_assert_eq(mode_of(path), 0700);
+  cr_assert_eq(store_gen_create(&store, 7, err, sizeof(err)), -1, "exists already");
+  gen_file(7, "rank-0.img", 100);
+  cr_assert_eq(store_check_image(&store, 7, "rank-0.img", 100, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_check_image(&store, 7, "rank-0.img", 99, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "has 100 bytes, the rank reported 99"), "%s", err);
+  cr_assert_eq(store_check_image(&store, 7, "rank-1.img", 0, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "No such file"), "%s", err);
 
-	cr_assert_eq(store_commit(&store, 7, "MANA_MANIFEST v=1\n", 18, err, sizeof(err)), 0);
-	cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), 0);
-	cr_assert_eq(latest, 7);
-	snprintf(path, sizeof(path), "%s/LATEST", dir);
-	f = fopen(path, "r");
-	cr_assert_not_null(f);
-	cr_assert_not_null(fgets(text, sizeof(text), f));
-	fclose(f);
-	cr_assert_str_eq(text, "7\n");
-	snprintf(path, sizeof(path), "%s/LATEST.tmp", dir);
-	cr_assert_neq(access(path, F_OK), 0, "no temporary file is left");
-	snprintf(path, sizeof(path), "%s/gen-000007/MANIFEST", dir);
-	cr_assert_eq(access(path, F_OK), 0);
-	cr_assert_eq(store_newest_dir(&store), 7);
+  cr_assert_eq(store_commit(&store, 7, "MANA_MANIFEST v=1\n", 18, err, sizeof(err)), 0);
+  cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), 0);
+  cr_assert_eq(latest, 7);
+  snprintf(path, sizeof(path), "%s/LATEST", dir);
+  f = fopen(path, "r");
+  cr_assert_not_null(f);
+  cr_assert_not_null(fgets(text, sizeof(text), f));
+  fclose(f);
+  cr_assert_str_eq(text, "7\n");
+  snprintf(path, sizeof(path), "%s/LATEST.tmp", dir);
+  cr_assert_neq(access(path, F_OK), 0, "no temporary file is left");
+  snprintf(path, sizeof(path), "%s/gen-000007/MANIFEST", dir);
+  cr_assert_eq(access(path, F_OK), 0);
+  cr_assert_eq(store_newest_dir(&store), 7);
 }
 
 Test(coord_store, bad_latest_is_an_error)
 {
-	char path[256];
+  char path[256];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	snprintf(path, sizeof(path), "%s/LATEST", dir);
-	make_file(path, 3);
-	uint64_t latest;
-	cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "does not hold a generation number"), "%s", err);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  snprintf(path, sizeof(path), "%s/LATEST", dir);
+  make_file(path, 3);
+  uint64_t latest;
+  cr_assert_eq(store_latest(&store, &latest, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "does not hold a generation number"), "%s", err);
 }
 
 Test(coord_store, remove_generation)
 {
-	char path[512];
+  char path[512];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(store_gen_create(&store, 2, err, sizeof(err)), 0, "%s", err);
-	gen_file(2, "a.img", 10);
-	gen_file(2, "b.img", 10);
-	cr_assert_eq(store_gen_remove(&store, 2, err, sizeof(err)), 0, "%s", err);
-	store_gen_path(&store, 2, path, sizeof(path));
-	cr_assert_neq(access(path, F_OK), 0);
-	cr_assert_eq(store_gen_remove(&store, 2, err, sizeof(err)), 0, "already gone is fine");
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_gen_create(&store, 2, err, sizeof(err)), 0, "%s", err);
+  gen_file(2, "a.img", 10);
+  gen_file(2, "b.img", 10);
+  cr_assert_eq(store_gen_remove(&store, 2, err, sizeof(err)), 0, "%s", err);
+  store_gen_path(&store, 2, path, sizeof(path));
+  cr_assert_neq(access(path, F_OK), 0);
+  cr_assert_eq(store_gen_remove(&store, 2, err, sizeof(err)), 0, "already gone is fine");
 }
 
 Test(coord_store, incomplete_generations_are_cleaned)
 {
-	char path[512];
+  char path[512];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	for (uint64_t g = 1; g <= 4; g++)
-		cr_assert_eq(store_gen_create(&store, g, err, sizeof(err)), 0, "%s", err);
-	gen_file(1, "MANIFEST", 5); /* complete */
-	gen_file(3, "rank.img", 5); /* incomplete, with data */
-	snprintf(path, sizeof(path), "%s/.aborted-000009-1", dir);
-	cr_assert_eq(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/gen-notanumber", dir);
-	cr_assert_eq(mkdir(path, 0700), 0);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  for (uint64_t g = 1; g <= 4; g++)
+    cr_assert_eq(store_gen_create(&store, g, err, sizeof(err)), 0, "%s", err);
+  gen_file(1, "MANIFEST", 5); /* complete */
+  gen_file(3, "rank.img", 5); /* incomplete, with data */
+  snprintf(path, sizeof(path), "%s/.aborted-000009-1", dir);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  snprintf(path, sizeof(path), "%s/gen-notanumber", dir);
+  cr_assert_eq(mkdir(path, 0700), 0);
 
-	cr_assert_eq(store_newest_dir(&store), 4);
-	store_remove_incomplete(&store, 2); /* 2 is LATEST: kept even without MANIFEST */
-	store_gen_path(&store, 1, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0);
-	store_gen_path(&store, 2, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0);
-	store_gen_path(&store, 3, path, sizeof(path));
-	cr_assert_neq(access(path, F_OK), 0);
-	store_gen_path(&store, 4, path, sizeof(path));
-	cr_assert_neq(access(path, F_OK), 0);
-	snprintf(path, sizeof(path), "%s/.aborted-000009-1", dir);
-	cr_assert_neq(access(path, F_OK), 0);
-	snprintf(path, sizeof(path), "%s/gen-notanumber", dir);
-	cr_assert_eq(access(path, F_OK), 0, "not ours: left alone");
+  cr_assert_eq(store_newest_dir(&store), 4);
+  store_remove_incomplete(&store, 2); /* 2 is LATEST: kept even without MANIFEST */
+  store_gen_path(&store, 1, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0);
+  store_gen_path(&store, 2, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0);
+  store_gen_path(&store, 3, path, sizeof(path));
+  cr_assert_neq(access(path, F_OK), 0);
+  store_gen_path(&store, 4, path, sizeof(path));
+  cr_assert_neq(access(path, F_OK), 0);
+  snprintf(path, sizeof(path), "%s/.aborted-000009-1", dir);
+  cr_assert_neq(access(path, F_OK), 0);
+  snprintf(path, sizeof(path), "%s/gen-notanumber", dir);
+  cr_assert_eq(access(path, F_OK), 0, "not ours: left alone");
 }
 
 /* A rank whose coordinator died sweeps only once it holds the lock: never while a
  * coordinator serves the directory, and never the generation LATEST names. */
 Test(coord_store, orphaned_generations_are_swept_only_without_a_coordinator)
 {
-	char path[512];
+  char path[512];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	for (uint64_t g = 1; g <= 3; g++)
-		cr_assert_eq(store_gen_create(&store, g, err, sizeof(err)), 0, "%s", err);
-	gen_file(1, "MANIFEST", 5);
-	gen_file(3, "rank-000000.img", 5); /* the half-written one */
-	snprintf(path, sizeof(path), "%s/LATEST", dir);
-	cr_assert_eq(store_write_atomic(path, "2\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  for (uint64_t g = 1; g <= 3; g++)
+    cr_assert_eq(store_gen_create(&store, g, err, sizeof(err)), 0, "%s", err);
+  gen_file(1, "MANIFEST", 5);
+  gen_file(3, "rank-000000.img", 5); /* the half-written one */
+  snprintf(path, sizeof(path), "%s/LATEST", dir);
+  cr_assert_eq(store_write_atomic(path, "2\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
 
-	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "the coordinator holds the lock");
-	store_gen_path(&store, 3, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0, "swept under a live coordinator");
+  cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "the coordinator holds the lock");
+  store_gen_path(&store, 3, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0, "swept under a live coordinator");
 
-	store_close(&store); /* the coordinator dies */
-	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 1);
-	cr_assert_neq(access(path, F_OK), 0, "the uncommitted generation 3 is still there");
-	store_gen_path(&store, 1, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0, "the committed generation 1 was removed");
-	store_gen_path(&store, 2, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0, "the generation LATEST names was removed");
+  store_close(&store); /* the coordinator dies */
+  cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 1);
+  cr_assert_neq(access(path, F_OK), 0, "the uncommitted generation 3 is still there");
+  store_gen_path(&store, 1, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0, "the committed generation 1 was removed");
+  store_gen_path(&store, 2, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0, "the generation LATEST names was removed");
 
-	snprintf(path, sizeof(path), "%s/LATEST", dir);
-	cr_assert_eq(store_write_atomic(path, "x\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "a damaged LATEST: hands off");
-	store_gen_path(&store, 2, path, sizeof(path));
-	cr_assert_eq(access(path, F_OK), 0);
+  snprintf(path, sizeof(path), "%s/LATEST", dir);
+  cr_assert_eq(store_write_atomic(path, "x\n", 2, 0600, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_sweep_orphaned(dir, NULL, NULL), 0, "a damaged LATEST: hands off");
+  store_gen_path(&store, 2, path, sizeof(path));
+  cr_assert_eq(access(path, F_OK), 0);
 }
 
 Test(coord_store, atomic_write_mode)
 {
-	char path[256];
+  char path[256];
 
-	cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
-	snprintf(path, sizeof(path), "%s/.mana/coordinator", dir);
-	cr_assert_eq(store_write_atomic(path, "h:1\n", 4, 0600, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(mode_of(path), 0600);
-	cr_assert_eq(store_write_atomic("/nonexistent/dir/x", "h", 1, 0600, err, sizeof(err)),
-		     -1);
-	cr_assert(strstr(err, "/nonexistent/dir/x.tmp"), "%s", err);
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  snprintf(path, sizeof(path), "%s/.mana/coordinator", dir);
+  cr_assert_eq(store_write_atomic(path, "h:1\n", 4, 0600, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(mode_of(path), 0600);
+  cr_assert_eq(store_write_atomic("/nonexistent/dir/x", "h", 1, 0600, err, sizeof(err)), -1);
+  cr_assert(strstr(err, "/nonexistent/dir/x.tmp"), "%s", err);
 }
 
 /* --- MANIFEST ----------------------------------------------------------------------------- */
 
 Test(coord_store, manifest_text)
 {
-	const struct manifest_rank ranks[2] = {
-		{ "rank-000000.img", 100, "0123456789abcdef", "node 1", 11 },
-		{ "rank-000001.img", 200, "fedcba9876543210", "node2", 22 },
-	};
-	const struct manifest m = {
-		.gen = 5, .previous = 3, .size = 2, .started_ms = 1700000000123,
-		.committed_ms = 1700000001500, .command = "mana_launch mpirun -n 2 ./app",
-		.ranks = ranks,
-	};
-	char err_text[COORD_ERR_LEN];
-	size_t len, nlines = 0;
-	char *text = manifest_format(&m, &len), *line, *save;
-	struct coord_msg msg;
-	const char *verbs[8];
+  const struct manifest_rank ranks[2] = {
+      {"rank-000000.img", 100, "0123456789abcdef", "node 1", 11},
+      {"rank-000001.img", 200, "fedcba9876543210", "node2", 22},
+  };
+  const struct manifest m = {
+      .gen = 5,
+      .previous = 3,
+      .size = 2,
+      .started_ms = 1700000000123,
+      .committed_ms = 1700000001500,
+      .command = "mana_launch mpirun -n 2 ./app",
+      .ranks = ranks,
+  };
+  char err_text[COORD_ERR_LEN];
+  size_t len, nlines = 0;
+  char *text = manifest_format(&m, &len), *line, *save;
+  struct coord_msg msg;
+  const char *verbs[8];
 
-	cr_assert_not_null(text);
-	cr_assert_eq(strlen(text), len);
-	cr_assert_eq(text[len - 1], '\n');
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cr_assert_eq(coord_msg_parse(line, strlen(line), &msg, err_text,
-					     sizeof(err_text)), 0, "%s: %s", line, err_text);
-		cr_assert_lt(nlines, 8);
-		verbs[nlines++] = msg.verb;
-		if (strcmp(msg.verb, "GENERATION") == 0) {
-			cr_assert_str_eq(coord_msg_get(&msg, "gen"), "5");
-			cr_assert_str_eq(coord_msg_get(&msg, "previous"), "3");
-			cr_assert_str_eq(coord_msg_get(&msg, "size"), "2");
-			cr_assert_str_eq(coord_msg_get(&msg, "bytes"), "300");
-		} else if (strcmp(msg.verb, "TIME") == 0) {
-			cr_assert_str_eq(coord_msg_get(&msg, "started"), "2023-11-14T22:13:20.123Z");
-			cr_assert_str_eq(coord_msg_get(&msg, "seconds"), "1.377");
-		} else if (strcmp(msg.verb, "COMMAND") == 0) {
-			cr_assert_str_eq(coord_msg_get(&msg, "line"), "mana_launch mpirun -n 2 ./app");
-		} else if (strcmp(msg.verb, "RANK") == 0 &&
-			   strcmp(coord_msg_get(&msg, "rank"), "0") == 0) {
-			cr_assert_str_eq(coord_msg_get(&msg, "host"), "node 1");
-			cr_assert_str_eq(coord_msg_get(&msg, "xxh"), "0123456789abcdef");
-			cr_assert_str_eq(coord_msg_get(&msg, "bytes"), "100");
-		}
-	}
-	cr_assert_eq(nlines, 7);
-	cr_assert_str_eq(verbs[0], "MANA_MANIFEST");
-	cr_assert_str_eq(verbs[6], "END");
-	free(text);
+  cr_assert_not_null(text);
+  cr_assert_eq(strlen(text), len);
+  cr_assert_eq(text[len - 1], '\n');
+  for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    cr_assert_eq(coord_msg_parse(line, strlen(line), &msg, err_text, sizeof(err_text)), 0, "%s: %s",
+                 line, err_text);
+    cr_assert_lt(nlines, 8);
+    verbs[nlines++] = msg.verb;
+    if (strcmp(msg.verb, "GENERATION") == 0) {
+      cr_assert_str_eq(coord_msg_get(&msg, "gen"), "5");
+      cr_assert_str_eq(coord_msg_get(&msg, "previous"), "3");
+      cr_assert_str_eq(coord_msg_get(&msg, "size"), "2");
+      cr_assert_str_eq(coord_msg_get(&msg, "bytes"), "300");
+    } else if (strcmp(msg.verb, "TIME") == 0) {
+      cr_assert_str_eq(coord_msg_get(&msg, "started"), "2023-11-14T22:13:20.123Z");
+      cr_assert_str_eq(coord_msg_get(&msg, "seconds"), "1.377");
+    } else if (strcmp(msg.verb, "COMMAND") == 0) {
+      cr_assert_str_eq(coord_msg_get(&msg, "line"), "mana_launch mpirun -n 2 ./app");
+    } else if (strcmp(msg.verb, "RANK") == 0 && strcmp(coord_msg_get(&msg, "rank"), "0") == 0) {
+      cr_assert_str_eq(coord_msg_get(&msg, "host"), "node 1");
+      cr_assert_str_eq(coord_msg_get(&msg, "xxh"), "0123456789abcdef");
+      cr_assert_str_eq(coord_msg_get(&msg, "bytes"), "100");
+    }
+  }
+  cr_assert_eq(nlines, 7);
+  cr_assert_str_eq(verbs[0], "MANA_MANIFEST");
+  cr_assert_str_eq(verbs[6], "END");
+  free(text);
 }
 
 Test(coord_store, manifest_without_command)
 {
-	const struct manifest_rank ranks[1] = { { "r.img", 1, "aaaaaaaa", "h", 1 } };
-	const struct manifest m = { .gen = 1, .size = 1, .ranks = ranks };
-	size_t len;
-	char *text = manifest_format(&m, &len);
+  const struct manifest_rank ranks[1] = {{"r.img", 1, "aaaaaaaa", "h", 1}};
+  const struct manifest m = {.gen = 1, .size = 1, .ranks = ranks};
+  size_t len;
+  char *text = manifest_format(&m, &len);
 
-	cr_assert_not_null(text);
-	cr_assert_null(strstr(text, "COMMAND"));
-	cr_assert(strstr(text, "previous=0"), "%s", text);
-	free(text);
+  cr_assert_not_null(text);
+  cr_assert_null(strstr(text, "COMMAND"));
+  cr_assert(strstr(text, "previous=0"), "%s", text);
+  free(text);
 }

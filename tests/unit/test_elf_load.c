@@ -61,8 +61,12 @@ Test(elf, maps_ld_so_at_a_chosen_address)
 
 Test(environment, stub_directory_first_and_rseq_off_for_the_upper_half_only)
 {
-  char *envp[] = {"PATH=/bin", "LD_LIBRARY_PATH=/opt/lib", "GLIBC_TUNABLES=glibc.malloc.check=1",
-                  "UCX_ERROR_SIGNALS=", "MANA_LH_ENV_ADDED=UCX_ERROR_SIGNALS,", NULL};
+  char *envp[] = {"PATH=/bin",
+                  "LD_LIBRARY_PATH=/opt/lib",
+                  "GLIBC_TUNABLES=glibc.malloc.check=1",
+                  "UCX_ERROR_SIGNALS=",
+                  "MANA_LH_ENV_ADDED=UCX_ERROR_SIGNALS,",
+                  NULL};
   char **up = mana_upper_environment(envp, "/stubs");
   int saw_path = 0, saw_ld = 0, saw_tun = 0;
   for (char **e = up; *e; e++) {

@@ -7,8 +7,8 @@ TestSuite(handles, .init = mana_handles_init);
 
 Test(handles, predefined_and_null_values_pass_through)
 {
-  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x44000000u), 0x44000000u); /* COMM_WORLD */
-  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x04000000u), 0x04000000u); /* COMM_NULL */
+  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x44000000u), 0x44000000u);     /* COMM_WORLD */
+  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x04000000u), 0x04000000u);     /* COMM_NULL */
   cr_assert_eq(mana_handle_real(MANA_KIND_DATATYPE, 0x4c000405u), 0x4c000405u); /* MPI_INT */
   cr_assert_null(mana_handle_slot(MANA_KIND_COMM, 0x44000000u));
 }
@@ -92,9 +92,8 @@ static void *mt_churn(void *arg)
     for (int i = 0; i < MT_LIVE; i++) {
       held[i] = mana_handle_new(MANA_KIND_REQUEST, 0xac000000u + me);
       uint32_t index = held[i] & MANA_HANDLE_INDEX_MASK, none = 0;
-      if (index >= (1u << 16) ||
-          !__atomic_compare_exchange_n(&mt_owner[index], &none, me, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE))
+      if (index >= (1u << 16) || !__atomic_compare_exchange_n(&mt_owner[index], &none, me, 0,
+                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         __atomic_add_fetch(&mt_errors, 1, __ATOMIC_RELAXED);
     }
     for (int i = 0; i < MT_LIVE; i++) {
@@ -122,8 +121,7 @@ Test(handles, threads_never_share_a_handle_under_thread_multiple, .timeout = 120
     pthread_create(&t[i], NULL, mt_churn, (void *)(uintptr_t)i);
   for (int i = 0; i < MT_THREADS; i++)
     pthread_join(t[i], NULL);
-  cr_assert_eq(mt_errors, 0, "%d handles given to two threads or lost their mapping",
-               mt_errors);
+  cr_assert_eq(mt_errors, 0, "%d handles given to two threads or lost their mapping", mt_errors);
   cr_assert_eq(mana_tables[MANA_KIND_REQUEST].in_use, 0);
 }
 

@@ -43,8 +43,9 @@ Test(image_commit, final_name_appears_only_at_commit)
   struct mana_image_writer *w = start("rank-0000.img");
   cr_assert(file_exists(&dir, "rank-0000.img.tmp"));
   cr_assert_not(file_exists(&dir, "rank-0000.img"));
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)data, sizeof(data), PROT_READ | PROT_WRITE, 0,
-                                     "data"), 0);
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)data, sizeof(data), PROT_READ | PROT_WRITE, 0, "data"),
+      0);
   cr_assert_eq(mana_image_add_blob(w, 1, "x", 1), 0);
   cr_assert_not(file_exists(&dir, "rank-0000.img"));
   char err[512];
@@ -77,8 +78,7 @@ Test(image_commit, abort_keeps_the_previous_image)
   mana_image_writer_abort(w);
   cr_assert_eq(tmpdir_count(&dir), 1);
   struct mana_image_reader *r;
-  cr_assert_eq(mana_image_open(&r, dir.fd, "rank-0002.img", NULL, err, sizeof(err)), 0, "%s",
-               err);
+  cr_assert_eq(mana_image_open(&r, dir.fd, "rank-0002.img", NULL, err, sizeof(err)), 0, "%s", err);
   const void *data;
   size_t len;
   cr_assert_eq(mana_image_blob(r, 1, &data, &len), 0);
@@ -122,8 +122,7 @@ Test(image_commit, unwritable_directory_is_reported)
   struct mana_image_writer *w;
   char err[512];
   struct mana_image_info info = test_info();
-  cr_assert_eq(mana_image_writer_open(&w, dir.fd, "no/such/dir.img", &info, err, sizeof(err)),
-               -1);
+  cr_assert_eq(mana_image_writer_open(&w, dir.fd, "no/such/dir.img", &info, err, sizeof(err)), -1);
   cr_assert_eq(errno, ENOENT);
   cr_assert_str_eq(err, "no/such/dir.img.tmp: cannot create: No such file or directory");
   cr_assert_null(w);
@@ -139,12 +138,13 @@ Test(image_commit, write_errors_name_the_region_and_leave_nothing)
   char *p = aligned_alloc(PAGE, len);
   fill_random(p, len, 3);
   struct mana_image_writer *w = start("big.img");
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, len, PROT_READ | PROT_WRITE, 0, "heap"),
-               -1);
+  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, len, PROT_READ | PROT_WRITE, 0, "heap"), -1);
   cr_assert_eq(errno, EFBIG);
   char want[256];
-  snprintf(want, sizeof(want), "big.img.tmp: region 0 'heap' [%p, +0x40000): write at offset "
-           "4096: File too large", (void *)p);
+  snprintf(want, sizeof(want),
+           "big.img.tmp: region 0 'heap' [%p, +0x40000): write at offset "
+           "4096: File too large",
+           (void *)p);
   cr_assert_str_eq(mana_image_writer_error(w), want);
   char err[512];
   cr_assert_eq(mana_image_writer_commit(w, NULL, NULL, err, sizeof(err)), -1);

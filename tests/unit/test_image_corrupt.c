@@ -111,7 +111,7 @@ Test(image_corrupt, flipped_byte_in_each_table)
     const char *got = open_error(&dir, NAME);
     char where[64];
     snprintf(where, sizeof(where), "the table at offset %llu is damaged",
-             (unsigned long long)(i == 0 ? hdr.regions.offset
+             (unsigned long long)(i == 0   ? hdr.regions.offset
                                   : i == 1 ? hdr.runs.offset
                                            : hdr.blobs.offset));
     cr_assert(strstr(got, where), "got: %s", got);
@@ -181,24 +181,32 @@ Test(image_corrupt, truncated_at_several_points)
 {
   char want[256];
   truncate_file(&dir, NAME, hdr.file_size - 1);
-  snprintf(want, sizeof(want), NAME ": truncated: blob table ends at %llu but the file has %llu "
-           "bytes", (unsigned long long)hdr.file_size, (unsigned long long)hdr.file_size - 1);
+  snprintf(want, sizeof(want),
+           NAME ": truncated: blob table ends at %llu but the file has %llu "
+                "bytes",
+           (unsigned long long)hdr.file_size, (unsigned long long)hdr.file_size - 1);
   expect_open_error(want);
 
   truncate_file(&dir, NAME, hdr.runs.offset + 3);
-  snprintf(want, sizeof(want), NAME ": truncated: run table ends at %llu but the file has %llu "
-           "bytes", (unsigned long long)(hdr.runs.offset + hdr.runs.size),
+  snprintf(want, sizeof(want),
+           NAME ": truncated: run table ends at %llu but the file has %llu "
+                "bytes",
+           (unsigned long long)(hdr.runs.offset + hdr.runs.size),
            (unsigned long long)hdr.runs.offset + 3);
   expect_open_error(want);
 
   truncate_file(&dir, NAME, 3 * PAGE); /* inside the data area */
-  snprintf(want, sizeof(want), NAME ": truncated: region table ends at %llu but the file has "
-           "12288 bytes", (unsigned long long)(hdr.regions.offset + hdr.regions.size));
+  snprintf(want, sizeof(want),
+           NAME ": truncated: region table ends at %llu but the file has "
+                "12288 bytes",
+           (unsigned long long)(hdr.regions.offset + hdr.regions.size));
   expect_open_error(want);
 
   truncate_file(&dir, NAME, 1200);
-  snprintf(want, sizeof(want), NAME ": truncated: region table ends at %llu but the file has "
-           "1200 bytes", (unsigned long long)(hdr.regions.offset + hdr.regions.size));
+  snprintf(want, sizeof(want),
+           NAME ": truncated: region table ends at %llu but the file has "
+                "1200 bytes",
+           (unsigned long long)(hdr.regions.offset + hdr.regions.size));
   expect_open_error(want);
 
   truncate_file(&dir, NAME, 100);

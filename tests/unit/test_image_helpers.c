@@ -68,8 +68,8 @@ void *map_rw_at(void *at, size_t len)
 
 void rereserve(void *at, size_t len)
 {
-  void *p = mmap(at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   cr_assert_eq(p, at);
 }
 
@@ -85,9 +85,13 @@ void fill_random(void *p, size_t len, uint64_t seed)
 
 struct mana_image_info test_info(void)
 {
-  struct mana_image_info info = {.rank = 3, .world_size = 8, .generation = 42,
-                                 .window_base = 0x600000000000, .window_end = 0x610000000000,
-                                 .thread_level = 2, .vdso_base = 0x7ffff7fc1000,
+  struct mana_image_info info = {.rank = 3,
+                                 .world_size = 8,
+                                 .generation = 42,
+                                 .window_base = 0x600000000000,
+                                 .window_end = 0x610000000000,
+                                 .thread_level = 2,
+                                 .vdso_base = 0x7ffff7fc1000,
                                  .created_unix_ns = 1700000000123456789};
   snprintf(info.hostname, sizeof(info.hostname), "node-17");
   snprintf(info.kernel_release, sizeof(info.kernel_release), "6.1.0-test");
@@ -103,8 +107,8 @@ const char *maps_perms(const void *addr)
   while (f && fgets(line, sizeof(line), f)) {
     uint64_t lo, hi;
     char p[8];
-    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, p) == 3 &&
-        lo <= (uintptr_t)addr && (uintptr_t)addr < hi) {
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, p) == 3 && lo <= (uintptr_t)addr &&
+        (uintptr_t)addr < hi) {
       snprintf(perms, sizeof(perms), "%s", p);
       break;
     }
@@ -150,10 +154,12 @@ void write_std_image(const struct tmpdir *d, const char *name, struct std_image 
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, d->fd, name, &info, err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(mana_image_add_blob(w, STD_BLOB_TYPE, "hello blob", 10), 0);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)r0, img->region0_len, PROT_READ | PROT_WRITE,
-                                     0, "mixed"), 0, "%s", mana_image_writer_error(w));
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)r1, img->region1_len, PROT_READ, 0x10000,
-                                     "readonly"), 0, "%s", mana_image_writer_error(w));
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)r0, img->region0_len, PROT_READ | PROT_WRITE, 0, "mixed"),
+      0, "%s", mana_image_writer_error(w));
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)r1, img->region1_len, PROT_READ, 0x10000, "readonly"), 0,
+      "%s", mana_image_writer_error(w));
   cr_assert_eq(mana_image_add_blob(w, 8, "second", 6), 0);
   cr_assert_eq(mana_image_writer_commit(w, &img->file_size, &img->digest, err, sizeof(err)), 0,
                "%s", err);

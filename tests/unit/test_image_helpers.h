@@ -41,8 +41,8 @@ int page_resident(const void *addr);
  * `d` under `name`. Its regions live in a reservation that is given back (PROT_NONE) before
  * returning, so they can be restored with MAP_FIXED. */
 struct std_image {
-  char *base;          /* the reservation: STD_RESERVE bytes */
-  char *expect;        /* expected content of region 0 */
+  char *base;   /* the reservation: STD_RESERVE bytes */
+  char *expect; /* expected content of region 0 */
   uint64_t region0_len, region1_len;
   uint64_t file_size, digest;
 };

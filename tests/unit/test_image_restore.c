@@ -45,7 +45,7 @@ Test(image_restore, occupied_range_names_the_collision)
   cr_assert_eq(errno, EEXIST);
   snprintf(want, sizeof(want),
            NAME ": region 0 'mixed' [%p, +0x28000): the address range is taken by the mapping "
-           "%lx-%lx rw-p 00000000 00:00 0",
+                "%lx-%lx rw-p 00000000 00:00 0",
            (void *)img.base, (unsigned long)intruder, (unsigned long)(intruder + 2 * PAGE));
   cr_assert_eq(strncmp(err, want, strlen(want)), 0, "got:  %s\nwant: %s", err, want);
   cr_assert(strstr(err, "(mmap MAP_FIXED_NOREPLACE: File exists)"), "got: %s", err);

@@ -174,8 +174,8 @@ Test(image_roundtrip, length_is_rounded_up_to_whole_pages)
   char err[512];
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "d.img", &info, err, sizeof(err)), 0);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, 2 * PAGE + 100, PROT_READ | PROT_WRITE, 0,
-                                     "odd"), 0);
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)p, 2 * PAGE + 100, PROT_READ | PROT_WRITE, 0, "odd"), 0);
   cr_assert_eq(mana_image_writer_commit(w, NULL, NULL, err, sizeof(err)), 0, "%s", err);
   rereserve(base, 8 * PAGE);
 
@@ -206,8 +206,8 @@ Test(image_roundtrip, protections_come_back_and_unreadable_regions_are_saved)
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "e.img", &info, err, sizeof(err)), 0);
   cr_assert_eq(mana_image_add_region(w, (uintptr_t)ro, 2 * PAGE, PROT_READ, 0, "ro"), 0);
   cr_assert_eq(mana_image_add_region(w, (uintptr_t)rx, PAGE, PROT_READ | PROT_EXEC, 0, "rx"), 0);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)none, 2 * PAGE, PROT_NONE, 0, "none"), 0,
-               "%s", mana_image_writer_error(w));
+  cr_assert_eq(mana_image_add_region(w, (uintptr_t)none, 2 * PAGE, PROT_NONE, 0, "none"), 0, "%s",
+               mana_image_writer_error(w));
   cr_assert_str_eq(maps_perms(none), "---p", "the writer puts PROT_NONE back");
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
@@ -249,7 +249,8 @@ Test(image_roundtrip, file_backed_pages_are_read_with_scan_all)
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "f.img", &info, err, sizeof(err)), 0);
   cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, 4 * PAGE, PROT_READ,
-                                     MANA_IMAGE_REGION_SCAN_ALL, "file"), 0);
+                                     MANA_IMAGE_REGION_SCAN_ALL, "file"),
+               0);
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
   cr_assert_eq(st.pages_saved, 4);
@@ -318,8 +319,8 @@ Test(image_roundtrip, run_budget_fills_holes_instead_of_growing)
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "h.img", &info, err, sizeof(err)), 0);
   mana_image_writer_set_run_budget(w, 3);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, 32 * PAGE, PROT_READ | PROT_WRITE, 0,
-                                     "striped"), 0);
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)p, 32 * PAGE, PROT_READ | PROT_WRITE, 0, "striped"), 0);
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
   cr_assert_eq(st.runs, 3, "runs: %lu", (unsigned long)st.runs);
@@ -359,8 +360,10 @@ Test(image_roundtrip, bad_region_arguments_are_refused_and_poison_the_writer)
   cr_assert_eq(mana_image_add_blob(w, 1, "x", 1), -1);
   cr_assert_eq(errno, ECANCELED);
   cr_assert_eq(mana_image_writer_commit(w, NULL, NULL, err, sizeof(err)), -1);
-  cr_assert_str_eq(err, "j.img.tmp: region 'crooked' at 0x600000000100: start is not "
-                        "page-aligned", "commit reports the first error");
+  cr_assert_str_eq(err,
+                   "j.img.tmp: region 'crooked' at 0x600000000100: start is not "
+                   "page-aligned",
+                   "commit reports the first error");
   cr_assert_eq(tmpdir_count(&dir), 0, "a failed commit leaves nothing behind");
 }
 
@@ -384,10 +387,11 @@ Test(image_roundtrip, untouched_regions_store_nothing_and_come_back_empty)
   char err[512];
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "u.img", &info, err, sizeof(err)), 0);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)rw, 16 * PAGE, PROT_READ | PROT_WRITE, 0,
-                                     "empty"), 0);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)base + 32 * PAGE, 32 * PAGE, PROT_NONE, 0,
-                                     "guard"), 0, "%s", mana_image_writer_error(w));
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)rw, 16 * PAGE, PROT_READ | PROT_WRITE, 0, "empty"), 0);
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)base + 32 * PAGE, 32 * PAGE, PROT_NONE, 0, "guard"), 0,
+      "%s", mana_image_writer_error(w));
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
   cr_assert_eq(st.pages_saved + st.runs, 0);
@@ -418,7 +422,8 @@ Test(image_roundtrip, snapshot_region_saves_one_instant_and_is_not_flagged)
   struct mana_image_info info = test_info();
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, "s.img", &info, err, sizeof(err)), 0);
   cr_assert_eq(mana_image_add_region(w, (uintptr_t)p, 4 * PAGE, PROT_READ | PROT_WRITE,
-                                     MANA_IMAGE_REGION_SNAPSHOT, "control"), 0);
+                                     MANA_IMAGE_REGION_SNAPSHOT, "control"),
+               0);
   cr_assert_eq(mana_image_writer_commit(w, NULL, NULL, err, sizeof(err)), 0, "%s", err);
   rereserve(base, 8 * PAGE);
 

@@ -15,40 +15,40 @@
 #if defined(FIXTURE_MPI_APP)
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Finalize();
-	return 0;
+  MPI_Init(&argc, &argv);
+  MPI_Finalize();
+  return 0;
 }
 #elif defined(FIXTURE_MPI_LIB)
 int fixture_solver(void)
 {
-	int initialized = 0;
+  int initialized = 0;
 
-	MPI_Initialized(&initialized);
-	return initialized;
+  MPI_Initialized(&initialized);
+  return initialized;
 }
 #elif defined(FIXTURE_VIA_LIB)
 int fixture_solver(void);
 
 int main(void)
 {
-	return fixture_solver();
+  return fixture_solver();
 }
 #elif defined(FIXTURE_OTHER_MPI)
 int fixture_other_mpi(void)
 {
-	return 40;
+  return 40;
 }
 #elif defined(FIXTURE_VIA_OTHER)
 int fixture_other_mpi(void);
 
 int main(void)
 {
-	return fixture_other_mpi() == 40 ? 0 : 1;
+  return fixture_other_mpi() == 40 ? 0 : 1;
 }
 #else /* FIXTURE_PLAIN */
 int main(void)
 {
-	return 0;
+  return 0;
 }
 #endif

@@ -116,7 +116,7 @@ Test(counters, count_per_world_rank)
   mana_count_send(MPI_COMM_WORLD, 4); /* invalid: MPI reports it, nothing was sent */
   mana_count_send(COMM_A, 0);         /* world rank 3 */
   mana_count_send(COMM_A, 1);
-  mana_uncount_send(COMM_A, 1);       /* a send that never started */
+  mana_uncount_send(COMM_A, 1); /* a send that never started */
   cr_expect_eq(both[2], 1);
   cr_expect_eq(both[3], 1);
   cr_expect_eq(both[0] + both[1], 0);

@@ -26,7 +26,7 @@ static struct fake_info *lookup(MPI_Info h)
 {
   unsigned i = (unsigned)h & 0xffffu;
   return ((unsigned)h & 0xffff0000u) == 0xdc000000u && i < INFOS && infos[i].used ? &infos[i]
-                                                                                : NULL;
+                                                                                  : NULL;
 }
 
 static int find(const struct fake_info *f, const char *key)
@@ -153,7 +153,9 @@ static void boundary_up(void)
   mana_slot_release[MANA_KIND_INFO] = mana_info_ops.release;
 }
 
-void mana_park_point(void) {}
+void mana_park_point(void)
+{
+}
 
 /* The crossing macros run on this thread's MPI slot; here both "halves" are this thread. */
 __thread struct mana_mpi_thread *mana_self_thread;
@@ -194,8 +196,7 @@ static MPI_Info app_info(void)
 /* MPI_Info_set / MPI_Info_delete as the generated wrappers make them. */
 static void app_set(MPI_Info v, const char *key, const char *value)
 {
-  cr_assert_eq(f_set((MPI_Info)(uint32_t)mana_handle_real(MANA_KIND_INFO, (uint32_t)v), key,
-                     value),
+  cr_assert_eq(f_set((MPI_Info)(uint32_t)mana_handle_real(MANA_KIND_INFO, (uint32_t)v), key, value),
                MPI_SUCCESS);
   mana_after_Info_set(v, key, value);
 }

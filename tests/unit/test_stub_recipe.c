@@ -144,8 +144,8 @@ static int f_hindexed_c(MPI_Count n, const MPI_Count b[], const MPI_Count d[], M
   copy_counts(seen.arr2, d, n);
   return made("hindexed_c", o);
 }
-static int f_struct_c(MPI_Count n, const MPI_Count b[], const MPI_Count d[],
-                      const MPI_Datatype t[], MPI_Datatype *o)
+static int f_struct_c(MPI_Count n, const MPI_Count b[], const MPI_Count d[], const MPI_Datatype t[],
+                      MPI_Datatype *o)
 {
   seen.n = n;
   copy_counts(seen.arr1, b, n);
