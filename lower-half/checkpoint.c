@@ -13,7 +13,7 @@
 #include "mana/boundary.h"
 #include "mana/fault.h"
 #include "mana/image_blobs.h"
-#include "memory.h"
+#include "state_memory.h"
 #include "state.h"
 
 const struct mana_state_ops *const mana_state_kinds[] = {

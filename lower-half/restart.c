@@ -39,7 +39,7 @@
 #include "coordinator_link.h"
 #include "local_checkpoint.h"
 #include "lower_threads.h"
-#include "memory.h"
+#include "state_memory.h"
 #include "services.h"
 #include "mpi_threads.h"
 #include "park.h"

@@ -1,5 +1,5 @@
-#ifndef MANA_MEMORY_H
-#define MANA_MEMORY_H
+#ifndef MANA_STATE_MEMORY_H
+#define MANA_STATE_MEMORY_H
 #include <stddef.h>
 #include <stdint.h>
 struct mana_image_writer;

@@ -5,7 +5,7 @@
  * malloc arena tails, guard pages), and a restarted lower half reserves the whole window
  * PROT_NONE again before anything is restored. */
 #define _GNU_SOURCE
-#include "memory.h"
+#include "state_memory.h"
 
 #include <errno.h>
 #include <stdio.h>
