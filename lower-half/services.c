@@ -61,20 +61,21 @@ static int test_until(MPI_Request *req, int *flag, MPI_Status *status)
   return rc;
 }
 
-static int send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                      MPI_Comm comm, MPI_Request *req, int *flag)
+static int send_until(enum mana_send_mode mode, const void *buf, int count, MPI_Datatype type,
+                      int dest, int tag, MPI_Comm comm, MPI_Request *req, int *flag)
 {
   int rc;
   switch (mode) {
-  case 1:
+  case MANA_SEND_BUFFERED:
     rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
     break;
-  case 2:
+  case MANA_SEND_SYNCHRONOUS:
     rc = PMPI_Issend(buf, count, type, dest, tag, comm, req);
     break;
-  case 3:
+  case MANA_SEND_READY:
     rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req);
     break;
+  case MANA_SEND_STANDARD:
   default:
     rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
     break;

@@ -328,22 +328,22 @@ void mana_cc_peer_gate_enter(void)
 
 void mana_cc_peer_gate_leave(void)
 {
-  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   mana_cc_peer_wait(-1);
 }
 
 /* After the collective returned to the stub (and, for a constructor, after the new
  * communicator's record exists: `child` is it, or MPI_COMM_NULL). */
-void mana_cc_leave(int kind, MPI_Comm child)
+void mana_cc_leave(enum mana_cc_call call, MPI_Comm child)
 {
   struct mana_mpi_thread *t = mana_self_thread;
-  if (kind) {
+  if (call != MANA_CC_COLLECTIVE) {
     uint64_t id = child != MPI_COMM_NULL ? comm_id(child) : 0;
     app_lock();
     if (ensure_ready() == 0) {
       if (id && !cc_is_member(&cc, id) && register_guarded(t, id) != 0)
         cc.broken = true;
-      if (kind == 1)
+      if (call == MANA_CC_CONSTRUCTOR)
         cc_constructor_done(&cc, id);
     }
     app_unlock();

@@ -338,8 +338,8 @@ def gen_wrapper(fn):
             raise ValueError(f"{fn.name}: direction {p.direction}")
     # The collective clock: counted before MPI is entered (maybe waiting there during a
     # checkpoint), the window closed once the call is back and the new communicator, if any,
-    # is recorded.  0: a collective; 1: a blocking constructor; 2: a non-blocking one.
-    cc_kind, cc_child = 0, "MPI_COMM_NULL"
+    # is recorded (enum mana_cc_call in stub.h).
+    cc_kind, cc_child = "MANA_CC_COLLECTIVE", "MPI_COMM_NULL"
     if fn.group_coll:
         # A constructor collective over its groups only: counted on an id of the groups'
         # members, the tag and the parent, which every member passes alike.
@@ -352,7 +352,7 @@ def gen_wrapper(fn):
         tag_expr = (f"mana_string_tag({tag.name})" if tag.name == "stringtag"
                     else f"(uint64_t)(int64_t){tag.name}")
         child = next(p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "out")
-        cc_kind, cc_child = 1, f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
+        cc_kind, cc_child = "MANA_CC_CONSTRUCTOR", f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
         # The same id names the new communicator (comm.c, mana_comm_created_in).
         body.insert(0, f"  mana_cc_enter_id(gid_, 1);")
         body.insert(0, f"  const uint64_t gid_ = mana_comm_group_cc_id({parent}, "
@@ -372,12 +372,13 @@ def gen_wrapper(fn):
         child = next((p for p in fn.params
                       if p.ctype == "MPI_Comm" and p.direction in ("out", "pending")), None)
         if child:
-            cc_kind = 2 if child.direction == "pending" else 1
+            cc_kind = ("MANA_CC_NB_CONSTRUCTOR" if child.direction == "pending"
+                       else "MANA_CC_CONSTRUCTOR")
             cc_child = f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
         arg = f"({comm.name} ? *{comm.name} : MPI_COMM_NULL)" if comm.direction == "free" else comm.name
         # First: a thread held at the entry across a restart must translate its handles
         # after it, not before.
-        body.insert(0, f"  mana_cc_enter({arg}, {int(cc_kind == 1)});")
+        body.insert(0, f"  mana_cc_enter({arg}, {int(cc_kind == 'MANA_CC_CONSTRUCTOR')});")
     # New communicators inherit the error handler of the one they are made from.
     parent = next((p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in"), None)
     for p in fn.params:

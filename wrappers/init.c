@@ -127,7 +127,7 @@ static int finalize_world(void)
     mana_world_model = 0;
     world_finalized = 1;
   }
-  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -127,7 +127,7 @@ int mana_pcoll_start(MPI_Request *request)
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
   if (rc == MPI_SUCCESS && (s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request)))
     s->flags |= MANA_SLOT_ACTIVE;
-  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;
 }
@@ -138,7 +138,7 @@ int mana_pcoll_free(MPI_Request *request, int (*free_fn)(MPI_Request *))
   const struct pcoll_rec *r = s ? s->meta : NULL;
   mana_cc_enter_id(r ? r->cc_id : 0, 0);
   int rc = free_fn(request);
-  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -16,8 +16,8 @@
 
 /* MPI_Send and its modes: started and polled in one crossing into the lower half; only if the
  * rank must park does the wait continue here. */
-static int send(int mode, const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm)
+static int send(enum mana_send_mode mode, const void *buf, int count, MPI_Datatype datatype,
+                int dest, int tag, MPI_Comm comm)
 {
   MPI_Request req;
   int flag = 0;
@@ -39,22 +39,22 @@ static int send(int mode, const void *buf, int count, MPI_Datatype datatype, int
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-  return send(0, buf, count, datatype, dest, tag, comm);
+  return send(MANA_SEND_STANDARD, buf, count, datatype, dest, tag, comm);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-  return send(1, buf, count, datatype, dest, tag, comm);
+  return send(MANA_SEND_BUFFERED, buf, count, datatype, dest, tag, comm);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-  return send(2, buf, count, datatype, dest, tag, comm);
+  return send(MANA_SEND_SYNCHRONOUS, buf, count, datatype, dest, tag, comm);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-  return send(3, buf, count, datatype, dest, tag, comm);
+  return send(MANA_SEND_READY, buf, count, datatype, dest, tag, comm);
 }
 
 /* Around a wait on a communicator whose errors must reach its own handler (comm_errhandler.c). */

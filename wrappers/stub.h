@@ -99,8 +99,8 @@ int mana_world_for_sessions(int level);
   (__builtin_expect(mana_world_model, 1) ? MANA_LH_SVC_NOPARK(fn, __VA_ARGS__) \
                                          : mana_direct_##fn(__VA_ARGS__))
 int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status);
-int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
-                           int tag, MPI_Comm comm, MPI_Request *req, int *flag);
+int mana_direct_send_until(enum mana_send_mode mode, const void *buf, int count, MPI_Datatype type,
+                           int dest, int tag, MPI_Comm comm, MPI_Request *req, int *flag);
 int mana_direct_recv_until(void *buf, int count, MPI_Datatype type, int source, int tag,
                            MPI_Comm comm, MPI_Request *req, int *flag, MPI_Status *status);
 int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
@@ -226,7 +226,13 @@ void mana_cc_peer_wait(int delta);
  * parkable, and never done while inside it (docs/checkpoint-protocol.md 3.3). */
 void mana_cc_peer_gate_enter(void);
 void mana_cc_peer_gate_leave(void);
-void mana_cc_leave(int kind, MPI_Comm child);
+/* What a call the clock counted was, for mana_cc_leave. */
+enum mana_cc_call {
+  MANA_CC_COLLECTIVE,     /* no new communicator */
+  MANA_CC_CONSTRUCTOR,    /* a blocking constructor: child is the new communicator */
+  MANA_CC_NB_CONSTRUCTOR, /* a non-blocking one (MPI_Comm_idup): child is not usable yet */
+};
+void mana_cc_leave(enum mana_cc_call call, MPI_Comm child);
 void mana_cc_register(void);
 void mana_cc_after_restart(void);
 

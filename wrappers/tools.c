@@ -123,7 +123,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
     *intercomm = MANA_NEW(COMM, MPI_Comm, real);
     mana_comm_created(*intercomm, comm);
   }
-  mana_cc_leave(1, rc == MPI_SUCCESS ? *intercomm : MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_CONSTRUCTOR, rc == MPI_SUCCESS ? *intercomm : MPI_COMM_NULL);
   if (infos != stack && infos != array_of_info)
     free(infos);
   MANA_PARK_CHECK(); /* once the handle exists (stub.h) */

@@ -16,20 +16,21 @@ int mana_direct_test_until(MPI_Request *req, int *flag, MPI_Status *status)
   return MANA_LH_CALL_NOPARK(MPI_Wait, req, status);
 }
 
-int mana_direct_send_until(int mode, const void *buf, int count, MPI_Datatype type, int dest,
-                           int tag, MPI_Comm comm, MPI_Request *req, int *flag)
+int mana_direct_send_until(enum mana_send_mode mode, const void *buf, int count, MPI_Datatype type,
+                           int dest, int tag, MPI_Comm comm, MPI_Request *req, int *flag)
 {
   int rc;
   switch (mode) {
-  case 1:
+  case MANA_SEND_BUFFERED:
     rc = MANA_LH_CALL_NOPARK(MPI_Bsend, buf, count, type, dest, tag, comm);
     break;
-  case 2:
+  case MANA_SEND_SYNCHRONOUS:
     rc = MANA_LH_CALL_NOPARK(MPI_Ssend, buf, count, type, dest, tag, comm);
     break;
-  case 3:
+  case MANA_SEND_READY:
     rc = MANA_LH_CALL_NOPARK(MPI_Rsend, buf, count, type, dest, tag, comm);
     break;
+  case MANA_SEND_STANDARD:
   default:
     rc = MANA_LH_CALL_NOPARK(MPI_Send, buf, count, type, dest, tag, comm);
     break;

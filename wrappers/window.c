@@ -225,7 +225,7 @@ static int make_window(int flavor, int large, void *base_io, MPI_Aint size, MPI_
       free_rec(r);
     hidden = MPI_COMM_NULL;
   }
-  mana_cc_leave(1, hidden);
+  mana_cc_leave(MANA_CC_CONSTRUCTOR, hidden);
   MANA_PARK_CHECK();
   return rc;
 }
@@ -292,7 +292,7 @@ int MPI_Win_free(MPI_Win *win)
     MANA_RETIRE(WIN, MPI_Win, *win);
     *win = MPI_WIN_NULL;
   }
-  mana_cc_leave(0, MPI_COMM_NULL);
+  mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -11,6 +11,14 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Which of MPI's four blocking sends a send_until call stands for. */
+enum mana_send_mode {
+  MANA_SEND_STANDARD,
+  MANA_SEND_BUFFERED,
+  MANA_SEND_SYNCHRONOUS,
+  MANA_SEND_READY
+};
+
 struct mana_lh_services {
   /* Initializes the real MPI at the thread level mana needs for `required`. */
   int (*init_thread)(int required, int *provided);
@@ -24,10 +32,9 @@ struct mana_lh_services {
                         MPI_Status statuses[]);
   /* A blocking send/receive in one crossing: start it, then poll as test_until does.  On
    * return *flag tells whether it completed; if not, *req is the pending request; -1 means
-   * starting failed (and the error went to the communicator's handler already).
-   * send mode: 0 standard, 1 buffered, 2 synchronous, 3 ready. */
-  int (*send_until)(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *req, int *flag);
+   * starting failed (and the error went to the communicator's handler already). */
+  int (*send_until)(enum mana_send_mode mode, const void *buf, int count, MPI_Datatype type,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *req, int *flag);
   int (*recv_until)(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Request *req, int *flag, MPI_Status *status);
   int (*iprobe_until)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
