@@ -58,18 +58,18 @@ class Generator(unittest.TestCase):
         self.assertLess(w.index("mana_cc_enter(comm, 1);"), w.index("MANA_REAL(COMM, MPI_Comm, comm)"))
         self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
         # The new communicator joins the clock once it is recorded, before the thread may park.
-        self.assertLess(w.index("mana_comm_created("), w.index("mana_cc_leave(1, (rc == MPI_SUCCESS ? *newcomm"))
+        self.assertLess(w.index("mana_comm_created("), w.index("mana_cc_leave(MANA_CC_CONSTRUCTOR, (rc == MPI_SUCCESS ? *newcomm"))
         self.assertLess(w.index("mana_cc_leave("), w.index("MANA_PARK_CHECK();"))
 
     def test_clock_kinds(self):
         self.assertIn("mana_cc_enter(comm, 0);", self.wrapper("MPI_Comm_idup"))
-        self.assertIn("mana_cc_leave(2, (rc == MPI_SUCCESS ? *newcomm", self.wrapper("MPI_Comm_idup"))
+        self.assertIn("mana_cc_leave(MANA_CC_NB_CONSTRUCTOR, (rc == MPI_SUCCESS ? *newcomm", self.wrapper("MPI_Comm_idup"))
         self.assertIn("mana_cc_enter((comm ? *comm : MPI_COMM_NULL), 0);", self.wrapper("MPI_Comm_free"))
         self.assertNotIn("mana_cc_enter", self.wrapper("MPI_Comm_create_group"))
-        self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
+        self.assertIn("mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);", self.wrapper("MPI_Ibarrier"))
         w = self.wrapper("MPI_File_write_all")
         self.assertLess(w.index("mana_cc_enter_file(fh);"), w.index("MANA_REAL_PTR(FILE, MPI_File, fh)"))
-        self.assertIn("mana_cc_leave(0, MPI_COMM_NULL);", w)
+        self.assertIn("mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);", w)
 
     def test_free_retires_and_returns_null(self):
         w = self.wrapper("MPI_Type_free")
