@@ -13,11 +13,11 @@
 #include "mana/boundary.h"
 #include "mana/fault.h"
 #include "mana/image_blobs.h"
-#include "state_memory.h"
 #include "state.h"
 
-const struct mana_state_ops *const mana_state_kinds[] = {
-    &mana_state_window, &mana_state_signals, &mana_state_files, &mana_state_pending, NULL};
+const struct mana_state_ops *const mana_state_kinds[] = {&mana_state_memory,  &mana_state_window,
+                                                         &mana_state_signals, &mana_state_files,
+                                                         &mana_state_pending, NULL};
 
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
                           const struct mana_rank_facts *facts,
@@ -39,17 +39,16 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
   info.thread_level = facts->thread_level;
   struct mana_image_writer *w = NULL;
   int rc = mana_image_writer_open(&w, dirfd, name, &info, err, errlen);
-  uint64_t upper_bytes = 0;
   if (rc == 0 && progress && progress->fn)
     mana_image_writer_on_progress(w, progress->fn, progress->arg, progress->every);
   if (rc == 0)
     rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
-  if (rc == 0)
-    rc = mana_memory_dump(w, &upper_bytes, err, errlen);
-  if (rc == 0 && mana_fault("write-kill", (long)facts->rank))
-    raise(SIGKILL); /* the image is half written: its temporary file stays behind */
-  for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++)
+  for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++) {
     rc = mana_state_kinds[i]->dump(w, err, errlen);
+    if (rc == 0 && mana_state_kinds[i] == &mana_state_memory &&
+        mana_fault("write-kill", (long)facts->rank))
+      raise(SIGKILL); /* the image is half written: its temporary file stays behind */
+  }
   if (rc == 0)
     rc = mana_image_writer_commit(w, bytes, hash, err, errlen);
   else

@@ -1,5 +1,5 @@
-/* Writing one rank's image, and restarting a rank from one.  The orchestration of phases
- * lives here; the kinds of state are in memory.c and state_*.c. */
+/* Writing one rank's image (checkpoint.c), and restarting a rank from one (restart.c).  Both
+ * hold the order of phases only; each kind of state is a state_*.c (state.h). */
 #ifndef MANA_CHECKPOINT_H
 #define MANA_CHECKPOINT_H
 
@@ -31,11 +31,5 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
  * the image `path` and continues the parked threads.  Returns only on failure. */
 int mana_restart_from(const char *path, char *err, size_t errlen);
-
-/* In a restarted process, waits until the application's threads run again (the stub's restart
- * hook has rebuilt the MPI objects): a checkpoint must not begin before, since resuming
- * threads block every signal and cannot park.  0 at once in a launched process; -1 if the
- * threads do not run again within timeout_ms. */
-int mana_restart_wait_resumed(int timeout_ms);
 
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "state_threads.h"
 #include "coord_client.h"
 #include "coord_client_rank.h"
 #include "coord_store_sweep.h"

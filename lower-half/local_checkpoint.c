@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "state_threads.h"
 #include "lower_threads.h"
 #include "park.h"
 #include "services.h"

@@ -1,5 +1,7 @@
-/* One file per kind of process state that lives outside the window's memory, each with its
- * dump (into an image blob) and its restore (from it), paired as the kinds are. */
+/* One file per kind of process state, each with its dump (into the image: regions for the
+ * memory, a blob for the others) and its restore (from it), registered in mana_state_kinds
+ * (checkpoint.c).  The threads are the exception: their records are part of the memory, and
+ * recreating them is the restart's last step (state_threads.h). */
 #ifndef MANA_STATE_H
 #define MANA_STATE_H
 
@@ -14,12 +16,13 @@ struct mana_state_ops {
   int (*restore)(struct mana_image_reader *r, char *err, size_t errlen);
 };
 
+extern const struct mana_state_ops mana_state_memory;  /* state_memory.c */
 extern const struct mana_state_ops mana_state_window;  /* state_window.c */
 extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 extern const struct mana_state_ops mana_state_files;   /* state_files.c */
 extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
 
-/* In dump and restore order. */
+/* In dump and restore order; the memory first (the others may restore into it). */
 extern const struct mana_state_ops *const mana_state_kinds[];
 
 #endif

@@ -5,7 +5,7 @@
  * malloc arena tails, guard pages), and a restarted lower half reserves the whole window
  * PROT_NONE again before anything is restored. */
 #define _GNU_SOURCE
-#include "state_memory.h"
+#include "state.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,7 +51,7 @@ static int is_upper(const struct mapping *m)
   return 0;
 }
 
-int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *err, size_t errlen)
+static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
   FILE *maps = fopen("/proc/self/maps", "r");
   if (!maps) {
@@ -60,7 +60,6 @@ int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *e
   }
   char line[512];
   int rc = 0;
-  *upper_bytes = 0;
   while (rc == 0 && fgets(line, sizeof(line), maps)) {
     struct mapping m;
     if (parse_maps_line(line, &m) != 0 || !is_upper(&m) || m.prot == 0)
@@ -78,13 +77,12 @@ int mana_memory_dump(struct mana_image_writer *w, uint64_t *upper_bytes, char *e
       snprintf(err, errlen, "%s", mana_image_writer_error(w));
       rc = -1;
     }
-    *upper_bytes += m.end - m.start;
   }
   fclose(maps);
   return rc;
 }
 
-int mana_memory_restore(struct mana_image_reader *r, char *err, size_t errlen)
+static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   size_t n = mana_image_region_count(r);
   for (size_t i = 0; i < n; i++) {
@@ -99,3 +97,5 @@ int mana_memory_restore(struct mana_image_reader *r, char *err, size_t errlen)
   }
   return 0;
 }
+
+const struct mana_state_ops mana_state_memory = {"upper-half memory", dump, restore};
