@@ -1,8 +1,9 @@
-/* coord_manifest: format a MANIFEST (see coord_manifest.h). */
+/* coord_manifest: write and read a MANIFEST (see coord_manifest.h). */
 #include "coord_manifest.h"
 
 #include "coord_proto.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,86 @@ char *manifest_format(const struct manifest *m, size_t *len)
   }
   *len = used;
   return text;
+}
+
+/* One RANK line: it must be the next rank's, name a plain file and carry size and checksum. */
+static int read_rank_line(struct coord_msg *m, const char *path, uint32_t expected,
+                          struct manifest_image *out, char *err, size_t errlen)
+{
+  uint64_t rank;
+  const char *file, *hash;
+  char perr[COORD_ERR_LEN], *end;
+
+  if (coord_msg_u64(m, "rank", &rank, perr, sizeof(perr)) != 0 ||
+      coord_msg_u64(m, "bytes", &out->bytes, perr, sizeof(perr)) != 0 ||
+      coord_msg_str(m, "file", &file, perr, sizeof(perr)) != 0 || rank != expected ||
+      strchr(file, '/') || strlen(file) >= sizeof(out->file)) {
+    snprintf(err, errlen, "%s: bad RANK line for rank %u", path, expected);
+    return -1;
+  }
+  snprintf(out->file, sizeof(out->file), "%s", file);
+  errno = 0;
+  if (coord_msg_str(m, "xxh", &hash, perr, sizeof(perr)) != 0 ||
+      (out->xxh = strtoull(hash, &end, 16), errno != 0 || *end != '\0' || end == hash)) {
+    snprintf(err, errlen, "%s: no image hash on the RANK line of rank %u", path, expected);
+    return -1;
+  }
+  return 0;
+}
+
+int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manifest_image **images,
+                  char *err, size_t errlen)
+{
+  char line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
+  uint32_t seen = 0, room = 0;
+  int ended = 0, rc = 0, lineno = 0;
+
+  *world_size = 0;
+  *images = NULL;
+  while (rc == 0 && !ended && fgets(line, sizeof(line), f)) {
+    struct coord_msg m;
+    uint64_t v;
+
+    lineno++;
+    if (coord_msg_parse(line, strcspn(line, "\n"), &m, perr, sizeof(perr)) != 0) {
+      snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
+      rc = -1;
+    } else if (lineno == 1 && strcmp(m.verb, "MANA_MANIFEST") != 0) {
+      snprintf(err, errlen, "%s is not a mana manifest", path);
+      rc = -1;
+    } else if (!strcmp(m.verb, "GENERATION")) {
+      if (coord_msg_u64(&m, "size", &v, perr, sizeof(perr)) != 0 || v == 0 || v > 1u << 24) {
+        snprintf(err, errlen, "%s: bad GENERATION line", path);
+        rc = -1;
+      }
+      *world_size = (uint32_t)v;
+    } else if (!strcmp(m.verb, "RANK")) {
+      if (seen == room) { /* grown as lines come: GENERATION is not trusted */
+        size_t more = room ? 2 * (size_t)room : 64;
+        struct manifest_image *grown = realloc(*images, more * sizeof(**images));
+
+        if (!grown) {
+          snprintf(err, errlen, "%s: no memory for the image list", path);
+          rc = -1;
+          continue;
+        }
+        *images = grown;
+        room = (uint32_t)more;
+      }
+      rc = read_rank_line(&m, path, seen, &(*images)[seen], err, errlen);
+      seen++;
+    } else if (!strcmp(m.verb, "END")) {
+      ended = 1;
+    }
+  }
+  if (rc == 0 && (!ended || *world_size == 0 || seen != *world_size)) {
+    snprintf(err, errlen, "%s is incomplete (%u of %u ranks listed%s)", path, seen, *world_size,
+             ended ? "" : ", no END line");
+    rc = -1;
+  }
+  if (rc != 0) {
+    free(*images);
+    *images = NULL;
+  }
+  return rc;
 }

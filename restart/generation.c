@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coord_proto.h"
+#include "coord_manifest.h"
 #include "coord_trust.h"
 #include "image.h"
 #include "coord_layout.h"
@@ -41,41 +41,22 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
   return 0;
 }
 
-/* One RANK line: its image hash, and (stat_images) the image there with its recorded size. */
-static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint32_t expected,
-                           int stat_images, uint64_t *xxh, char *err, size_t errlen)
+/* rank's image is there, trusted and of the size MANIFEST records. */
+static int check_image_file(const struct mana_generation *g, uint32_t rank,
+                            const struct manifest_image *im, char *err, size_t errlen)
 {
-  uint64_t rank, bytes;
-  const char *file, *hash;
-  char perr[COORD_ERR_LEN], path[4400];
+  char path[4400];
   struct stat st;
-  if (coord_msg_u64(m, "rank", &rank, perr, sizeof(perr)) != 0 ||
-      coord_msg_u64(m, "bytes", &bytes, perr, sizeof(perr)) != 0 ||
-      coord_msg_str(m, "file", &file, perr, sizeof(perr)) != 0 || rank != expected ||
-      strchr(file, '/')) {
-    snprintf(err, errlen, "%s/MANIFEST: bad RANK line for rank %u", g->dir, expected);
-    return -1;
-  }
-  char *end;
-  errno = 0;
-  if (coord_msg_str(m, "xxh", &hash, perr, sizeof(perr)) != 0 ||
-      (*xxh = strtoull(hash, &end, 16), errno != 0 || *end != '\0' || end == hash)) {
-    snprintf(err, errlen, "%s/MANIFEST: no image hash on the RANK line of rank %u", g->dir,
-             expected);
-    return -1;
-  }
-  if (!stat_images)
-    return 0;
-  snprintf(path, sizeof(path), "%s/%s", g->dir, file);
+  snprintf(path, sizeof(path), "%s/%s", g->dir, im->file);
   if (stat(path, &st) != 0) {
-    snprintf(err, errlen, "image of rank %u is missing: %s: %s", expected, path, strerror(errno));
+    snprintf(err, errlen, "image of rank %u is missing: %s: %s", rank, path, strerror(errno));
     return -1;
   }
   if (coord_trusted(path, 0, 0, err, errlen) != 0)
     return -1;
-  if ((uint64_t)st.st_size != bytes) {
-    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s", expected,
-             (long long)st.st_size, (unsigned long long)bytes, path);
+  if ((uint64_t)st.st_size != im->bytes) {
+    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s", rank,
+             (long long)st.st_size, (unsigned long long)im->bytes, path);
     return -1;
   }
   return 0;
@@ -86,7 +67,7 @@ static int check_rank_line(struct mana_generation *g, struct coord_msg *m, uint3
  * needs only its own). */
 static int read_manifest(struct mana_generation *g, int stat_images, char *err, size_t errlen)
 {
-  char path[4200], line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
+  char path[4200];
   snprintf(path, sizeof(path), "%s/" STORE_MANIFEST_FILE, g->dir);
   if (coord_trusted(g->dir, 1, 0, err, errlen) != 0 ||
       (access(path, F_OK) == 0 && coord_trusted(path, 0, 0, err, errlen) != 0))
@@ -97,51 +78,21 @@ static int read_manifest(struct mana_generation *g, int stat_images, char *err, 
              (unsigned long long)g->number, path, strerror(errno));
     return -1;
   }
-  uint32_t ranks_seen = 0, room = 0;
-  int ended = 0, rc = 0, lineno = 0;
-  g->world_size = 0;
-  free(g->hashes);
-  g->hashes = NULL;
-  while (rc == 0 && !ended && fgets(line, sizeof(line), f)) {
-    struct coord_msg m;
-    uint64_t v;
-    lineno++;
-    size_t len = strcspn(line, "\n");
-    if (coord_msg_parse(line, len, &m, perr, sizeof(perr)) != 0) {
-      snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
-      rc = -1;
-    } else if (lineno == 1 && strcmp(m.verb, "MANA_MANIFEST") != 0) {
-      snprintf(err, errlen, "%s is not a mana manifest", path);
-      rc = -1;
-    } else if (!strcmp(m.verb, "GENERATION")) {
-      if (coord_msg_u64(&m, "size", &v, perr, sizeof(perr)) != 0 || v == 0 || v > 1u << 24) {
-        snprintf(err, errlen, "%s: bad GENERATION line", path);
-        rc = -1;
-      }
-      g->world_size = (uint32_t)v;
-    } else if (!strcmp(m.verb, "RANK")) {
-      if (ranks_seen == room) { /* grown as lines come: the GENERATION line is not trusted */
-        uint64_t *more = realloc(g->hashes, (room ? 2 * (size_t)room : 64) * sizeof(uint64_t));
-        if (!more) {
-          snprintf(err, errlen, "%s: no memory for the image hashes", path);
-          rc = -1;
-          continue;
-        }
-        g->hashes = more;
-        room = room ? 2 * room : 64;
-      }
-      rc = check_rank_line(g, &m, ranks_seen, stat_images, &g->hashes[ranks_seen], err, errlen);
-      ranks_seen++;
-    } else if (!strcmp(m.verb, "END")) {
-      ended = 1;
-    }
-  }
+  struct manifest_image *images = NULL;
+  int rc = manifest_read(f, path, &g->world_size, &images, err, errlen);
   fclose(f);
-  if (rc == 0 && (!ended || g->world_size == 0 || ranks_seen != g->world_size)) {
-    snprintf(err, errlen, "%s is incomplete (%u of %u ranks listed%s)", path, ranks_seen,
-             g->world_size, ended ? "" : ", no END line");
+  free(g->hashes);
+  g->hashes = rc == 0 ? malloc(g->world_size * sizeof(uint64_t)) : NULL;
+  if (rc == 0 && !g->hashes) {
+    snprintf(err, errlen, "%s: no memory for the image hashes", path);
     rc = -1;
   }
+  for (uint32_t i = 0; rc == 0 && i < g->world_size; i++) {
+    g->hashes[i] = images[i].xxh;
+    if (stat_images)
+      rc = check_image_file(g, i, &images[i], err, errlen);
+  }
+  free(images);
   return rc;
 }
 

@@ -300,3 +300,40 @@ Test(coord_store, manifest_without_command)
   cr_assert(strstr(text, "previous=0"), "%s", text);
   free(text);
 }
+
+/* What the coordinator writes, a restart reads back: the one owner of the format. */
+Test(coord_store, manifest_read_back)
+{
+  const struct manifest_rank ranks[2] = {
+      {"rank-000000.img", 100, "0123456789abcdef", "n1", 11},
+      {"rank-000001.img", 200, "fedcba9876543210", "n2", 22},
+  };
+  const struct manifest m = {.gen = 2, .size = 2, .ranks = ranks};
+  size_t len;
+  char *text = manifest_format(&m, &len);
+  struct manifest_image *images = NULL;
+  uint32_t size = 0;
+
+  cr_assert_not_null(text);
+  FILE *f = fmemopen(text, len, "r");
+  cr_assert_eq(manifest_read(f, "M", &size, &images, err, sizeof(err)), 0, "%s", err);
+  fclose(f);
+  cr_assert_eq(size, 2);
+  cr_assert_str_eq(images[1].file, "rank-000001.img");
+  cr_assert_eq(images[1].bytes, 200);
+  cr_assert_eq(images[1].xxh, 0xfedcba9876543210ull);
+  free(images);
+
+  /* cut before END: incomplete, whatever came before */
+  f = fmemopen(text, (size_t)(strstr(text, "END") - text), "r");
+  cr_assert_eq(manifest_read(f, "M", &size, &images, err, sizeof(err)), -1);
+  fclose(f);
+  cr_assert(strstr(err, "incomplete") && strstr(err, "no END line"), "%s", err);
+  cr_assert_null(images);
+  free(text);
+
+  f = fmemopen("RANK rank=0\n", 12, "r");
+  cr_assert_eq(manifest_read(f, "M", &size, &images, err, sizeof(err)), -1);
+  fclose(f);
+  cr_assert(strstr(err, "not a mana manifest"), "%s", err);
+}
