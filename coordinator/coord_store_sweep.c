@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,27 @@ static bool is_leftover(const char *dir, const char *name, uint64_t keep)
   return !has_manifest(path);
 }
 
+/* Removes one leftover; 0, 1 when another process had removed it already, or -1 with errno.
+ * A generation is renamed away first, as the coordinator's abort does: a rank still writing
+ * into it can then no longer create files there (its open file goes with the tree). */
+static int remove_leftover(const char *dir, const char *name)
+{
+  char path[PATH_MAX + 300], away[PATH_MAX + 300];
+  uint64_t gen;
+
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if (store_gen_dir_number(name, &gen)) {
+    snprintf(away, sizeof(away), "%s/" STORE_ABORTED_PREFIX "%06" PRIu64 "-%d", dir, gen,
+             (int)getpid());
+    if (rename(path, away) != 0)
+      return errno == ENOENT ? 1 : -1;
+    return store_remove_tree(away) == 0 ? 0 : -1;
+  }
+  if (store_remove_tree(path) == 0)
+    return 0;
+  return errno == ENOENT ? 1 : -1;
+}
+
 void store_sweep_incomplete(const char *dir, uint64_t keep, store_sweep_note note, void *arg)
 {
   DIR *d = opendir(dir);
@@ -55,6 +77,8 @@ void store_sweep_incomplete(const char *dir, uint64_t keep, store_sweep_note not
 
   if (!d)
     return;
+  /* An entry renamed during the walk may be seen again under its new name: then it is gone
+   * already (1), and nothing is said of it. */
   while ((e = readdir(d))) {
     char path[PATH_MAX + 300];
     int rc;
@@ -62,8 +86,8 @@ void store_sweep_incomplete(const char *dir, uint64_t keep, store_sweep_note not
     if (!is_leftover(dir, e->d_name, keep))
       continue;
     snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    rc = store_remove_tree(path);
-    if (note)
+    rc = remove_leftover(dir, e->d_name);
+    if (note && rc != 1)
       note(arg, path, rc == 0 ? 0 : errno);
   }
   closedir(d);
