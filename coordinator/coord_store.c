@@ -265,21 +265,7 @@ int store_gen_create(const struct coord_store *s, uint64_t gen, char *err, size_
 
 int store_gen_remove(const struct coord_store *s, uint64_t gen, char *err, size_t errlen)
 {
-  char path[PATH_MAX + 32], away[PATH_MAX + 64];
-
-  store_gen_path(s, gen, path, sizeof(path));
-  snprintf(away, sizeof(away), "%s/" STORE_ABORTED_PREFIX "%06" PRIu64 "-%d", s->dir, gen,
-           (int)getpid());
-  if (rename(path, away) != 0) {
-    if (errno == ENOENT)
-      return 0;
-    return coord_fail(err, errlen, "cannot move %s away: %s", path, strerror(errno));
-  }
-  /* A rank that opened a file just before the rename may still create it: whatever
-	 * is left is removed at the next start. */
-  if (store_remove_tree(away) != 0)
-    return coord_fail(err, errlen, "cannot remove %s: %s", away, strerror(errno));
-  return 0;
+  return store_discard_gen(s->dir, gen, err, errlen) < 0 ? -1 : 0;
 }
 
 int store_check_image(const struct coord_store *s, uint64_t gen, const char *file, uint64_t bytes,

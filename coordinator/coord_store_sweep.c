@@ -49,22 +49,37 @@ static bool is_leftover(const char *dir, const char *name, uint64_t keep)
   return !has_manifest(path);
 }
 
-/* Removes one leftover; 0, 1 when another process had removed it already, or -1 with errno.
- * A generation is renamed away first, as the coordinator's abort does: a rank still writing
- * into it can then no longer create files there (its open file goes with the tree). */
+int store_discard_gen(const char *dir, uint64_t gen, char *err, size_t errlen)
+{
+  char path[PATH_MAX + 32], away[PATH_MAX + 64];
+
+  store_gen_dir(dir, gen, path, sizeof(path));
+  snprintf(away, sizeof(away), "%s/" STORE_ABORTED_PREFIX "%06" PRIu64 "-%d", dir, gen,
+           (int)getpid());
+  if (rename(path, away) != 0) {
+    if (errno == ENOENT)
+      return 1;
+    snprintf(err, errlen, "cannot move %s away: %s", path, strerror(errno));
+    return -1;
+  }
+  /* A rank that opened a file just before the rename may still create it: whatever is left
+   * is removed at the next sweep. */
+  if (store_remove_tree(away) != 0) {
+    snprintf(err, errlen, "cannot remove %s: %s", away, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Removes one leftover; 0, 1 when another process had removed it already, or -1 with errno. */
 static int remove_leftover(const char *dir, const char *name)
 {
-  char path[PATH_MAX + 300], away[PATH_MAX + 300];
+  char path[PATH_MAX + 300], err[2 * PATH_MAX];
   uint64_t gen;
 
+  if (store_gen_dir_number(name, &gen))
+    return store_discard_gen(dir, gen, err, sizeof(err));
   snprintf(path, sizeof(path), "%s/%s", dir, name);
-  if (store_gen_dir_number(name, &gen)) {
-    snprintf(away, sizeof(away), "%s/" STORE_ABORTED_PREFIX "%06" PRIu64 "-%d", dir, gen,
-             (int)getpid());
-    if (rename(path, away) != 0)
-      return errno == ENOENT ? 1 : -1;
-    return store_remove_tree(away) == 0 ? 0 : -1;
-  }
   if (store_remove_tree(path) == 0)
     return 0;
   return errno == ENOENT ? 1 : -1;
@@ -104,7 +119,7 @@ int store_sweep_orphaned(const char *dir, store_sweep_note note, void *arg)
   if (fd < 0)
     return 0;
   /* Held: a coordinator serves DIR and sweeps for itself.  Not held: nobody can commit
-	 * while this process has it, so what has no MANIFEST now never will. */
+   * while this process has it, so what has no MANIFEST now never will. */
   if (flock(fd, LOCK_EX | LOCK_NB) == 0 && store_read_latest(dir, &latest, err, sizeof(err)) == 0) {
     store_sweep_incomplete(dir, latest, note, arg);
     swept = 1;

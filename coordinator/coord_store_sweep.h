@@ -18,6 +18,11 @@
 /* rm -r PATH without following symbolic links; 0 or -1 with errno. */
 int store_remove_tree(const char *path);
 
+/* Removes DIR/gen-N: renamed away first (".aborted-N-PID"), so a rank still writing into it
+ * can no longer create files there, then removed.  0; 1 when it was gone already; -1 with
+ * err (errno kept). */
+int store_discard_gen(const char *dir, uint64_t gen, char *err, size_t errlen);
+
 /* Told of each leftover: its path, and 0 or the errno that kept it from being removed. */
 typedef void (*store_sweep_note)(void *arg, const char *path, int err);
 
