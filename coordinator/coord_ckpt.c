@@ -160,7 +160,7 @@ enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint6
   if (c->phase != CKPT_PHASE_CONVERGE)
     return ckpt_abort(c, "rank %zu sent RAISE outside the convergence phase", rank);
   /* A rank that raises is about to enter a collective: it is running, whatever it
-	 * said before, until it answers the epoch that carries its raise. */
+   * said before, until it answers the epoch that carries its raise. */
   c->ranks[rank].state = CKPT_RANK_RUNNING;
   changed = raise_target(c, ggid, target, c->epoch + 1);
   if (changed < 0)
@@ -276,15 +276,15 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
   if (epoch == 0)
     return ckpt_abort(c, "rank %zu sent PARKED without an epoch", rank);
   /* A rank that was done (targets met, computing) may reach its next collective and say
-	 * so while DRAIN is on its way to it: the status crossed DRAIN on the wire and changes
-	 * nothing (its targets are still met).  RUNNING and RAISE cannot cross: they need an
-	 * unmet target, and targets do not move after termination. */
+   * so while DRAIN is on its way to it: the status crossed DRAIN on the wire and changes
+   * nothing (its targets are still met).  RUNNING and RAISE cannot cross: they need an
+   * unmet target, and targets do not move after termination. */
   if ((c->phase == CKPT_PHASE_SUSPEND || c->phase == CKPT_PHASE_WRITE) && epoch == c->epoch)
     return CKPT_ACT_NONE;
   if (check_status(c, rank, "PARKED", epoch) != CKPT_ACT_NONE)
     return CKPT_ACT_ABORT;
   /* A status for an older epoch is recorded but does not count: that rank has not
-	 * answered the latest change yet. */
+   * answered the latest change yet. */
   r->state = at ? CKPT_RANK_PARKED : CKPT_RANK_DONE;
   r->epoch = epoch;
   r->park_ggid = at ? at->ggid : 0;

@@ -70,7 +70,7 @@ struct coord_client *coord_client_connect(const struct coord_endpoint *ep, int t
   char local[COORD_LOCAL_NAME_MAX];
   size_t local_len = coord_local_name(ep->port, ep->secret, local);
   /* On the coordinator's host the local door comes first: no other user can hold it
-	 * full. Elsewhere the name is unknown (ECONNREFUSED at once) and TCP is used. */
+   * full. Elsewhere the name is unknown (ECONNREFUSED at once) and TCP is used. */
   int fd = coord_connect_local(local, local_len);
 
   if (fd < 0)

@@ -325,7 +325,7 @@ static enum ckpt_action on_progress(struct coordinator *co, size_t rank,
     return CKPT_ACT_NONE;
   }
   /* A rank's first PROGRESS comes right after its drain (bytes 0): the network of that
-	 * rank is quiet from then on; the last one to get there ends the job's drain. */
+   * rank is quiet from then on; the last one to get there ends the job's drain. */
   if (co->ckpt->ranks[rank].state == CKPT_RANK_DRAINING)
     co->ckpt_drained_us = coord_now_us();
   if (mana_fault("coord-kill-in-write", -1))
@@ -472,7 +472,7 @@ int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, 
   if (refuse_start(co, why, whylen))
     return -1;
   /* The number is used up even if the attempt fails: a generation number is never
-	 * reused, so late messages of an old attempt can never be mistaken for new ones. */
+   * reused, so late messages of an old attempt can never be mistaken for new ones. */
   *gen = ++co->newest_started;
   if (store_gen_create(&co->store, *gen, why, whylen))
     return -1;

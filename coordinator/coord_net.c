@@ -240,7 +240,7 @@ int coord_listen(const char *host, const char *port, unsigned *bound_port, char 
 size_t coord_local_name(const char *port, const char *secret, char out[COORD_LOCAL_NAME_MAX])
 {
   /* FNV-1a: the name only has to differ between coordinators, the peer's user id is
-	 * what admits a client */
+   * what admits a client */
   uint64_t h = 0xcbf29ce484222325ull;
   int n;
 

@@ -158,7 +158,7 @@ int coord_msg_parse(char *line, size_t len, struct coord_msg *msg, char *err, si
     size_t flen;
 
     /* line[pos] is a separating space: exactly one, never trailing. Decoding a
-		 * field may overwrite the space after it, so it is found before decoding. */
+     * field may overwrite the space after it, so it is found before decoding. */
     line[pos++] = '\0';
     if (pos == len || line[pos] == ' ')
       return coord_fail(err, errlen, "stray space");

@@ -61,7 +61,7 @@ void coord_refuse(struct coordinator *co, struct conn *c, const char *why)
 static void remove_port_files(struct coordinator *co)
 {
   /* A port file names a live coordinator; left behind it would send clients to a dead
-	 * port. */
+   * port. */
   unlink(co->port_file);
   if (co->cfg->port_file)
     unlink(co->cfg->port_file);
@@ -199,7 +199,7 @@ static void accept_one(struct coordinator *co, int fd, const char *peer, const c
   c->local = local;
   queue_pending(co, c);
   /* A client that means it has sent its HELLO by now: reading it at once admits it
-	 * before newer connections of a flood can push it out of the queue. */
+   * before newer connections of a flood can push it out of the queue. */
   read_conn(co, c);
 }
 

@@ -99,8 +99,8 @@ struct coordinator {
   size_t nconns, conns_cap;
   size_t pending, pending_local, controls;
   /* Pending TCP connections, oldest first: when the limits are reached the oldest
-	 * makes room, so that idle connections held open cannot lock out a client that
-	 * authenticates at once (the owner's mana_status, a rank). */
+   * makes room, so that idle connections held open cannot lock out a client that
+   * authenticates at once (the owner's mana_status, a rank). */
   struct conn *pend_oldest, *pend_newest;
   struct coord_log_limit reject_log; /* refusals of connections not yet authenticated */
 

@@ -22,7 +22,7 @@ int coord_trusted(const char *path, int dir, int top, char *err, size_t errlen)
                       "who could change the checkpoint; use a directory of your own",
                       path, (unsigned)st.st_uid, (unsigned)me);
   /* The top directory may be a shared one's child made writable on purpose; everything
-	 * in it that a restart reads is checked itself. */
+   * in it that a restart reads is checked itself. */
   if (!top && (st.st_mode & (S_IWGRP | S_IWOTH)))
     return coord_fail(err, errlen,
                       "refusing %s: its mode %03o lets group or others change it "

@@ -636,7 +636,7 @@ static int parse_command(struct parse_state *st, int first, const char *lh_path)
   }
   if (plan->form == LAUNCH_FORM_PER_RANK) {
     /* APP is the first word, so inserting mana_lh before it makes the absolute
-		 * mana_lh path argv[0]: "ps" then shows what really runs. */
+     * mana_lh path argv[0]: "ps" then shows what really runs. */
     launcher_record_app(st, first);
     return build_command(st, first, lh_path);
   }

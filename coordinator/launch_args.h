@@ -97,8 +97,8 @@ struct launch_plan {
   size_t env_count;
 
   /* The command to exec: argv[0] is the launcher as typed (form 1, for execvp) or the
-	 * absolute mana_lh path (form 2, for execv). NULL-terminated, owned by the plan; the
-	 * strings point into the caller's argv except the inserted mana_lh path. */
+   * absolute mana_lh path (form 2, for execv). NULL-terminated, owned by the plan; the
+   * strings point into the caller's argv except the inserted mana_lh path. */
   char **argv;
   int argc;
 
@@ -106,24 +106,24 @@ struct launch_plan {
   size_t app_count;
 
   /* Wrap-launcher form: the number of ranks the launcher starts, summed over the MPMD
-	 * segments (Hydra -n/-np, srun -n/--ntasks); 0 when the command line does not say for
-	 * every segment. The coordinator then learns it from the first rank. */
+   * segments (Hydra -n/-np, srun -n/--ntasks); 0 when the command line does not say for
+   * every segment. The coordinator then learns it from the first rank. */
   unsigned long ranks;
 
   /* Wrap-launcher form: the command line names hosts or nodes (Hydra -hosts, -f, ...;
-	 * srun -w, -N), so ranks may run on other hosts than this one. */
+   * srun -w, -N), so ranks may run on other hosts than this one. */
   bool names_hosts;
 
   /* --restart-from: the generation directory every rank restarts from (no APP), or NULL.
-	 * --expect-ranks: the number of ranks the launcher must start, 0 when not given; a
-	 * launcher command line that says otherwise is a usage error. */
+   * --expect-ranks: the number of ranks the launcher must start, 0 when not given; a
+   * launcher command line that says otherwise is a usage error. */
   const char *restart_from;
   unsigned long expect_ranks;
 
   /* Set when parsing fails: one line, without the "mana_launch: " prefix. */
   char error[LAUNCH_MSG_LEN];
   /* Non-fatal notes (e.g. a launcher option mana_launch does not know), one per line,
-	 * without prefix; empty when there are none. */
+   * without prefix; empty when there are none. */
   char warnings[LAUNCH_MSG_LEN];
 };
 

@@ -152,7 +152,7 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
   }
   coord_client_close(c);
   /* The coordinator of the job before this one closes its connections as it exits (its
-	 * launcher ended): that is no error when it is then gone. */
+   * launcher ended): that is no error when it is then gone. */
   if (rc && wait_until_free(req->ckptdir, TAKEN_WAIT_MS))
     return REUSE_UNREACHABLE;
   if (rc)

@@ -135,7 +135,7 @@ int hydra_segment(struct parse_state *st, int *i, int segment)
 
     if (strcmp(arg, "--") == 0) {
       /* Hydra itself rejects "--"; accept it as "programs start here" and
-			 * leave it out of the command. */
+       * leave it out of the command. */
       st->drop[*i] = true;
       (*i)++;
       break;

@@ -302,7 +302,7 @@ static int read_history(struct coordinator *co)
     return 1;
   }
   /* Numbers continue after everything on disk, so a new generation never lands in a
-	 * directory of an earlier job. */
+   * directory of an earlier job. */
   newest = store_newest_dir(&co->store);
   co->newest_started = newest > co->committed ? newest : co->committed;
   store_remove_incomplete(&co->store, co->committed);
