@@ -25,11 +25,10 @@
 #include "coord_store_sweep.h"
 #include "mana/boundary.h"
 #include "lower_threads.h"
-#include "park.h"
+#include "rank_checkpoint.h"
 #include "services.h"
 #include "test_trigger.h"
 
-#define PARK_TIMEOUT_MS 10000
 /* How long a checkpoint asked for right after a restart waits for the threads to resume. */
 #define RESUME_TIMEOUT_MS 30000
 #define STATUS_POLL_MS 1
@@ -98,13 +97,6 @@ int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
   int ok = begun_gen >= gen;
   pthread_mutex_unlock(&begun_lock);
   return ok ? 0 : -1;
-}
-
-/* Checkpoints may only be taken where nothing the restarted job needs is lost. */
-static int refusal(char *reason, size_t len)
-{
-  int (*can)(char *, size_t) = MANA_BOUNDARY->stub_can_checkpoint;
-  return can && !can(reason, len);
 }
 
 /* The command of generation `gen` that came in within timeout_ms: 1, 0 when none came, -1
@@ -289,61 +281,58 @@ static void report_progress(uint64_t bytes, void *arg)
     r->broken = 1;
 }
 
-/* DRAIN: park, complete what only MPI's own wait completes (boundary.h, settle); once every
- * rank has (GO), complete the network state, write the image, then wait for the verdict.
- * The drain is collective over the ranks: a rank starting it alone would leave exchanges
- * posted that the others never answer, so a rank that cannot park refuses before any rank
- * drains. */
+/* The rank's phases (rank_checkpoint.c) as the coordinator hears them: SUSPENDED then GO,
+ * PROGRESS 0 once drained, REFUSE, FAILED, WRITTEN. */
+struct link_peers {
+  uint64_t gen;
+  struct coord_cmd *cmd; /* the command that ended the wait for GO */
+  struct write_report progress;
+};
+
+static int peers_suspended(void *arg)
+{
+  struct link_peers *p = arg;
+  return coord_send_suspended(link_conn, p->gen) != 0 ? -1 : wait_for_go(p->gen, p->cmd);
+}
+
+static int peers_drained(void *arg)
+{
+  struct link_peers *p = arg;
+  /* PROGRESS 0: parked and drained (the coordinator times the drain by it) */
+  return coord_send_progress(link_conn, p->gen, 0);
+}
+
+static void peers_refused(void *arg, const char *reason)
+{
+  coord_send_refuse(link_conn, ((struct link_peers *)arg)->gen, reason);
+}
+
+static void peers_failed(void *arg, const char *reason)
+{
+  coord_send_failed(link_conn, ((struct link_peers *)arg)->gen, reason);
+}
+
+static void peers_written(void *arg, const char *name, uint64_t bytes, uint64_t hash)
+{
+  char xxh[32];
+  snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);
+  coord_send_written(link_conn, ((struct link_peers *)arg)->gen, bytes, name, xxh);
+}
+
+/* DRAIN: the rank's checkpoint phases, then the verdict.  0 with the verdict (COMMITTED,
+ * ABORT or QUIT) in cmd, -1 when the link is gone.  The drain is collective over the ranks: a
+ * rank starting it alone would leave exchanges posted that the others never answer, so a rank
+ * that cannot park says so before any rank drains. */
 static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 {
-  char reason[512], name[64], xxh[32];
-  int (*drain)(char *, size_t) = MANA_BOUNDARY->stub_drain;
-  int finalized = 0,
-      parked = mana_park_all(MANA_PARK_SIGNAL, PARK_TIMEOUT_MS, reason, sizeof(reason)) == 0;
-  /* Only now: a thread inside MPI_Finalize parks when it returns from it.  MPI_Finalize is
-   * counted on the clock, so then every rank has entered it and every rank refuses here. */
-  PMPI_Finalized(&finalized);
-  int (*settle)(char *, size_t) = MANA_BOUNDARY->stub_settle_own_waits;
-  int go = 0;
-  if (!parked) {
-    coord_send_failed(link_conn, gen, reason);
-  } else if (finalized) {
-    coord_send_refuse(link_conn, gen, "the application has finalized MPI on this rank");
-  } else if (settle && settle(reason, sizeof(reason)) != 0) {
-    parked = 0; /* as if it had not: nothing drained, the job goes on */
-    coord_send_failed(link_conn, gen, reason);
-  } else if (coord_send_suspended(link_conn, gen) != 0 || (go = wait_for_go(gen, cmd)) < 0) {
-    return -1;
-  }
-  if (!go) {
-    /* refused or failed here, or aborted elsewhere: nothing was drained anywhere */
-  } else if (drain && drain(reason, sizeof(reason)) != 0) {
-    coord_send_failed(link_conn, gen, reason);
-  } else if (coord_send_progress(link_conn, gen, 0) != 0) {
-    return -1; /* PROGRESS 0: parked and drained (the coordinator times the drain by it) */
-  } else if (!drain && my_size > 1) {
-    if (!refusal(reason, sizeof(reason)))
-      snprintf(reason, sizeof(reason),
-               "this build of mana cannot drain messages in flight between ranks");
-    coord_send_refuse(link_conn, gen, reason);
-  } else if (refusal(reason, sizeof(reason))) {
-    coord_send_refuse(link_conn, gen, reason);
-  } else {
-    struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
-    uint64_t bytes = 0, hash = 0;
-    struct write_report report = {gen, 0};
-    struct mana_write_progress progress = {report_progress, &report, PROGRESS_EVERY_BYTES};
-    mana_image_name(my_rank, name, sizeof(name));
-    if (mana_checkpoint_write(dir, name, gen, &facts, &progress, &bytes, &hash, reason,
-                              sizeof(reason)) != 0) {
-      coord_send_failed(link_conn, gen, reason);
-    } else {
-      snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);
-      coord_send_written(link_conn, gen, bytes, name, xxh);
-    }
-  }
-  if (go == 0 && parked && !finalized)
-    return 0; /* the ABORT or QUIT that ended it is in cmd already */
+  struct link_peers lp = {gen, cmd, {gen, 0}};
+  struct mana_write_progress progress = {report_progress, &lp.progress, PROGRESS_EVERY_BYTES};
+  struct rank_peers peers = {&lp,          peers_suspended, peers_drained, peers_refused,
+                             peers_failed, peers_written,   &progress};
+  struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
+  enum rank_checkpoint_outcome out = mana_rank_checkpoint(&peers, dir, gen, &facts);
+  if (out != RANK_CKPT_REPORTED)
+    return out == RANK_CKPT_ENDED ? 0 : -1;
   int rc;
   while ((rc = next_command(gen, cmd)) == 0 && cmd->kind != COORD_CMD_COMMITTED &&
          cmd->kind != COORD_CMD_ABORT && cmd->kind != COORD_CMD_QUIT)
@@ -392,24 +381,14 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   if (rc == 1 && drain_and_write(gen, dir, &cmd) == 0) {
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
-    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) {
-      /* Every rank has the verdict; leave as a finished MPI process.  The launcher tears the
-       * whole job down (SIGKILL) when a rank exits without finalizing, which can hit a peer
-       * that has not exited yet and make the job look crashed; and a peer still in MPI would
-       * see the endpoint vanish.  The application is parked at a safe point with nothing in
-       * flight, so the checkpoint thread may finalize for it. */
-      fflush(NULL);
-      if (MANA_BOUNDARY->stub_cancel_receives)
-        MANA_BOUNDARY->stub_cancel_receives();
-      PMPI_Finalize();
-      _exit(0);
-    }
+    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit)
+      mana_rank_checkpoint_leave(1); /* every rank has the verdict */
   }
   /* Written, aborted, refused or the coordinator died mid-checkpoint (then nothing is
    * committed): the job goes on.  Release before ending the clock: a parked thread may wait at
    * a collective entry for exactly that. */
   __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
-  mana_park_release();
+  mana_rank_checkpoint_leave(0);
   cc->end();
 }
 

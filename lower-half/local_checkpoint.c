@@ -1,8 +1,9 @@
 /* A checkpoint taken by the rank itself, without a coordinator: with
  * MANA_TEST_CHECKPOINT_AFTER_MS=T and MANA_TEST_CHECKPOINT_DIR=D, T ms after start the rank
- * parks its upper half, writes D/rank-NNNNNN.img and either exits (MANA_TEST_CHECKPOINT_KILL=1)
- * or goes on.  For tests of the image and restart machinery on programs whose ranks need not
- * agree on a safe point (no messages or collectives in flight at that moment). */
+ * runs the checkpoint phases (rank_checkpoint.c) with no peers to meet, writes
+ * D/rank-NNNNNN.img and either exits (MANA_TEST_CHECKPOINT_KILL=1) or goes on.  For tests of
+ * the image and restart machinery on programs whose ranks need not agree on a safe point (no
+ * messages or collectives in flight at that moment). */
 #define _GNU_SOURCE
 #include "local_checkpoint.h"
 
@@ -14,11 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "state_threads.h"
 #include "lower_threads.h"
-#include "park.h"
+#include "rank_checkpoint.h"
 #include "services.h"
+#include "state_threads.h"
 
 static int after_ms;
 
@@ -30,10 +30,34 @@ static uint32_t env_u32(const char *a, const char *b)
   return v ? (uint32_t)strtoul(v, NULL, 10) : 0;
 }
 
+/* Without peers, the rank's phases report on stderr. */
+struct local_report {
+  uint32_t rank;
+};
+
+static void local_refused(void *arg, const char *reason)
+{
+  fprintf(stderr, "mana_lh: local checkpoint of rank %u refused: %s\n",
+          ((struct local_report *)arg)->rank, reason);
+}
+
+static void local_failed(void *arg, const char *reason)
+{
+  fprintf(stderr, "mana_lh: local checkpoint of rank %u failed: %s\n",
+          ((struct local_report *)arg)->rank, reason);
+}
+
+static void local_written(void *arg, const char *name, uint64_t bytes, uint64_t hash)
+{
+  struct local_report *r = arg;
+  if (getenv("MANA_TEST_CHECKPOINT_VERBOSE"))
+    fprintf(stderr, "mana_lh: rank %u wrote %s (%lu bytes, digest %016lx)\n", r->rank, name,
+            (unsigned long)bytes, (unsigned long)hash);
+}
+
 static void *run(void *arg)
 {
   (void)arg;
-  char err[512], name[64];
   struct timespec ts = {after_ms / 1000, (long)(after_ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
   if (mana_restart_wait_resumed(30000) != 0) {
@@ -41,23 +65,12 @@ static void *run(void *arg)
                     "MPI objects\n");
     return NULL;
   }
-  if (mana_park_all(MANA_PARK_SIGNAL, 10000, err, sizeof(err)) != 0) {
-    fprintf(stderr, "mana_lh: local checkpoint: %s\n", err);
-    mana_park_release();
-    return NULL;
-  }
   struct mana_rank_facts facts = {env_u32("PMI_RANK", "SLURM_PROCID"),
                                   env_u32("PMI_SIZE", "SLURM_NTASKS"),
                                   (uint32_t)mana_mpi_thread_level(), 0};
-  mana_image_name(facts.rank, name, sizeof(name));
-  uint64_t bytes = 0, hash = 0;
-  if (mana_checkpoint_write(getenv("MANA_TEST_CHECKPOINT_DIR"), name, 1, &facts, NULL, &bytes,
-                            &hash, err, sizeof(err)) != 0) {
-    fprintf(stderr, "mana_lh: local checkpoint of rank %u failed: %s\n", facts.rank, err);
-  } else if (getenv("MANA_TEST_CHECKPOINT_VERBOSE")) {
-    fprintf(stderr, "mana_lh: rank %u wrote %s (%lu bytes, digest %016lx)\n", facts.rank, name,
-            (unsigned long)bytes, (unsigned long)hash);
-  }
+  struct local_report report = {facts.rank};
+  struct rank_peers none = {&report, NULL, NULL, local_refused, local_failed, local_written, NULL};
+  mana_rank_checkpoint(&none, getenv("MANA_TEST_CHECKPOINT_DIR"), 1, &facts);
   if (getenv("MANA_TEST_CHECKPOINT_KILL")) {
     /* Every rank must have written before any exits: the launcher tears the job down when the
      * first rank goes.  The application is parked outside MPI (the premise of this hook), so
@@ -66,9 +79,9 @@ static void *run(void *arg)
     PMPI_Initialized(&initialized);
     if (initialized)
       PMPI_Barrier(MPI_COMM_WORLD);
-    _exit(0);
+    mana_rank_checkpoint_leave(1);
   }
-  mana_park_release();
+  mana_rank_checkpoint_leave(0);
   return NULL;
 }
 

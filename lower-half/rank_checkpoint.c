@@ -1,0 +1,108 @@
+/* The order of a rank's checkpoint phases (rank_checkpoint.h).  Each phase's work lives
+ * elsewhere: parking in park.c, settling and draining in the stub (boundary.h), the image in
+ * checkpoint.c; this file only says which comes after which and who hears about it. */
+#define _GNU_SOURCE
+#include "rank_checkpoint.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "mana/boundary.h"
+#include "park.h"
+
+/* A state mana cannot restore (boundary.h, stub_can_checkpoint): 1 with the reason. */
+static int unrestorable(char *reason, size_t len)
+{
+  int (*can)(char *, size_t) = MANA_BOUNDARY->stub_can_checkpoint;
+  return can && !can(reason, len);
+}
+
+/* With every rank suspended: drain the messages in flight and say so.  RANK_CKPT_REPORTED
+ * when the checkpoint cannot go on (and the peers were told), RANK_CKPT_LOST, or 2 to go on. */
+static int drain_with_peers(const struct rank_peers *peers, const struct mana_rank_facts *facts,
+                            char *reason, size_t len)
+{
+  int (*drain)(char *, size_t) = MANA_BOUNDARY->stub_drain;
+  if (drain && drain(reason, len) != 0) {
+    peers->failed(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  if (peers->drained(peers->arg) != 0)
+    return RANK_CKPT_LOST;
+  if (!drain && facts->world_size > 1) {
+    if (!unrestorable(reason, len))
+      snprintf(reason, len, "this build of mana cannot drain messages in flight between ranks");
+    peers->refused(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  return 2;
+}
+
+enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers, const char *dir,
+                                                  uint64_t gen, const struct mana_rank_facts *facts)
+{
+  char reason[512], name[64];
+  if (mana_park_all(MANA_PARK_SIGNAL, MANA_RANK_PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0) {
+    peers->failed(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  /* Only once parked: a thread inside MPI_Finalize parks when it returns from it.
+   * MPI_Finalize is counted on the collective clock, so then every rank has entered it and
+   * every rank refuses here. */
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (finalized) {
+    peers->refused(peers->arg, "the application has finalized MPI on this rank");
+    return RANK_CKPT_REPORTED;
+  }
+  /* Before telling the peers: a peer's thread may wait in MPI's own wait for an operation
+   * this rank holds, and can only park once it completes. */
+  int (*settle)(char *, size_t) = MANA_BOUNDARY->stub_settle_own_waits;
+  if (settle && settle(reason, sizeof(reason)) != 0) {
+    peers->failed(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  if (peers->suspended) {
+    int go = peers->suspended(peers->arg);
+    if (go <= 0)
+      return go < 0 ? RANK_CKPT_LOST : RANK_CKPT_ENDED;
+    int rc = drain_with_peers(peers, facts, reason, sizeof(reason));
+    if (rc != 2)
+      return (enum rank_checkpoint_outcome)rc;
+  }
+  if (unrestorable(reason, sizeof(reason))) {
+    peers->refused(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  uint64_t bytes = 0, hash = 0;
+  mana_image_name(facts->rank, name, sizeof(name));
+  if (mana_checkpoint_write(dir, name, gen, facts, peers->progress, &bytes, &hash, reason,
+                            sizeof(reason)) != 0)
+    peers->failed(peers->arg, reason);
+  else
+    peers->written(peers->arg, name, bytes, hash);
+  return RANK_CKPT_REPORTED;
+}
+
+void mana_rank_checkpoint_leave(int then_exit)
+{
+  if (!then_exit) {
+    mana_park_release();
+    return;
+  }
+  /* The launcher tears the whole job down (SIGKILL) when a rank exits without finalizing,
+   * which can hit a peer that has not exited yet and make the job look crashed, and a peer
+   * still in MPI would see the endpoint vanish: leave as a finished MPI process.  Nothing is
+   * in flight, so this thread may finalize for the parked application. */
+  fflush(NULL);
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    if (MANA_BOUNDARY->stub_cancel_receives)
+      MANA_BOUNDARY->stub_cancel_receives();
+    PMPI_Finalize();
+  }
+  _exit(0);
+}
