@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 #define DEFAULT_SEND_TIMEOUT_MS 10000
 
@@ -23,19 +24,6 @@ struct coord_client {
   char out[COORD_LINE_MAX]; /* its storage */
   char error[COORD_ERR_LEN];
 };
-
-static int client_fail(struct coord_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int client_fail(struct coord_client *c, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(c->error, sizeof(c->error), fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 int coord_endpoint_init(struct coord_endpoint *ep, const char *hostport, const char *secret_file,
                         char *err, size_t errlen)
@@ -54,11 +42,10 @@ int coord_endpoint_from_env(struct coord_endpoint *ep, char *err, size_t errlen)
   if (!hostport || !*hostport)
     return 1;
   if (!secret || !*secret) {
-    snprintf(err, errlen,
-             "%s is set but %s is not: cannot authenticate to the "
-             "coordinator",
-             COORD_ENV_ADDRESS, COORD_ENV_SECRET);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "%s is set but %s is not: cannot authenticate to the "
+                     "coordinator",
+                     COORD_ENV_ADDRESS, COORD_ENV_SECRET);
   }
   return coord_endpoint_init(ep, hostport, secret, err, errlen);
 }
@@ -80,7 +67,7 @@ struct coord_client *coord_client_connect(const struct coord_endpoint *ep, int t
     return NULL;
   c = calloc(1, sizeof(*c));
   if (!c) {
-    snprintf(err, errlen, "out of memory for the coordinator connection");
+    mana_fail(err, errlen, 0, "out of memory for the coordinator connection");
     close(fd);
     return NULL;
   }
@@ -130,7 +117,8 @@ static int wait_fd(struct coord_client *c, short events, long long deadline)
     n = poll(&pfd, 1, coord_remaining_ms(deadline));
   while (n < 0 && errno == EINTR);
   if (n < 0)
-    return client_fail(c, "poll on the coordinator connection failed: %s", strerror(errno));
+    return mana_fail(c->error, sizeof(c->error), errno,
+                     "poll on the coordinator connection failed");
   return n; /* 0: time ran out */
 }
 
@@ -151,12 +139,13 @@ int coord_client_send_raw(struct coord_client *c, const void *data, size_t len)
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-      return client_fail(c, "cannot send to the coordinator: %s", strerror(errno));
+      return mana_fail(c->error, sizeof(c->error), errno, "cannot send to the coordinator");
     rc = wait_fd(c, POLLOUT, deadline);
     if (rc < 0)
       return -1;
     if (rc == 0)
-      return client_fail(c, "the coordinator did not accept data for %d ms", c->send_timeout_ms);
+      return mana_fail(c->error, sizeof(c->error), 0,
+                       "the coordinator did not accept data for %d ms", c->send_timeout_ms);
   }
   return 0;
 }
@@ -170,8 +159,9 @@ struct coord_line *coord_client_line(struct coord_client *c, const char *verb)
 int coord_client_send(struct coord_client *c, struct coord_line *line)
 {
   if (coord_line_end(line))
-    return client_fail(c, "message %.16s is malformed or longer than %d bytes", line->buf,
-                       COORD_LINE_MAX);
+    return mana_fail(c->error, sizeof(c->error), 0,
+                     "message %.16s is malformed or longer than %d bytes", line->buf,
+                     COORD_LINE_MAX);
   return coord_client_send_raw(c, line->buf, line->len);
 }
 
@@ -187,11 +177,13 @@ static int buffered_line(struct coord_client *c, struct coord_msg *msg)
   int rc = coord_linebuf_next(&c->in, &line, &len);
 
   if (rc < 0)
-    return client_fail(c, "the coordinator sent a line longer than %d bytes", COORD_LINE_MAX - 1);
+    return mana_fail(c->error, sizeof(c->error), 0,
+                     "the coordinator sent a line longer than %d bytes", COORD_LINE_MAX - 1);
   if (rc == 0)
     return 0;
   if (coord_msg_parse(line, len, msg, why, sizeof(why)))
-    return client_fail(c, "the coordinator sent a malformed line: %s", why);
+    return mana_fail(c->error, sizeof(c->error), 0, "the coordinator sent a malformed line: %s",
+                     why);
   return 1;
 }
 
@@ -209,9 +201,9 @@ int coord_client_recv(struct coord_client *c, struct coord_msg *msg, int timeout
     if (n > 0)
       continue;
     if (n == 0)
-      return client_fail(c, "the coordinator closed the connection");
+      return mana_fail(c->error, sizeof(c->error), 0, "the coordinator closed the connection");
     if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return client_fail(c, "cannot read from the coordinator: %s", strerror(errno));
+      return mana_fail(c->error, sizeof(c->error), errno, "cannot read from the coordinator");
     rc = wait_fd(c, POLLIN, deadline);
     if (rc <= 0)
       return rc;
@@ -230,15 +222,17 @@ static int await_welcome(struct coord_client *c, int timeout_ms)
   int rc = coord_client_recv(c, &msg, timeout_ms);
 
   if (rc == 0)
-    return client_fail(c, "the coordinator did not answer HELLO within %d ms", timeout_ms);
+    return mana_fail(c->error, sizeof(c->error), 0,
+                     "the coordinator did not answer HELLO within %d ms", timeout_ms);
   if (rc < 0)
     return -1;
   if (strcmp(msg.verb, "WELCOME") == 0)
     return 0;
   reason = coord_msg_get(&msg, "reason");
   if (strcmp(msg.verb, "ERROR") == 0 && reason)
-    return client_fail(c, "the coordinator refused us: %s", reason);
-  return client_fail(c, "the coordinator answered HELLO with %s", msg.verb);
+    return mana_fail(c->error, sizeof(c->error), 0, "the coordinator refused us: %s", reason);
+  return mana_fail(c->error, sizeof(c->error), 0, "the coordinator answered HELLO with %s",
+                   msg.verb);
 }
 
 static void hello_start(struct coord_client *c, const char *role)
@@ -293,7 +287,7 @@ int coord_rank_open(uint32_t rank, uint32_t size, int timeout_ms, struct coord_c
   if (!c)
     return -1;
   if (coord_client_hello_rank(c, rank, size, getpid(), NULL, timeout_ms)) {
-    snprintf(err, errlen, "%s", c->error);
+    mana_fail(err, errlen, 0, "%s", c->error);
     coord_client_close(c);
     return -1;
   }

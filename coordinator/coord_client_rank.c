@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "mana/fail.h"
 
 static struct coord_line *with_gen(struct coord_client *c, const char *verb, uint64_t gen)
 {
@@ -125,8 +126,8 @@ static int decode_targets(const struct coord_msg *msg, struct coord_cmd *cmd, ch
       coord_msg_flag(msg, "more", &cmd->more, err, errlen))
     return -1;
   if (n != coord_table_count(cmd->table) || n > COORD_TABLE_CHUNK) {
-    snprintf(err, errlen, "TARGETS: n=%llu does not match the table", (unsigned long long)n);
-    return -1;
+    return mana_fail(err, errlen, 0, "TARGETS: n=%llu does not match the table",
+                     (unsigned long long)n);
   }
   cmd->count = (size_t)n;
   return 0;
@@ -175,6 +176,5 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
       cmd->reason = coord_msg_get(msg, "reason");
     return 0;
   }
-  snprintf(err, errlen, "unknown command %s from the coordinator", verb);
-  return -1;
+  return mana_fail(err, errlen, 0, "unknown command %s from the coordinator", verb);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 static void redirect_stdio(const char *log_path)
 {
@@ -73,12 +74,11 @@ int coord_daemonize(const char *log_path, const char *announce, char *err, size_
 
   fflush(NULL);
   if (pipe2(report, O_CLOEXEC) != 0) {
-    snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot create a pipe");
   }
   pid = fork();
   if (pid < 0) {
-    snprintf(err, errlen, "cannot fork: %s", strerror(errno));
+    mana_fail(err, errlen, errno, "cannot fork");
     close(report[0]);
     close(report[1]);
     return -1;
@@ -91,7 +91,7 @@ int coord_daemonize(const char *log_path, const char *announce, char *err, size_
   middle(report[1]);
   close(report[1]);
   if (chdir("/") != 0)
-    return snprintf(err, errlen, "cannot chdir to /: %s", strerror(errno)), -1;
+    return mana_fail(err, errlen, errno, "cannot chdir to /"), -1;
   redirect_stdio(log_path);
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mana/fail.h"
 
 /* The stall grace period (docs/checkpoint-protocol.md, 1.5): short at first, so that a
  * real stall costs little; doubled after every release of the same generation, so that
@@ -114,7 +115,7 @@ static int write_manifest(struct coordinator *co, int64_t now_wall, char *err, s
   int rc;
 
   if (!ranks)
-    return snprintf(err, errlen, "out of memory for the manifest"), -1;
+    return mana_fail(err, errlen, 0, "out of memory for the manifest"), -1;
   for (size_t i = 0; i < co->size; i++) {
     ranks[i].file = co->ckpt->ranks[i].file;
     ranks[i].bytes = co->ckpt->ranks[i].bytes;
@@ -125,7 +126,7 @@ static int write_manifest(struct coordinator *co, int64_t now_wall, char *err, s
   text = manifest_format(&m, &len);
   free(ranks);
   if (!text)
-    return snprintf(err, errlen, "cannot format the manifest"), -1;
+    return mana_fail(err, errlen, 0, "cannot format the manifest"), -1;
   rc = store_commit(&co->store, m.gen, text, len, err, errlen);
   free(text);
   return rc;

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 void store_meta_file(const char *dir, const char *name, char *out, size_t len)
 {
@@ -38,19 +39,18 @@ int store_read_latest(const char *dir, uint64_t *gen, char *err, size_t errlen)
   if (fd < 0 && errno == ENOENT)
     return 0;
   if (fd < 0) {
-    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot open %s", path);
   }
   n = read(fd, buf, sizeof(buf) - 1);
   if (n < 0)
-    snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    mana_fail(err, errlen, errno, "cannot read %s", path);
   close(fd);
   if (n < 0)
     return -1;
   buf[n] = '\0';
   buf[strcspn(buf, "\n")] = '\0';
   if (!coord_parse_u64(buf, gen)) {
-    snprintf(err, errlen, "%s does not hold a generation number", path);
+    mana_fail(err, errlen, 0, "%s does not hold a generation number", path);
     return -2;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "mana/fail.h"
 
 void manifest_time(int64_t ms, char *out, size_t len)
 {
@@ -135,15 +136,14 @@ static int read_rank_line(struct coord_msg *m, const char *path, uint32_t expect
       coord_msg_u64(m, "bytes", &out->bytes, perr, sizeof(perr)) != 0 ||
       coord_msg_str(m, "file", &file, perr, sizeof(perr)) != 0 || rank != expected ||
       strchr(file, '/') || strlen(file) >= sizeof(out->file)) {
-    snprintf(err, errlen, "%s: bad RANK line for rank %u", path, expected);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s: bad RANK line for rank %u", path, expected);
   }
   snprintf(out->file, sizeof(out->file), "%s", file);
   errno = 0;
   if (coord_msg_str(m, "xxh", &hash, perr, sizeof(perr)) != 0 ||
       (out->xxh = strtoull(hash, &end, 16), errno != 0 || *end != '\0' || end == hash)) {
-    snprintf(err, errlen, "%s: no image hash on the RANK line of rank %u", path, expected);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s: no image hash on the RANK line of rank %u", path,
+                     expected);
   }
   return 0;
 }
@@ -163,14 +163,14 @@ int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manife
 
     lineno++;
     if (coord_msg_parse(line, strcspn(line, "\n"), &m, perr, sizeof(perr)) != 0) {
-      snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
+      mana_fail(err, errlen, 0, "%s line %d: %s", path, lineno, perr);
       rc = -1;
     } else if (lineno == 1 && strcmp(m.verb, "MANA_MANIFEST") != 0) {
-      snprintf(err, errlen, "%s is not a mana manifest", path);
+      mana_fail(err, errlen, 0, "%s is not a mana manifest", path);
       rc = -1;
     } else if (!strcmp(m.verb, "GENERATION")) {
       if (coord_msg_u64(&m, "size", &v, perr, sizeof(perr)) != 0 || v == 0 || v > 1u << 24) {
-        snprintf(err, errlen, "%s: bad GENERATION line", path);
+        mana_fail(err, errlen, 0, "%s: bad GENERATION line", path);
         rc = -1;
       }
       *world_size = (uint32_t)v;
@@ -180,7 +180,7 @@ int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manife
         struct manifest_image *grown = realloc(*images, more * sizeof(**images));
 
         if (!grown) {
-          snprintf(err, errlen, "%s: no memory for the image list", path);
+          mana_fail(err, errlen, 0, "%s: no memory for the image list", path);
           rc = -1;
           continue;
         }
@@ -194,8 +194,8 @@ int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manife
     }
   }
   if (rc == 0 && (!ended || *world_size == 0 || seen != *world_size)) {
-    snprintf(err, errlen, "%s is incomplete (%u of %u ranks listed%s)", path, seen, *world_size,
-             ended ? "" : ", no END line");
+    mana_fail(err, errlen, 0, "%s is incomplete (%u of %u ranks listed%s)", path, seen, *world_size,
+              ended ? "" : ", no END line");
     rc = -1;
   }
   if (rc != 0) {

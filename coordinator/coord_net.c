@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 long long coord_now_us(void)
 {
@@ -69,23 +70,23 @@ int coord_hostport_split(const char *hostport, char host[COORD_HOST_MAX], char p
   size_t hlen;
 
   if (!colon)
-    return coord_fail(err, errlen, "'%s' is not HOST:PORT", hostport);
+    return mana_fail(err, errlen, 0, "'%s' is not HOST:PORT", hostport);
   hlen = (size_t)(colon - hostport);
   if (hostport[0] == '[') {
     if (hlen < 3 || hostport[hlen - 1] != ']')
-      return coord_fail(err, errlen, "'%s' is not [IPv6-ADDRESS]:PORT", hostport);
+      return mana_fail(err, errlen, 0, "'%s' is not [IPv6-ADDRESS]:PORT", hostport);
     hbegin++;
     hlen -= 2;
   } else if (memchr(hostport, ':', hlen)) {
-    return coord_fail(err, errlen,
-                      "'%s': write an IPv6 address in brackets, "
-                      "e.g. [::1]:7779",
-                      hostport);
+    return mana_fail(err, errlen, 0,
+                     "'%s': write an IPv6 address in brackets, "
+                     "e.g. [::1]:7779",
+                     hostport);
   }
   if (hlen == 0 || hlen >= COORD_HOST_MAX)
-    return coord_fail(err, errlen, "'%s' has no usable host part", hostport);
+    return mana_fail(err, errlen, 0, "'%s' has no usable host part", hostport);
   if (!valid_port(colon + 1))
-    return coord_fail(err, errlen, "'%s': the port must be a number from 1 to 65535", hostport);
+    return mana_fail(err, errlen, 0, "'%s': the port must be a number from 1 to 65535", hostport);
   memcpy(host, hbegin, hlen);
   host[hlen] = '\0';
   snprintf(port, COORD_PORT_MAX, "%s", colon + 1);
@@ -161,8 +162,8 @@ int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
 
   rc = getaddrinfo(host, port, &hints, &res);
   if (rc != 0)
-    return coord_fail(err, errlen, "cannot resolve coordinator host '%s': %s", host,
-                      gai_strerror(rc));
+    return mana_fail(err, errlen, 0, "cannot resolve coordinator host '%s': %s", host,
+                     gai_strerror(rc));
   for (ai = res; ai && fd < 0; ai = ai->ai_next)
     fd = try_address(ai, deadline, &last);
   freeaddrinfo(res);
@@ -170,8 +171,7 @@ int coord_connect(const char *host, const char *port, int timeout_ms, char *err,
     char where[COORD_HOSTPORT_MAX];
 
     coord_hostport_join(where, sizeof(where), host, (unsigned)atoi(port));
-    return coord_fail(err, errlen, "cannot connect to the coordinator at %s: %s", where,
-                      strerror(last));
+    return mana_fail(err, errlen, last, "cannot connect to the coordinator at %s", where);
   }
   return fd;
 }
@@ -221,14 +221,13 @@ int coord_listen(const char *host, const char *port, unsigned *bound_port, char 
     hints.ai_family = AF_INET;
   rc = getaddrinfo(host, port, &hints, &res);
   if (rc != 0)
-    return coord_fail(err, errlen, "cannot resolve listen address '%s': %s", host ? host : "*",
-                      gai_strerror(rc));
+    return mana_fail(err, errlen, 0, "cannot resolve listen address '%s': %s", host ? host : "*",
+                     gai_strerror(rc));
   for (ai = res; ai && fd < 0; ai = ai->ai_next)
     fd = bind_address(ai, &last);
   freeaddrinfo(res);
   if (fd < 0)
-    return coord_fail(err, errlen, "cannot listen on %s port %s: %s", host ? host : "*", port,
-                      strerror(last));
+    return mana_fail(err, errlen, last, "cannot listen on %s port %s", host ? host : "*", port);
   *bound_port = local_port(fd);
   return fd;
 }
@@ -267,13 +266,12 @@ int coord_listen_local(const char *name, size_t len, char *err, size_t errlen)
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
   if (fd < 0)
-    return coord_fail(err, errlen, "cannot create the local socket: %s", strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create the local socket");
   if (bind(fd, (struct sockaddr *)&sun, sl) != 0 || listen(fd, SOMAXCONN) != 0) {
     int e = errno;
 
     close(fd);
-    return coord_fail(err, errlen, "cannot listen on the local socket @%s: %s", name + 1,
-                      strerror(e));
+    return mana_fail(err, errlen, e, "cannot listen on the local socket @%s", name + 1);
   }
   return fd;
 }

@@ -7,16 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-int coord_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "mana/fail.h"
 
 static bool is_upper_or_digit(char c)
 {
@@ -82,21 +73,21 @@ static int decode_value(char *value, size_t len, const char *key, char *err, siz
 
     if (c != '%') {
       if (!is_plain(c))
-        return coord_fail(err, errlen,
-                          "byte 0x%02x in the value of %s= must "
-                          "be %%-escaped",
-                          c, key);
+        return mana_fail(err, errlen, 0,
+                         "byte 0x%02x in the value of %s= must "
+                         "be %%-escaped",
+                         c, key);
       value[out++] = (char)c;
       continue;
     }
     if (i + 2 >= len)
-      return coord_fail(err, errlen, "truncated %%-escape in the value of %s=", key);
+      return mana_fail(err, errlen, 0, "truncated %%-escape in the value of %s=", key);
     hi = hex_digit(value[i + 1]);
     lo = hex_digit(value[i + 2]);
     if (hi < 0 || lo < 0)
-      return coord_fail(err, errlen, "bad %%-escape in the value of %s=", key);
+      return mana_fail(err, errlen, 0, "bad %%-escape in the value of %s=", key);
     if (hi == 0 && lo == 0)
-      return coord_fail(err, errlen, "%%00 (NUL) in the value of %s=", key);
+      return mana_fail(err, errlen, 0, "%%00 (NUL) in the value of %s=", key);
     value[out++] = (char)(hi * 16 + lo);
     i += 2;
   }
@@ -119,15 +110,15 @@ static int parse_field(char *field, size_t len, struct coord_msg *msg, char *err
   size_t keylen;
 
   if (!eq)
-    return coord_fail(err, errlen, "field %zu is not key=value", msg->nfields + 1);
+    return mana_fail(err, errlen, 0, "field %zu is not key=value", msg->nfields + 1);
   keylen = (size_t)(eq - field);
   if (!valid_name(field, keylen, COORD_KEY_MAX, false))
-    return coord_fail(err, errlen, "field %zu has an invalid key", msg->nfields + 1);
+    return mana_fail(err, errlen, 0, "field %zu has an invalid key", msg->nfields + 1);
   if (msg->nfields == COORD_MAX_FIELDS)
-    return coord_fail(err, errlen, "more than %d fields", COORD_MAX_FIELDS);
+    return mana_fail(err, errlen, 0, "more than %d fields", COORD_MAX_FIELDS);
   *eq = '\0';
   if (seen_key(msg, field))
-    return coord_fail(err, errlen, "duplicate key %s=", field);
+    return mana_fail(err, errlen, 0, "duplicate key %s=", field);
   if (decode_value(eq + 1, len - keylen - 1, field, err, errlen))
     return -1;
   msg->fields[msg->nfields].key = field;
@@ -142,16 +133,16 @@ int coord_msg_parse(char *line, size_t len, struct coord_msg *msg, char *err, si
 
   memset(msg, 0, sizeof(*msg));
   if (len == 0)
-    return coord_fail(err, errlen, "empty line");
+    return mana_fail(err, errlen, 0, "empty line");
   if (len >= COORD_LINE_MAX)
-    return coord_fail(err, errlen, "line longer than %d bytes", COORD_LINE_MAX - 1);
+    return mana_fail(err, errlen, 0, "line longer than %d bytes", COORD_LINE_MAX - 1);
   if (memchr(line, '\0', len))
-    return coord_fail(err, errlen, "NUL byte in the line");
+    return mana_fail(err, errlen, 0, "NUL byte in the line");
   line[len] = '\0';
 
   pos = strcspn(line, " ");
   if (!valid_name(line, pos, COORD_VERB_MAX, true))
-    return coord_fail(err, errlen, "invalid verb");
+    return mana_fail(err, errlen, 0, "invalid verb");
   msg->verb = line;
   while (pos < len) {
     char *field;
@@ -161,7 +152,7 @@ int coord_msg_parse(char *line, size_t len, struct coord_msg *msg, char *err, si
      * field may overwrite the space after it, so it is found before decoding. */
     line[pos++] = '\0';
     if (pos == len || line[pos] == ' ')
-      return coord_fail(err, errlen, "stray space");
+      return mana_fail(err, errlen, 0, "stray space");
     field = line + pos;
     flen = strcspn(field, " ");
     pos += flen;
@@ -184,7 +175,7 @@ int coord_msg_str(const struct coord_msg *msg, const char *key, const char **out
 {
   *out = coord_msg_get(msg, key);
   if (!*out)
-    return coord_fail(err, errlen, "%s: missing %s=", msg->verb, key);
+    return mana_fail(err, errlen, 0, "%s: missing %s=", msg->verb, key);
   return 0;
 }
 
@@ -234,7 +225,7 @@ int coord_msg_u64(const struct coord_msg *msg, const char *key, uint64_t *out, c
   if (coord_msg_str(msg, key, &value, err, errlen))
     return -1;
   if (!coord_parse_u64(value, out))
-    return coord_fail(err, errlen, "%s: %s= must be a decimal number", msg->verb, key);
+    return mana_fail(err, errlen, 0, "%s: %s= must be a decimal number", msg->verb, key);
   return 0;
 }
 
@@ -246,7 +237,7 @@ int coord_msg_x64(const struct coord_msg *msg, const char *key, uint64_t *out, c
   if (coord_msg_str(msg, key, &value, err, errlen))
     return -1;
   if (!coord_parse_x64(value, out))
-    return coord_fail(err, errlen, "%s: %s= must be 1 to 16 hex digits", msg->verb, key);
+    return mana_fail(err, errlen, 0, "%s: %s= must be 1 to 16 hex digits", msg->verb, key);
   return 0;
 }
 
@@ -262,7 +253,7 @@ int coord_msg_flag(const struct coord_msg *msg, const char *key, bool *out, char
     *out = true;
     return 0;
   }
-  return coord_fail(err, errlen, "%s: %s= must be 0 or 1", msg->verb, key);
+  return mana_fail(err, errlen, 0, "%s: %s= must be 0 or 1", msg->verb, key);
 }
 
 /* ------------------------------------------------------------------------------------- */
@@ -289,17 +280,17 @@ static int parse_entry(const char *s, size_t len, struct coord_entry *entry, siz
   size_t glen, vlen;
 
   if (!colon)
-    return coord_fail(err, errlen, "table entry %zu is not ggid:value", index + 1);
+    return mana_fail(err, errlen, 0, "table entry %zu is not ggid:value", index + 1);
   glen = (size_t)(colon - s);
   vlen = len - glen - 1;
   if (glen == 0 || glen >= sizeof(ggid) || vlen == 0 || vlen >= sizeof(value))
-    return coord_fail(err, errlen, "table entry %zu has a bad length", index + 1);
+    return mana_fail(err, errlen, 0, "table entry %zu has a bad length", index + 1);
   memcpy(ggid, s, glen);
   ggid[glen] = '\0';
   memcpy(value, colon + 1, vlen);
   value[vlen] = '\0';
   if (!coord_parse_x64(ggid, &entry->ggid) || !coord_parse_u64(value, &entry->value))
-    return coord_fail(err, errlen, "table entry %zu: expected hex ggid:decimal value", index + 1);
+    return mana_fail(err, errlen, 0, "table entry %zu: expected hex ggid:decimal value", index + 1);
   return 0;
 }
 
@@ -315,19 +306,19 @@ int coord_table_parse(const char *s, struct coord_entry *out, size_t cap, size_t
     size_t len = strcspn(s, ",");
 
     if (n == cap)
-      return coord_fail(err, errlen, "table has more than %zu entries", cap);
+      return mana_fail(err, errlen, 0, "table has more than %zu entries", cap);
     if (parse_entry(s, len, &out[n], n, err, errlen))
       return -1;
     for (size_t k = 0; k < n; k++)
       if (out[k].ggid == out[n].ggid)
-        return coord_fail(err, errlen, "ggid %" PRIx64 " appears twice", out[n].ggid);
+        return mana_fail(err, errlen, 0, "ggid %" PRIx64 " appears twice", out[n].ggid);
     n++;
     s += len;
     if (!*s)
       break;
     s++; /* past ',' */
     if (!*s)
-      return coord_fail(err, errlen, "table ends with ','");
+      return mana_fail(err, errlen, 0, "table ends with ','");
   }
   *count = n;
   return 0;

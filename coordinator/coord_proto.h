@@ -52,10 +52,6 @@ struct coord_entry {
   uint64_t value;
 };
 
-/* Formats a one-line reason into err and returns -1: the shape of every error path here. */
-int coord_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Parses line[0..len) (without its '\n') in place: separators become NULs and escapes are
  * decoded, so line[len] must be writable. Returns 0, or -1 with a one-line reason in err. */
 int coord_msg_parse(char *line, size_t len, struct coord_msg *msg, char *err, size_t errlen);

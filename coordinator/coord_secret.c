@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 static bool is_lower_hex(char c)
 {
@@ -23,17 +24,17 @@ static int check_file(int fd, const char *path, char *err, size_t errlen)
   struct stat st;
 
   if (fstat(fd, &st) != 0)
-    return coord_fail(err, errlen, "cannot stat secret file %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot stat secret file %s", path);
   if (!S_ISREG(st.st_mode))
-    return coord_fail(err, errlen, "secret file %s is not a regular file", path);
+    return mana_fail(err, errlen, 0, "secret file %s is not a regular file", path);
   if (st.st_uid != geteuid())
-    return coord_fail(err, errlen, "secret file %s belongs to uid %u, not to this user", path,
-                      (unsigned)st.st_uid);
+    return mana_fail(err, errlen, 0, "secret file %s belongs to uid %u, not to this user", path,
+                     (unsigned)st.st_uid);
   if (st.st_mode & (S_IRWXG | S_IRWXO))
-    return coord_fail(err, errlen,
-                      "refusing secret file %s: its mode %03o lets group or "
-                      "others read it (chmod 600 %s)",
-                      path, (unsigned)(st.st_mode & 0777), path);
+    return mana_fail(err, errlen, 0,
+                     "refusing secret file %s: its mode %03o lets group or "
+                     "others read it (chmod 600 %s)",
+                     path, (unsigned)(st.st_mode & 0777), path);
   return 0;
 }
 
@@ -49,7 +50,7 @@ static int read_secret(int fd, const char *path, char out[COORD_SECRET_HEX + 1],
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return coord_fail(err, errlen, "cannot read secret file %s: %s", path, strerror(errno));
+      return mana_fail(err, errlen, errno, "cannot read secret file %s", path);
     if (n == 0)
       break;
     got += (size_t)n;
@@ -58,12 +59,12 @@ static int read_secret(int fd, const char *path, char out[COORD_SECRET_HEX + 1],
   if (got == COORD_SECRET_HEX + 1 && buf[COORD_SECRET_HEX] == '\n')
     got--;
   if (got != COORD_SECRET_HEX)
-    return coord_fail(err, errlen, "secret file %s does not hold %d hex digits", path,
-                      COORD_SECRET_HEX);
+    return mana_fail(err, errlen, 0, "secret file %s does not hold %d hex digits", path,
+                     COORD_SECRET_HEX);
   for (size_t i = 0; i < COORD_SECRET_HEX; i++)
     if (!is_lower_hex(buf[i]))
-      return coord_fail(err, errlen, "secret file %s does not hold %d hex digits", path,
-                        COORD_SECRET_HEX);
+      return mana_fail(err, errlen, 0, "secret file %s does not hold %d hex digits", path,
+                       COORD_SECRET_HEX);
   memcpy(out, buf, COORD_SECRET_HEX);
   out[COORD_SECRET_HEX] = '\0';
   return 0;
@@ -75,7 +76,7 @@ int coord_secret_load(const char *path, char out[COORD_SECRET_HEX + 1], char *er
   int rc;
 
   if (fd < 0)
-    return coord_fail(err, errlen, "cannot open secret file %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot open secret file %s", path);
   rc = check_file(fd, path, err, errlen);
   if (rc == 0)
     rc = read_secret(fd, path, out, err, errlen);
@@ -93,7 +94,7 @@ static int random_bytes(unsigned char *buf, size_t len, char *err, size_t errlen
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return coord_fail(err, errlen, "getrandom failed: %s", strerror(errno));
+      return mana_fail(err, errlen, errno, "getrandom failed");
     got += (size_t)n;
   }
   return 0;
@@ -131,10 +132,10 @@ int coord_secret_create(const char *path, char out[COORD_SECRET_HEX + 1], char *
 
   fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
-    return coord_fail(err, errlen, "cannot create secret file %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create secret file %s", path);
   /* umask cannot widen 0600, but a restrictive one could narrow it to unreadable */
   if (fchmod(fd, 0600) != 0 || write_all(fd, text, sizeof(text)) != 0 || fsync(fd) != 0) {
-    coord_fail(err, errlen, "cannot write secret file %s: %s", path, strerror(errno));
+    mana_fail(err, errlen, errno, "cannot write secret file %s", path);
     close(fd);
     unlink(path);
     return -1;

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 /* Without a pidfd the watched process is polled this often. */
 #define WATCH_POLL_MS 1000
@@ -405,12 +406,11 @@ static int open_signalfd(char *err, size_t errlen)
 
   stop_signals(&set);
   if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) {
-    snprintf(err, errlen, "cannot block signals: %s", strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot block signals");
   }
   fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd < 0)
-    snprintf(err, errlen, "cannot create a signalfd: %s", strerror(errno));
+    mana_fail(err, errlen, errno, "cannot create a signalfd");
   return fd;
 }
 

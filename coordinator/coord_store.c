@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 /* ------------------------------------------------------------------------------------- */
 /* Durable files                                                                         */
@@ -72,25 +73,25 @@ int store_write_atomic(const char *path, const char *data, size_t len, mode_t mo
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
-    return coord_fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create %s", tmp);
   if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-    coord_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+    mana_fail(err, errlen, errno, "cannot write %s", tmp);
     close(fd);
     unlink(tmp);
     return -1;
   }
   if (close(fd) != 0) {
-    coord_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+    mana_fail(err, errlen, errno, "cannot write %s", tmp);
     unlink(tmp);
     return -1;
   }
   if (rename(tmp, path) != 0) {
-    coord_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    mana_fail(err, errlen, errno, "cannot rename %s to %s", tmp, path);
     unlink(tmp);
     return -1;
   }
   if (sync_parent(path) != 0)
-    return coord_fail(err, errlen, "cannot sync the directory of %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot sync the directory of %s", path);
   return 0;
 }
 
@@ -104,19 +105,19 @@ int store_mkdirs(const char *path, mode_t mode, char *err, size_t errlen)
   struct stat st;
 
   if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-    return coord_fail(err, errlen, "path too long: %s", path);
+    return mana_fail(err, errlen, 0, "path too long: %s", path);
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/')
       continue;
     *p = '\0';
     if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-      return coord_fail(err, errlen, "cannot create directory %s: %s", buf, strerror(errno));
+      return mana_fail(err, errlen, errno, "cannot create directory %s", buf);
     *p = '/';
   }
   if (mkdir(buf, mode) != 0 && errno != EEXIST)
-    return coord_fail(err, errlen, "cannot create directory %s: %s", buf, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create directory %s", buf);
   if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-    return coord_fail(err, errlen, "%s is not a directory", buf);
+    return mana_fail(err, errlen, 0, "%s is not a directory", buf);
   return 0;
 }
 
@@ -131,13 +132,13 @@ static int make_meta_dir(struct coord_store *s, char *err, size_t errlen)
   struct stat st;
 
   if (mkdir(s->meta, 0700) != 0 && errno != EEXIST)
-    return coord_fail(err, errlen, "cannot create %s: %s", s->meta, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create %s", s->meta);
   if (lstat(s->meta, &st) != 0 || !S_ISDIR(st.st_mode))
-    return coord_fail(err, errlen, "%s is not a directory", s->meta);
+    return mana_fail(err, errlen, 0, "%s is not a directory", s->meta);
   if (st.st_uid != geteuid())
-    return coord_fail(err, errlen, "%s belongs to another user", s->meta);
+    return mana_fail(err, errlen, 0, "%s belongs to another user", s->meta);
   if ((st.st_mode & 077) && chmod(s->meta, 0700) != 0)
-    return coord_fail(err, errlen, "cannot make %s private: %s", s->meta, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot make %s private", s->meta);
   return 0;
 }
 
@@ -159,15 +160,15 @@ static int take_lock(struct coord_store *s, int wait_ms, char *err, size_t errle
   store_meta_path(s, STORE_LOCK_FILE, path, sizeof(path));
   s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (s->lock_fd < 0)
-    return coord_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot open %s", path);
   /* A coordinator that is exiting releases the lock within moments. */
   while (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK || coord_now_ms() >= deadline) {
       lock_holder(s->lock_fd, holder, sizeof(holder));
-      coord_fail(err, errlen,
-                 "checkpoint directory %s is in use by another "
-                 "coordinator (pid %s)",
-                 s->dir, holder);
+      mana_fail(err, errlen, 0,
+                "checkpoint directory %s is in use by another "
+                "coordinator (pid %s)",
+                s->dir, holder);
       close(s->lock_fd);
       s->lock_fd = -1;
       return -1;
@@ -193,10 +194,10 @@ int store_open(struct coord_store *s, const char *dir, int lock_wait_ms, char *e
   memset(s, 0, sizeof(*s));
   s->lock_fd = -1;
   if (dir[0] != '/')
-    return coord_fail(err, errlen, "checkpoint directory must be absolute: %s", dir);
+    return mana_fail(err, errlen, 0, "checkpoint directory must be absolute: %s", dir);
   if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >= (int)sizeof(s->dir) ||
       snprintf(s->meta, sizeof(s->meta), "%s/" STORE_META_DIR, dir) >= (int)sizeof(s->meta))
-    return coord_fail(err, errlen, "checkpoint directory path too long: %s", dir);
+    return mana_fail(err, errlen, 0, "checkpoint directory path too long: %s", dir);
   if (store_mkdirs(s->dir, 0700, err, errlen) || coord_trusted(s->dir, 1, 1, err, errlen) ||
       make_meta_dir(s, err, errlen))
     return -1;
@@ -259,7 +260,7 @@ int store_gen_create(const struct coord_store *s, uint64_t gen, char *err, size_
 
   store_gen_path(s, gen, path, sizeof(path));
   if (mkdir(path, 0700) != 0)
-    return coord_fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create %s", path);
   return 0;
 }
 
@@ -281,18 +282,18 @@ int store_check_image(const struct coord_store *s, uint64_t gen, const char *fil
   /* open, not stat: on NFS, open revalidates what another node wrote */
   fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
-    return coord_fail(err, errlen, "image %s: %s", path, strerror(errno));
+    return mana_fail(err, errlen, errno, "image %s", path);
   if (fstat(fd, &st) != 0) {
-    coord_fail(err, errlen, "image %s: %s", path, strerror(errno));
+    mana_fail(err, errlen, errno, "image %s", path);
     close(fd);
     return -1;
   }
   close(fd);
   if (!S_ISREG(st.st_mode))
-    return coord_fail(err, errlen, "image %s is not a regular file", path);
+    return mana_fail(err, errlen, 0, "image %s is not a regular file", path);
   if ((uint64_t)st.st_size != bytes)
-    return coord_fail(err, errlen, "image %s has %lld bytes, the rank reported %" PRIu64, path,
-                      (long long)st.st_size, bytes);
+    return mana_fail(err, errlen, 0, "image %s has %lld bytes, the rank reported %" PRIu64, path,
+                     (long long)st.st_size, bytes);
   return 0;
 }
 

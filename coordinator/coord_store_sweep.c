@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -59,14 +60,12 @@ int store_discard_gen(const char *dir, uint64_t gen, char *err, size_t errlen)
   if (rename(path, away) != 0) {
     if (errno == ENOENT)
       return 1;
-    snprintf(err, errlen, "cannot move %s away: %s", path, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot move %s away", path);
   }
   /* A rank that opened a file just before the rename may still create it: whatever is left
    * is removed at the next sweep. */
   if (store_remove_tree(away) != 0) {
-    snprintf(err, errlen, "cannot remove %s: %s", away, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot remove %s", away);
   }
   return 0;
 }

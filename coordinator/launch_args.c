@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mana/fail.h"
 
 /* ------------------------------------------------------------------------------------- */
 /* mana_launch's own options                                                             */
@@ -65,7 +66,7 @@ int launch_fail(struct launch_plan *plan, const char *fmt, ...)
   va_list ap;
 
   va_start(ap, fmt);
-  vsnprintf(plan->error, sizeof(plan->error), fmt, ap);
+  mana_vfail(plan->error, sizeof(plan->error), 0, 0, fmt, ap);
   va_end(ap);
   return LAUNCH_EXIT_USAGE;
 }
@@ -393,10 +394,10 @@ static bool match_extra_launchers(const char *base, const char *extra, enum laun
     enum launcher_style entry_style = LAUNCHER_STYLE_HYDRA;
 
     if (eq && !style_from_name(eq + 1, len - name_len - 1, &entry_style)) {
-      snprintf(err, errlen,
-               "MANA_LAUNCHERS entry '%.*s': the style after '=' must be "
-               "'hydra' or 'srun'",
-               (int)len, entry);
+      mana_fail(err, errlen, 0,
+                "MANA_LAUNCHERS entry '%.*s': the style after '=' must be "
+                "'hydra' or 'srun'",
+                (int)len, entry);
       return false;
     }
     if (name_len > 0 && strlen(base) == name_len && memcmp(base, entry, name_len) == 0) {

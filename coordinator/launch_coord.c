@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 #define ADDRESS_WAIT_MS 2000 /* a coordinator that holds the lock writes its address soon */
 #define CONTROL_TIMEOUT_MS 5000
@@ -79,7 +80,7 @@ static int check_free(struct coord_client *c, bool *taken, char *err, size_t err
 
   if (coord_client_send(c, coord_client_line(c, "STATUS")) ||
       coord_client_recv(c, &msg, CONTROL_TIMEOUT_MS) != 1 || strcmp(msg.verb, "JOB") != 0)
-    return coord_fail(err, errlen, "no status from the coordinator: %s", coord_client_error(c));
+    return mana_fail(err, errlen, 0, "no status from the coordinator: %s", coord_client_error(c));
   joined = coord_msg_get(&msg, "joined");
   watch = coord_msg_get(&msg, "watch");
   *taken = (joined && strcmp(joined, "0") != 0) || (watch && strcmp(watch, "0") != 0);
@@ -96,18 +97,18 @@ static int set_interval(struct coord_client *c, const char *interval, char *err,
   coord_parse_u64(interval, &seconds);
   coord_line_u64(line, "seconds", seconds);
   if (coord_client_send(c, line))
-    return coord_fail(err, errlen, "%s", coord_client_error(c));
+    return mana_fail(err, errlen, 0, "%s", coord_client_error(c));
   /* STATUS's remaining lines come first; OK follows them */
   for (;;) {
     if (coord_client_recv(c, &msg, CONTROL_TIMEOUT_MS) != 1)
-      return coord_fail(err, errlen,
-                        "the coordinator did not confirm the interval: "
-                        "%s",
-                        coord_client_error(c));
+      return mana_fail(err, errlen, 0,
+                       "the coordinator did not confirm the interval: "
+                       "%s",
+                       coord_client_error(c));
     if (strcmp(msg.verb, "OK") == 0)
       return 0;
     if (strcmp(msg.verb, "ERROR") == 0)
-      return coord_fail(err, errlen, "the coordinator refused the interval");
+      return mana_fail(err, errlen, 0, "the coordinator refused the interval");
   }
 }
 
@@ -143,7 +144,7 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
   if (!c)
     return REUSE_UNREACHABLE;
   if (coord_client_hello_control(c, CONTROL_TIMEOUT_MS)) {
-    coord_fail(err, errlen, "%s (coordinator at %s)", coord_client_error(c), lc->address);
+    mana_fail(err, errlen, 0, "%s (coordinator at %s)", coord_client_error(c), lc->address);
     rc = -1;
   } else {
     rc = check_free(c, &taken, err, errlen);
@@ -238,11 +239,11 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
   snprintf(ranks, sizeof(ranks), "%lu", req->ranks);
   build_argv(req, path, pid, ranks, argv);
   if (pipe2(out, O_CLOEXEC) != 0)
-    return coord_fail(err, errlen, "cannot create a pipe: %s", strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot create a pipe");
   fflush(NULL);
   child = fork();
   if (child < 0)
-    return coord_fail(err, errlen, "cannot fork: %s", strerror(errno));
+    return mana_fail(err, errlen, errno, "cannot fork");
   if (child == 0) {
     dup2(out[1], STDOUT_FILENO);
     execv(path, argv);
@@ -255,8 +256,8 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
   while (waitpid(child, &status, 0) < 0 && errno == EINTR)
     ;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || rc != 0)
-    return coord_fail(err, errlen, "could not start the coordinator for %s (see above)",
-                      req->ckptdir);
+    return mana_fail(err, errlen, 0, "could not start the coordinator for %s (see above)",
+                     req->ckptdir);
   store_meta_file(req->ckptdir, STORE_SECRET_FILE, lc->secret_file, sizeof(lc->secret_file));
   return 0;
 }
@@ -275,11 +276,11 @@ int launch_coord_start(const struct launch_coord_request *req, struct launch_coo
       return -1;
     case REUSE_TAKEN:
       if (!wait_until_free(req->ckptdir, TAKEN_WAIT_MS))
-        return coord_fail(err, errlen,
-                          "checkpoint directory %s is in use by "
-                          "another job (coordinator at %s); give another "
-                          "--ckptdir",
-                          req->ckptdir, lc->address);
+        return mana_fail(err, errlen, 0,
+                         "checkpoint directory %s is in use by "
+                         "another job (coordinator at %s); give another "
+                         "--ckptdir",
+                         req->ckptdir, lc->address);
       break;
     case REUSE_UNREACHABLE:
       break; /* it is going away; a new one waits for its lock */

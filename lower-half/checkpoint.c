@@ -14,6 +14,7 @@
 #include "mana/fault.h"
 #include "mana/image_blobs.h"
 #include "state.h"
+#include "mana/fail.h"
 
 const struct mana_state_ops *const mana_state_kinds[] = {&mana_state_memory,  &mana_state_window,
                                                          &mana_state_signals, &mana_state_files,
@@ -26,8 +27,7 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
 {
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) {
-    snprintf(err, errlen, "cannot open checkpoint directory %s: %s", dir, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot open checkpoint directory %s", dir);
   }
   struct mana_image_info info;
   memset(&info, 0, sizeof(info));

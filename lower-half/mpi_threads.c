@@ -26,6 +26,7 @@
 #include "mana/mpi_threads.h"
 #include "mana/raw_syscall.h"
 #include "mana/signals.h"
+#include "mana/fail.h"
 
 #define HOLDER_STACK (64 * 1024)
 
@@ -185,16 +186,14 @@ int mana_mpi_threads_restore(char *err, size_t errlen)
   struct mana_mpi_threads *a = MANA_MPI_THREADS;
   a->lock = 0; /* no thread runs yet; one may have parked holding it while it claimed a slot */
   if (mana_mpi_threads_start() != 0) {
-    snprintf(err, errlen, "cannot start the MPI thread factory");
-    return -1;
+    return mana_fail(err, errlen, 0, "cannot start the MPI thread factory");
   }
   for (uint32_t i = 1; i < a->n_used && i < MANA_MAX_MPI_THREADS; i++) {
     struct mana_mpi_thread *s = &a->slot[i];
     /* A free slot gets its holder again when a thread claims it. */
     s->lower_fs = s->upper_fs ? make_holder(i) : 0;
     if (s->upper_fs && !s->lower_fs) {
-      snprintf(err, errlen, "cannot give MPI thread slot %u a lower-half thread", i);
-      return -1;
+      return mana_fail(err, errlen, 0, "cannot give MPI thread slot %u a lower-half thread", i);
     }
   }
   return 0;

@@ -35,6 +35,7 @@
 #include "mana/mpi_threads.h"
 #include "mana/park.h"
 #include "mana/signals.h"
+#include "mana/fail.h"
 
 /* The bounds of this executable's code (the linker defines them). */
 extern char __executable_start[], etext[];
@@ -366,8 +367,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   for (uint32_t i = 0; i < MAX_DECLINED; i++)
     declined_tids[i] = 0;
   if (mana_park_libc_scan() != 0) {
-    snprintf(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot read /proc/self/maps");
   }
   /* Records of threads that have exited since the last round would otherwise pile up. */
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
@@ -379,8 +379,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
     /* Threads the application created since the last pass are signalled too. */
     int more = signal_threads(signo, gettid(), seen, &n_seen, MAX_SIGNALLED);
     if (more < 0) {
-      snprintf(err, errlen, "cannot list /proc/self/task: %s", strerror(errno));
-      return -1;
+      return mana_fail(err, errlen, errno, "cannot list /proc/self/task");
     }
     signalled += more;
     signal_declined(signo, seen, n_seen, ++rounds % 16 == 0);

@@ -33,6 +33,7 @@
 #include "sigsys.h"
 #include "state.h"
 #include "state_threads.h"
+#include "mana/fail.h"
 
 int mana_restart_from(const char *path, char *err, size_t errlen)
 {
@@ -44,8 +45,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   struct mana_image_info info;
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) {
-    snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot open %s", dir);
   }
   if (mana_image_open(&r, dirfd, name, &info, err, errlen) != 0 ||
       mana_restart_check_image(dirfd, dir, name, &info, err, errlen) != 0)
@@ -54,8 +54,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_RANK, (const void **)&saved_facts, &len) != 0 ||
       len != sizeof(*saved_facts)) {
-    snprintf(err, errlen, "%s: no rank record", path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s: no rank record", path);
   }
   struct mana_rank_facts facts = *saved_facts;
   const struct mana_lh_table *table = MANA_BOUNDARY->lh;
@@ -67,8 +66,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
 
   mana_restart_refill_boundary(table);
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0) {
-    snprintf(err, errlen, "cannot re-arm parking and the seccomp filter");
-    return -1;
+    return mana_fail(err, errlen, 0, "cannot re-arm parking and the seccomp filter");
   }
   if (mana_mpi_threads_restore(err, errlen) != 0)
     return -1;

@@ -21,26 +21,24 @@
 #include "mana/fs_switch.h"
 #include "mpi_threads.h"
 #include "services.h"
+#include "mana/fail.h"
 
 static int check_process(const struct mana_image_info *info, char *err, size_t errlen)
 {
   struct utsname u;
   uname(&u);
   if (info->window_base != MANA_WINDOW_BASE || info->window_end != MANA_WINDOW_END) {
-    snprintf(err, errlen, "the image was written with another upper-half window");
-    return -1;
+    return mana_fail(err, errlen, 0, "the image was written with another upper-half window");
   }
   if (strcmp(info->kernel_release, u.release) != 0) {
-    snprintf(err, errlen, "the image was written under kernel %s, this is %s", info->kernel_release,
-             u.release);
-    return -1;
+    return mana_fail(err, errlen, 0, "the image was written under kernel %s, this is %s",
+                     info->kernel_release, u.release);
   }
   if (info->vdso_base != getauxval(AT_SYSINFO_EHDR)) {
-    snprintf(err, errlen,
-             "the vDSO is at %#lx here but was at %#lx when the image was written (is ASLR "
-             "disabled?)",
-             getauxval(AT_SYSINFO_EHDR), (unsigned long)info->vdso_base);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "the vDSO is at %#lx here but was at %#lx when the image was written (is ASLR "
+                     "disabled?)",
+                     getauxval(AT_SYSINFO_EHDR), (unsigned long)info->vdso_base);
   }
   return 0;
 }
@@ -53,10 +51,9 @@ static int check_launch_size(const struct mana_image_info *info, char *err, size
   if (!v)
     v = getenv("SLURM_NTASKS");
   if (v && strtoul(v, NULL, 10) != info->world_size) {
-    snprintf(err, errlen,
-             "the checkpoint has %u ranks but %s ranks were started: restart with -n %u",
-             info->world_size, v, info->world_size);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "the checkpoint has %u ranks but %s ranks were started: restart with -n %u",
+                     info->world_size, v, info->world_size);
   }
   return 0;
 }
@@ -74,18 +71,17 @@ int mana_restart_init_mpi(const struct mana_rank_facts *facts, char *err, size_t
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     PMPI_Error_string(rc, text, &len); /* allowed before MPI is initialized */
-    snprintf(err, errlen, "MPI_Init_thread failed: %s", text[0] ? text : "unknown MPI error");
-    return -1;
+    return mana_fail(err, errlen, 0, "MPI_Init_thread failed: %s",
+                     text[0] ? text : "unknown MPI error");
   }
   mana_mpi_thread_level_restored((int)facts->thread_level);
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   if ((uint32_t)size != facts->world_size || (uint32_t)rank != facts->rank) {
-    snprintf(err, errlen,
-             "the job has %d ranks and this is rank %d, but the image is of rank %u of %u: "
-             "restart with the same number of ranks",
-             size, rank, facts->rank, facts->world_size);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "the job has %d ranks and this is rank %d, but the image is of rank %u of %u: "
+                     "restart with the same number of ranks",
+                     size, rank, facts->rank, facts->world_size);
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "state.h"
+#include "mana/fail.h"
 
 struct saved_file {
   int32_t fd, flags;
@@ -65,8 +66,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
   DIR *dir = opendir("/proc/self/fd");
   if (!dir) {
-    snprintf(err, errlen, "cannot list /proc/self/fd: %s", strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot list /proc/self/fd");
   }
   static struct saved_file saved[256];
   size_t n = 0;
@@ -84,8 +84,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   }
   closedir(dir);
   if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n * sizeof(saved[0])) != 0) {
-    snprintf(err, errlen, "open files: %s", mana_image_writer_error(w));
-    return -1;
+    return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   }
   return 0;
 }
@@ -97,8 +96,7 @@ static int vacate(int fd, char *err, size_t errlen)
     return 0;
   int moved = fcntl(fd, F_DUPFD, 64);
   if (moved < 0) {
-    snprintf(err, errlen, "cannot move descriptor %d out of the way: %s", fd, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot move descriptor %d out of the way", fd);
   }
   const char *pmi = getenv("PMI_FD");
   if (pmi && atoi(pmi) == fd) {
@@ -115,25 +113,22 @@ static int reopen(const struct saved_file *s, char *err, size_t errlen)
   int flags = s->flags & ~(O_CREAT | O_TRUNC | O_EXCL | O_NOCTTY);
   int fd = open(s->path, flags);
   if (fd < 0) {
-    snprintf(err, errlen, "cannot reopen the application's file %s (descriptor %d): %s", s->path,
-             s->fd, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot reopen the application's file %s (descriptor %d)",
+                     s->path, s->fd);
   }
   if (fd != s->fd) {
     if (vacate(s->fd, err, errlen) != 0)
       return -1;
     if (dup3(fd, s->fd, s->flags & O_CLOEXEC) < 0) {
-      snprintf(err, errlen, "cannot place %s at descriptor %d: %s", s->path, s->fd,
-               strerror(errno));
+      mana_fail(err, errlen, errno, "cannot place %s at descriptor %d", s->path, s->fd);
       close(fd);
       return -1;
     }
     close(fd);
   }
   if (!(s->flags & O_APPEND) && lseek(s->fd, s->pos, SEEK_SET) != s->pos) {
-    snprintf(err, errlen, "cannot seek %s to offset %lld: %s", s->path, (long long)s->pos,
-             strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot seek %s to offset %lld", s->path,
+                     (long long)s->pos);
   }
   return 0;
 }
@@ -144,8 +139,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_FILES, (const void **)&saved, &len) != 0 ||
       len % sizeof(*saved) != 0) {
-    snprintf(err, errlen, "open-file table missing or malformed in the image");
-    return -1;
+    return mana_fail(err, errlen, 0, "open-file table missing or malformed in the image");
   }
   for (size_t i = 0; i < len / sizeof(*saved); i++)
     if (reopen(&saved[i], err, errlen) != 0)

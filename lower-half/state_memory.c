@@ -14,6 +14,7 @@
 
 #include "image.h"
 #include "mana/boundary.h"
+#include "mana/fail.h"
 
 struct mapping {
   uint64_t start, end;
@@ -55,8 +56,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
   FILE *maps = fopen("/proc/self/maps", "r");
   if (!maps) {
-    snprintf(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot read /proc/self/maps");
   }
   char line[512];
   int rc = 0;
@@ -74,7 +74,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
     if (mana_image_add_region(w, m.start, m.end - m.start, m.prot, flags,
                               m.path[0] ? m.path : NULL) != 0) {
       /* the writer's message names the file, the region and the reason */
-      snprintf(err, errlen, "%s", mana_image_writer_error(w));
+      mana_fail(err, errlen, 0, "%s", mana_image_writer_error(w));
       rc = -1;
     }
   }

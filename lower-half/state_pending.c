@@ -21,6 +21,7 @@
 #include "mana/park.h"
 #include "park.h"
 #include "state.h"
+#include "mana/fail.h"
 
 struct saved_pending {
   uint32_t tid; /* the thread's id when it parked; 0: pending on the whole process */
@@ -70,8 +71,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   if (shared)
     saved[n++] = (struct saved_pending){0, 0, shared};
   if (mana_image_add_blob(w, MANA_BLOB_PENDING_SIGNALS, saved, n * sizeof(saved[0])) != 0) {
-    snprintf(err, errlen, "pending signals: %s", mana_image_writer_error(w));
-    return -1;
+    return mana_fail(err, errlen, 0, "pending signals: %s", mana_image_writer_error(w));
   }
   return 0;
 }
@@ -82,8 +82,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_PENDING_SIGNALS, (const void **)&saved, &len) != 0 ||
       len % sizeof(*saved) != 0) {
-    snprintf(err, errlen, "pending signals missing or malformed in the image");
-    return -1;
+    return mana_fail(err, errlen, 0, "pending signals missing or malformed in the image");
   }
   /* The records came back with the window; they still carry the old thread ids. */
   struct mana_park_area *area = MANA_PARK;

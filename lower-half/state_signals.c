@@ -15,6 +15,7 @@
 #include "mana/image_blobs.h"
 #include "park.h"
 #include "state.h"
+#include "mana/fail.h"
 
 /* The kernel's struct sigaction (not glibc's): what rt_sigaction takes and returns. */
 struct kernel_sigaction {
@@ -53,8 +54,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
       saved[n++] = (struct saved_signal){(uint32_t)sig, 0, act};
   }
   if (mana_image_add_blob(w, MANA_BLOB_SIGNALS, saved, n * sizeof(saved[0])) != 0) {
-    snprintf(err, errlen, "signal dispositions: %s", mana_image_writer_error(w));
-    return -1;
+    return mana_fail(err, errlen, 0, "signal dispositions: %s", mana_image_writer_error(w));
   }
   return 0;
 }
@@ -65,14 +65,12 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_SIGNALS, (const void **)&saved, &len) != 0 ||
       len % sizeof(*saved) != 0) {
-    snprintf(err, errlen, "signal dispositions missing or malformed in the image");
-    return -1;
+    return mana_fail(err, errlen, 0, "signal dispositions missing or malformed in the image");
   }
   for (size_t i = 0; i < len / sizeof(*saved); i++) {
     if (syscall(SYS_rt_sigaction, saved[i].signo, &saved[i].act, NULL, 8) != 0) {
-      snprintf(err, errlen, "cannot restore the disposition of signal %u: %s", saved[i].signo,
-               strerror(errno));
-      return -1;
+      return mana_fail(err, errlen, errno, "cannot restore the disposition of signal %u",
+                       saved[i].signo);
     }
   }
   return 0;

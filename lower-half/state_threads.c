@@ -24,6 +24,7 @@
 #include "mana/signals.h"
 #include "mana/thread_context.h"
 #include "park.h"
+#include "mana/fail.h"
 
 /* Released once the main thread has run the stub's restart hook.  restarting: this process
  * is a restart, and restart_done tells whether its threads run the application again. */
@@ -110,17 +111,15 @@ static int recreate_threads(char *err, size_t errlen)
     size_t size = 64 * 1024;
     char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (stack == MAP_FAILED) {
-      snprintf(err, errlen, "cannot allocate a start-up stack for thread %u: %s", r->tid,
-               strerror(errno));
-      return -1;
+      return mana_fail(err, errlen, errno, "cannot allocate a start-up stack for thread %u",
+                       r->tid);
     }
     /* pthread_join waits on the tid field in glibc's struct pthread: the kernel keeps it. */
     uint32_t *tid_field = (uint32_t *)(uintptr_t)(r->upper_fs + area->tid_offset);
     long tid =
         mana_clone_resume(flags, stack + size - 64, tid_field, tid_field, r->upper_fs, &r->ctx);
     if (tid < 0) {
-      snprintf(err, errlen, "cannot recreate thread %u: %s", r->tid, strerror((int)-tid));
-      return -1;
+      return mana_fail(err, errlen, (int)-tid, "cannot recreate thread %u", r->tid);
     }
   }
   return 0;
@@ -153,6 +152,5 @@ int mana_threads_resume(char *err, size_t errlen)
       mana_context_resume(&t->ctx);
     }
   }
-  snprintf(err, errlen, "the image has no parked main thread");
-  return -1;
+  return mana_fail(err, errlen, 0, "the image has no parked main thread");
 }

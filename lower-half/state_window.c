@@ -9,14 +9,14 @@
 #include "mana/image_blobs.h"
 #include "state.h"
 #include "mana/upper_window.h"
+#include "mana/fail.h"
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
   struct mana_window *win = &mana_the_window;
   size_t len = offsetof(struct mana_window, free) + win->n_free * sizeof(win->free[0]);
   if (mana_image_add_blob(w, MANA_BLOB_WINDOW_FREE, win, len) != 0) {
-    snprintf(err, errlen, "window allocator: %s", mana_image_writer_error(w));
-    return -1;
+    return mana_fail(err, errlen, 0, "window allocator: %s", mana_image_writer_error(w));
   }
   return 0;
 }
@@ -29,8 +29,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       len < offsetof(struct mana_window, free) ||
       len != offsetof(struct mana_window, free) + saved->n_free * sizeof(saved->free[0]) ||
       saved->base != mana_the_window.base || saved->end != mana_the_window.end) {
-    snprintf(err, errlen, "window allocator state missing or inconsistent in the image");
-    return -1;
+    return mana_fail(err, errlen, 0, "window allocator state missing or inconsistent in the image");
   }
   memcpy(&mana_the_window, saved, len);
   mana_the_window.lock = 0;

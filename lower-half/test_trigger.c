@@ -33,6 +33,7 @@
 #include "coord_client.h"
 #include "coordinator_link.h"
 #include "mana/boundary.h"
+#include "mana/fail.h"
 
 #define BEGIN_TIMEOUT_MS 60000
 #define HOLD_MAX_MS 15000
@@ -106,8 +107,7 @@ static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
   int rc = coord_endpoint_from_env(&ep, err, errlen);
   if (rc != 0) {
     if (rc == 1)
-      snprintf(err, errlen, "the job has no coordinator");
-    return -1;
+      return mana_fail(err, errlen, 0, "the job has no coordinator");
   }
   struct coord_client *c = coord_client_connect(&ep, 10000, err, errlen);
   if (!c)
@@ -115,15 +115,15 @@ static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
   struct coord_line *line;
   rc = -1;
   if (coord_client_hello_control(c, 10000) != 0) {
-    snprintf(err, errlen, "%s", coord_client_error(c));
+    mana_fail(err, errlen, 0, "%s", coord_client_error(c));
   } else if (!(line = coord_client_line(c, "CHECKPOINT")) ||
              (getenv("MANA_TEST_CHECKPOINT_KEEP") ? 0 : (coord_line_u64(line, "kill", 1), 0)) ||
              coord_client_send(c, line) != 0 || coord_client_recv(c, &msg, 10000) != 1) {
-    snprintf(err, errlen, "no answer: %s", coord_client_error(c));
+    mana_fail(err, errlen, 0, "no answer: %s", coord_client_error(c));
   } else if (strcmp(msg.verb, "OK") != 0 || !coord_msg_get(&msg, "gen") ||
              !coord_parse_u64(coord_msg_get(&msg, "gen"), gen)) {
-    snprintf(err, errlen, "the coordinator refused: %s",
-             coord_msg_get(&msg, "reason") ? coord_msg_get(&msg, "reason") : msg.verb);
+    mana_fail(err, errlen, 0, "the coordinator refused: %s",
+              coord_msg_get(&msg, "reason") ? coord_msg_get(&msg, "reason") : msg.verb);
   } else {
     rc = 0;
   }

@@ -15,6 +15,7 @@
 #include "coord_trust.h"
 #include "image.h"
 #include "coord_layout.h"
+#include "mana/fail.h"
 
 static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t errlen)
 {
@@ -24,19 +25,17 @@ static int read_latest(const char *ckptdir, uint64_t *gen, char *err, size_t err
     return -1;
   int rc = store_read_latest(ckptdir, gen, why, sizeof(why));
   if (rc == -1) {
-    snprintf(err, errlen, "%s", why);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s", why);
   }
   if (rc == -2 || (*gen == 0 && access(path, F_OK) == 0)) {
-    snprintf(err, errlen,
-             "%s is damaged (it must hold a generation number); a generation "
-             "can still be named with --generation N (the gen-N directories in %s)",
-             path, ckptdir);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "%s is damaged (it must hold a generation number); a generation "
+                     "can still be named with --generation N (the gen-N directories in %s)",
+                     path, ckptdir);
   }
   if (*gen == 0) {
-    snprintf(err, errlen, "%s holds no committed checkpoint (no " STORE_LATEST_FILE ")", ckptdir);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s holds no committed checkpoint (no " STORE_LATEST_FILE ")",
+                     ckptdir);
   }
   return 0;
 }
@@ -49,15 +48,14 @@ static int check_image_file(const struct mana_generation *g, uint32_t rank,
   struct stat st;
   snprintf(path, sizeof(path), "%s/%s", g->dir, im->file);
   if (stat(path, &st) != 0) {
-    snprintf(err, errlen, "image of rank %u is missing: %s: %s", rank, path, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "image of rank %u is missing: %s", rank, path);
   }
   if (coord_trusted(path, 0, 0, err, errlen) != 0)
     return -1;
   if ((uint64_t)st.st_size != im->bytes) {
-    snprintf(err, errlen, "image of rank %u is %lld bytes but the manifest says %llu: %s", rank,
-             (long long)st.st_size, (unsigned long long)im->bytes, path);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "image of rank %u is %lld bytes but the manifest says %llu: %s", rank,
+                     (long long)st.st_size, (unsigned long long)im->bytes, path);
   }
   return 0;
 }
@@ -74,9 +72,8 @@ static int read_manifest(struct mana_generation *g, int stat_images, char *err, 
     return -1;
   FILE *f = fopen(path, "r");
   if (!f) {
-    snprintf(err, errlen, "generation %llu was never committed (%s: %s)",
-             (unsigned long long)g->number, path, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, 0, "generation %llu was never committed (%s: %s)",
+                     (unsigned long long)g->number, path, strerror(errno));
   }
   struct manifest_image *images = NULL;
   int rc = manifest_read(f, path, &g->world_size, &images, err, errlen);
@@ -84,7 +81,7 @@ static int read_manifest(struct mana_generation *g, int stat_images, char *err, 
   free(g->hashes);
   g->hashes = rc == 0 ? malloc(g->world_size * sizeof(uint64_t)) : NULL;
   if (rc == 0 && !g->hashes) {
-    snprintf(err, errlen, "%s: no memory for the image hashes", path);
+    mana_fail(err, errlen, 0, "%s: no memory for the image hashes", path);
     rc = -1;
   }
   for (uint32_t i = 0; rc == 0 && i < g->world_size; i++) {
@@ -102,9 +99,8 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
   struct stat st;
   g->hashes = NULL;
   if (stat(ckptdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(err, errlen, "checkpoint directory %s: %s", ckptdir,
-             errno ? strerror(errno) : "not a directory");
-    return -1;
+    return mana_fail(err, errlen, 0, "checkpoint directory %s: %s", ckptdir,
+                     errno ? strerror(errno) : "not a directory");
   }
   if (coord_trusted(ckptdir, 1, 1, err, errlen) != 0)
     return -1;
@@ -113,9 +109,8 @@ int mana_generation_find(const char *ckptdir, uint64_t wanted, struct mana_gener
     return -1;
   store_gen_dir(ckptdir, g->number, g->dir, sizeof(g->dir));
   if (stat(g->dir, &st) != 0) {
-    snprintf(err, errlen, "generation %llu does not exist in %s", (unsigned long long)g->number,
-             ckptdir);
-    return -1;
+    return mana_fail(err, errlen, 0, "generation %llu does not exist in %s",
+                     (unsigned long long)g->number, ckptdir);
   }
   return read_manifest(g, 1, err, errlen);
 }
@@ -131,11 +126,11 @@ int mana_generation_check_image(const struct mana_generation *g, const char *nam
 {
   char path[4200];
   if (info->generation != g->number) {
-    snprintf(err, errlen,
-             "%s in %s is an image of generation %llu, not %llu: images of different "
-             "checkpoints are mixed",
-             name, g->dir, (unsigned long long)info->generation, (unsigned long long)g->number);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "%s in %s is an image of generation %llu, not %llu: images of different "
+                     "checkpoints are mixed",
+                     name, g->dir, (unsigned long long)info->generation,
+                     (unsigned long long)g->number);
   }
   if (info->rank >= g->world_size || !g->hashes || g->hashes[info->rank] != info->header_hash) {
     snprintf(
@@ -157,8 +152,7 @@ int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *
   unsigned long long number = 0;
   int used = 0;
   if (sscanf(base, "gen-%llu%n", &number, &used) != 1 || base[used] != '\0' || number == 0) {
-    snprintf(err, errlen, "%s is not a generation directory (gen-NNNNNN)", gendir);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s is not a generation directory (gen-NNNNNN)", gendir);
   }
   g->number = number;
   g->hashes = NULL;
@@ -170,8 +164,7 @@ int mana_generation_verify(const struct mana_generation *g, char *err, size_t er
 {
   int dirfd = open(g->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) {
-    snprintf(err, errlen, "%s: %s", g->dir, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "%s", g->dir);
   }
   int rc = 0;
   for (uint32_t rank = 0; rc == 0 && rank < g->world_size; rank++) {
@@ -185,8 +178,8 @@ int mana_generation_verify(const struct mana_generation *g, char *err, size_t er
     if (rc == 0)
       rc = mana_image_verify(r, err, errlen);
     if (rc == 0 && (info.rank != rank || info.world_size != g->world_size)) {
-      snprintf(err, errlen, "%s is the image of rank %u of %u, not of rank %u of %u", name,
-               info.rank, info.world_size, rank, g->world_size);
+      mana_fail(err, errlen, 0, "%s is the image of rank %u of %u, not of rank %u of %u", name,
+                info.rank, info.world_size, rank, g->world_size);
       rc = -1;
     }
     mana_image_close(r);

@@ -11,17 +11,18 @@
 
 #include "image_reader.h"
 #include "image_util.h"
+#include "mana/fail.h"
 
 #define ULL(x) ((unsigned long long)(x))
 
 static int read_header(struct mana_image_reader *r, char *err, size_t errlen)
 {
   if (r->file_size < IMG_HEADER_SIZE)
-    return img_fail(err, errlen, EBADMSG,
-                    "%s: truncated: the header needs %u bytes but the file has %llu bytes", r->name,
-                    IMG_HEADER_SIZE, ULL(r->file_size));
+    return mana_fail_as(err, errlen, EBADMSG,
+                        "%s: truncated: the header needs %u bytes but the file has %llu bytes",
+                        r->name, IMG_HEADER_SIZE, ULL(r->file_size));
   if (img_pread_all(r->fd, &r->hdr, sizeof(r->hdr), 0) < 0)
-    return img_fail(err, errlen, errno, "%s: reading the header: %s", r->name, strerror(errno));
+    return mana_fail(err, errlen, errno, "%s: reading the header", r->name);
   return img_check_header(r, err, errlen);
 }
 
@@ -31,11 +32,11 @@ static int load_table(struct mana_image_reader *r, const char *what, const struc
 {
   *out = malloc(s->size ? s->size : 1);
   if (!*out)
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for the %s (%llu bytes)", r->name, what,
-                    ULL(s->size));
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the %s (%llu bytes)", r->name, what,
+                        ULL(s->size));
   if (img_pread_all(r->fd, *out, s->size, s->offset) < 0)
-    return img_fail(err, errlen, errno, "%s: reading the %s at offset %llu: %s", r->name, what,
-                    ULL(s->offset), strerror(errno));
+    return mana_fail(err, errlen, errno, "%s: reading the %s at offset %llu", r->name, what,
+                     ULL(s->offset));
   return img_check_table(r, what, s, *out, err, errlen);
 }
 
@@ -60,20 +61,21 @@ static int load_blobs(struct mana_image_reader *r, char *err, size_t errlen)
   r->blob_data = malloc(total ? total : 1);
   r->blob_ptr = calloc(n ? n : 1, sizeof(*r->blob_ptr));
   if (!r->blob_data || !r->blob_ptr)
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for %zu blobs of %llu bytes", r->name, n,
-                    ULL(total));
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for %zu blobs of %llu bytes", r->name,
+                        n, ULL(total));
   unsigned char *p = r->blob_data;
   for (size_t i = 0; i < n; i++) {
     const struct img_blob *b = &r->blobs[i];
     if (img_pread_all(r->fd, p, b->length, b->offset) < 0)
-      return img_fail(err, errlen, errno, "%s: blob %zu (type %u): reading at offset %llu: %s",
-                      r->name, i, b->type, ULL(b->offset), strerror(errno));
+      return mana_fail(err, errlen, errno, "%s: blob %zu (type %u): reading at offset %llu",
+                       r->name, i, b->type, ULL(b->offset));
     uint64_t sum = XXH3_64bits(p, b->length);
     if (sum != b->hash)
-      return img_fail(err, errlen, EBADMSG,
-                      "%s: blob %zu (type %u): checksum mismatch (stored %#llx, computed %#llx): "
-                      "its %llu bytes at offset %llu are damaged",
-                      r->name, i, b->type, ULL(b->hash), ULL(sum), ULL(b->length), ULL(b->offset));
+      return mana_fail_as(
+          err, errlen, EBADMSG,
+          "%s: blob %zu (type %u): checksum mismatch (stored %#llx, computed %#llx): "
+          "its %llu bytes at offset %llu are damaged",
+          r->name, i, b->type, ULL(b->hash), ULL(sum), ULL(b->length), ULL(b->offset));
     r->blob_ptr[i] = p;
     p += b->length;
   }
@@ -103,12 +105,12 @@ static int open_file(struct mana_image_reader *r, int dirfd, const char *name, c
   snprintf(r->name, sizeof(r->name), "%s", name);
   r->fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
   if (r->fd < 0)
-    return img_fail(err, errlen, errno, "%s: cannot open: %s", name, strerror(errno));
+    return mana_fail(err, errlen, errno, "%s: cannot open", name);
   struct stat st;
   if (fstat(r->fd, &st) < 0)
-    return img_fail(err, errlen, errno, "%s: fstat: %s", name, strerror(errno));
+    return mana_fail(err, errlen, errno, "%s: fstat", name);
   if (!S_ISREG(st.st_mode))
-    return img_fail(err, errlen, EINVAL, "%s: not a regular file", name);
+    return mana_fail_as(err, errlen, EINVAL, "%s: not a regular file", name);
   r->file_size = (uint64_t)st.st_size;
   r->direct_fd = img_io_open_direct(dirfd, name, O_RDONLY, r->fd);
   return 0;
@@ -120,7 +122,7 @@ int mana_image_open(struct mana_image_reader **rp, int dirfd, const char *name,
   *rp = NULL;
   struct mana_image_reader *r = calloc(1, sizeof(*r));
   if (!r)
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for the image reader", name);
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the image reader", name);
   r->fd = r->direct_fd = -1;
   if (open_file(r, dirfd, name, err, errlen) < 0 || read_header(r, err, errlen) < 0 ||
       img_check_sections(r, err, errlen) < 0 || load_tables(r, err, errlen) < 0 ||

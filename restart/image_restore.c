@@ -10,6 +10,7 @@
 #include "image_maps.h"
 #include "image_reader.h"
 #include "image_util.h"
+#include "mana/fail.h"
 
 #define ULL(x) ((unsigned long long)(x))
 #define REGION_FMT "%s: region %zu '%s' [%#llx, +%#llx): "
@@ -28,29 +29,30 @@ static int get_tools(struct mana_image_reader *r, bool bounce, char *err, size_t
   if (bounce && !r->bounce)
     r->bounce = aligned_alloc(IMG_PAGE, 2 * IMG_VERIFY_BATCH);
   if (!r->io || !r->content || (bounce && !r->bounce))
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for reading regions", r->name);
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for reading regions", r->name);
   return 0;
 }
 
 static int read_failed(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
 {
   if (errno == ENODATA)
-    return img_fail(err, errlen, EIO,
-                    REGION_FMT "the file ends before offset %llu (changed since it was opened?)",
-                    REGION_ARGS(r, i), ULL(r->io->failed_at));
-  return img_fail(err, errlen, errno, REGION_FMT "read at offset %llu: %s", REGION_ARGS(r, i),
-                  ULL(r->io->failed_at), strerror(errno));
+    return mana_fail_as(err, errlen, EIO,
+                        REGION_FMT
+                        "the file ends before offset %llu (changed since it was opened?)",
+                        REGION_ARGS(r, i), ULL(r->io->failed_at));
+  return mana_fail(err, errlen, errno, REGION_FMT "read at offset %llu", REGION_ARGS(r, i),
+                   ULL(r->io->failed_at));
 }
 
 static int check_content(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
 {
   uint64_t sum = XXH3_64bits_digest(r->content);
   if (sum != r->regions[i].content_hash)
-    return img_fail(err, errlen, EBADMSG,
-                    REGION_FMT "content checksum mismatch (stored %#llx, computed %#llx): its "
-                               "%llu saved pages at offset %llu are damaged",
-                    REGION_ARGS(r, i), ULL(r->regions[i].content_hash), ULL(sum),
-                    ULL(r->regions[i].stored_pages), ULL(r->regions[i].data_offset));
+    return mana_fail_as(err, errlen, EBADMSG,
+                        REGION_FMT "content checksum mismatch (stored %#llx, computed %#llx): its "
+                                   "%llu saved pages at offset %llu are damaged",
+                        REGION_ARGS(r, i), ULL(r->regions[i].content_hash), ULL(sum),
+                        ULL(r->regions[i].stored_pages), ULL(r->regions[i].data_offset));
   return 0;
 }
 
@@ -117,12 +119,13 @@ static int mapping_failed(struct mana_image_reader *r, size_t i, bool fixed, cha
   const struct img_region *g = &r->regions[i];
   const char *how = fixed ? "MAP_FIXED" : "MAP_FIXED_NOREPLACE";
   if (e != EEXIST)
-    return img_fail(err, errlen, e, REGION_FMT "mmap %s: %s", REGION_ARGS(r, i), how, strerror(e));
+    return mana_fail(err, errlen, e, REGION_FMT "mmap %s", REGION_ARGS(r, i), how);
   char line[512];
   int found = img_maps_find_overlap(g->start, g->start + g->length, line, sizeof(line));
-  return img_fail(err, errlen, e, REGION_FMT "the address range is taken by %s%s (mmap %s: %s)",
-                  REGION_ARGS(r, i), found > 0 ? "the mapping " : "",
-                  found > 0 ? line : "a mapping /proc/self/maps does not show", how, strerror(e));
+  return mana_fail_as(err, errlen, e, REGION_FMT "the address range is taken by %s%s (mmap %s: %s)",
+                      REGION_ARGS(r, i), found > 0 ? "the mapping " : "",
+                      found > 0 ? line : "a mapping /proc/self/maps does not show", how,
+                      strerror(e));
 }
 
 /* Leaves the range as the caller had it: nothing, or its own PROT_NONE reservation. */
@@ -147,9 +150,9 @@ static int map_region(struct mana_image_reader *r, size_t i, int extra, char *er
     return mapping_failed(r, i, fixed, err, errlen);
   if (p != want) { /* a kernel older than 4.17 takes MAP_FIXED_NOREPLACE as a mere hint */
     munmap(p, g->length);
-    return img_fail(err, errlen, ENOTSUP,
-                    REGION_FMT "the kernel mapped it at %p instead (no MAP_FIXED_NOREPLACE?)",
-                    REGION_ARGS(r, i), p);
+    return mana_fail_as(err, errlen, ENOTSUP,
+                        REGION_FMT "the kernel mapped it at %p instead (no MAP_FIXED_NOREPLACE?)",
+                        REGION_ARGS(r, i), p);
   }
   return 0;
 }
@@ -158,19 +161,18 @@ int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_fla
                               size_t errlen)
 {
   if (i >= r->hdr.regions.count)
-    return img_fail(err, errlen, EINVAL, "%s: no region %zu (the image has %llu)", r->name, i,
-                    ULL(r->hdr.regions.count));
+    return mana_fail_as(err, errlen, EINVAL, "%s: no region %zu (the image has %llu)", r->name, i,
+                        ULL(r->hdr.regions.count));
   if (map_flags_extra & ~ALLOWED_MAP_FLAGS)
-    return img_fail(err, errlen, EINVAL, REGION_FMT "mapping flags %#x are not allowed",
-                    REGION_ARGS(r, i), map_flags_extra & ~ALLOWED_MAP_FLAGS);
+    return mana_fail_as(err, errlen, EINVAL, REGION_FMT "mapping flags %#x are not allowed",
+                        REGION_ARGS(r, i), map_flags_extra & ~ALLOWED_MAP_FLAGS);
   if (get_tools(r, false, err, errlen) < 0 || map_region(r, i, map_flags_extra, err, errlen) < 0)
     return -1;
   const struct img_region *g = &r->regions[i];
   int rc = read_into_place(r, i, err, errlen);
   if (rc == 0 && g->prot != (PROT_READ | PROT_WRITE) &&
       mprotect((void *)(uintptr_t)g->start, g->length, (int)g->prot) < 0)
-    rc = img_fail(err, errlen, errno, REGION_FMT "mprotect %#x: %s", REGION_ARGS(r, i), g->prot,
-                  strerror(errno));
+    rc = mana_fail(err, errlen, errno, REGION_FMT "mprotect %#x", REGION_ARGS(r, i), g->prot);
   if (rc < 0) {
     int e = errno;
     undo_mapping(g, map_flags_extra & MAP_FIXED);

@@ -7,18 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int img_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  errno = errnum;
-  return -1;
-}
-
 /* Drops `done` bytes from the front of an iovec array; returns the new start. */
 static struct iovec *iov_advance(struct iovec *iov, int *cnt, size_t done)
 {

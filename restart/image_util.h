@@ -1,4 +1,4 @@
-/* Helpers shared by the image writer and reader: error text, whole transfers, the page
+/* Helpers shared by the image writer and reader: whole transfers, the page
  * tests and the content checksum. */
 #ifndef MANA_IMAGE_UTIL_H
 #define MANA_IMAGE_UTIL_H
@@ -10,10 +10,6 @@
 #include <xxhash.h>
 
 #include "image_format.h"
-
-/* Formats one line into err (if any), sets errno to errnum and returns -1. */
-int img_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* Move all of iov[0..cnt) to/from the file at `off` (EINTR and short transfers retried; the
  * iovecs are consumed). A read that meets the end of the file fails with ENODATA. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "image_util.h"
+#include "mana/fail.h"
 
 int img_writer_fail(struct mana_image_writer *w, int errnum, const char *fmt, ...)
 {
@@ -106,32 +107,33 @@ int mana_image_writer_open(struct mana_image_writer **wp, int dirfd, const char 
   *wp = NULL;
   struct mana_image_writer *w = calloc(1, sizeof(*w));
   if (!w)
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
   w->fd = -1;
   w->scan.pagemap_fd = -1;
   w->dirfd = dirfd;
   w->run_budget = IMG_DEFAULT_RUN_BUDGET;
   if (name_tmp(w, final_name) < 0) {
     free(w);
-    return img_fail(err, errlen, ENAMETOOLONG, "image name '%s' is empty or too long", final_name);
+    return mana_fail_as(err, errlen, ENAMETOOLONG, "image name '%s' is empty or too long",
+                        final_name);
   }
   w->content = XXH3_createState();
   if (!w->content || img_scan_init(&w->scan) < 0) {
     writer_free(w);
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
   }
   w->fd = openat(dirfd, w->tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (w->fd < 0) {
     int e = errno;
     writer_free(w);
-    return img_fail(err, errlen, e, "%s.tmp: cannot create: %s", final_name, strerror(e));
+    return mana_fail(err, errlen, e, "%s.tmp: cannot create", final_name);
   }
   int direct_fd = img_io_open_direct(dirfd, w->tmp_name, O_WRONLY, w->fd);
   if (img_io_open(&w->io, w->fd, direct_fd, true, IMG_IO_BATCH, IMG_DATA_START) < 0) {
     if (direct_fd >= 0)
       close(direct_fd);
     mana_image_writer_abort(w);
-    return img_fail(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
   }
   fill_header(&w->hdr, info);
   *wp = w;
@@ -241,7 +243,7 @@ int mana_image_writer_commit(struct mana_image_writer *w, uint64_t *bytes_writte
   int rc = finish(w);
   if (rc < 0) {
     int e = errno;
-    img_fail(err, errlen, e, "%s", w->err);
+    mana_fail_as(err, errlen, e, "%s", w->err);
     /* An image whose directory entry may not be durable is not a committed image either. */
     unlinkat(w->dirfd, w->renamed ? w->final_name : w->tmp_name, 0);
     writer_free(w);

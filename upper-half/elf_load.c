@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "mana/fail.h"
 
 #define PAGE 4096UL
 #define PAGE_DOWN(v) ((v) & ~(PAGE - 1))
@@ -35,30 +36,24 @@ static int open_elf(const char *path, struct elf_file *f, char *err, size_t errl
   f->fd = -1;
   f->elf = NULL;
   if (elf_version(EV_CURRENT) == EV_NONE) {
-    snprintf(err, errlen, "libelf is out of date");
-    return -1;
+    return mana_fail(err, errlen, 0, "libelf is out of date");
   }
   f->fd = open(path, O_RDONLY | O_CLOEXEC);
   if (f->fd < 0) {
-    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot open %s", path);
   }
   f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
   if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &f->ehdr)) {
-    snprintf(err, errlen, "%s is not an ELF file", path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s is not an ELF file", path);
   }
   if (f->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || f->ehdr.e_machine != EM_X86_64) {
-    snprintf(err, errlen, "%s is not an x86-64 ELF file", path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s is not an x86-64 ELF file", path);
   }
   if (f->ehdr.e_type != ET_EXEC && f->ehdr.e_type != ET_DYN) {
-    snprintf(err, errlen, "%s is not an executable", path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s is not an executable", path);
   }
   if (elf_getphdrnum(f->elf, &f->phnum) != 0 || f->phnum == 0) {
-    snprintf(err, errlen, "%s has no program headers", path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s has no program headers", path);
   }
   return 0;
 }
@@ -82,8 +77,8 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
   for (size_t i = 0; i < f->phnum; i++) {
     GElf_Phdr ph;
     if (!gelf_getphdr(f->elf, (int)i, &ph)) {
-      snprintf(err, errlen, "%s: bad program header %zu: %s", f->path, i, elf_errmsg(-1));
-      return -1;
+      return mana_fail(err, errlen, 0, "%s: bad program header %zu: %s", f->path, i,
+                       elf_errmsg(-1));
     }
     switch (ph.p_type) {
     case PT_LOAD:
@@ -104,9 +99,8 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
       size_t n = ph.p_filesz < sizeof(img->interp) ? ph.p_filesz : sizeof(img->interp) - 1;
       errno = 0;
       if (pread(f->fd, img->interp, n, (off_t)ph.p_offset) != (ssize_t)n) {
-        snprintf(err, errlen, "%s: cannot read its interpreter name (PT_INTERP): %s", f->path,
-                 errno ? strerror(errno) : "short read");
-        return -1;
+        return mana_fail(err, errlen, 0, "%s: cannot read its interpreter name (PT_INTERP): %s",
+                         f->path, errno ? strerror(errno) : "short read");
       }
       img->interp[n] = '\0';
       break;
@@ -117,8 +111,7 @@ static int read_headers(struct elf_file *f, struct mana_elf_image *img, char *er
     }
   }
   if (img->lo == UINT64_MAX) {
-    snprintf(err, errlen, "%s has no loadable segments", f->path);
-    return -1;
+    return mana_fail(err, errlen, 0, "%s has no loadable segments", f->path);
   }
   img->entry = f->ehdr.e_entry;
   img->phdr = phdr_vaddr;
@@ -147,9 +140,8 @@ static int map_segment(const struct elf_file *f, const GElf_Phdr *ph, uint64_t b
     void *p = mmap((void *)start, len, prot | (ph->p_memsz > ph->p_filesz ? PROT_WRITE : 0),
                    MAP_PRIVATE | MAP_FIXED, f->fd, (off_t)PAGE_DOWN(ph->p_offset));
     if (p == MAP_FAILED) {
-      snprintf(err, errlen, "%s: mmap of the segment at %#lx failed: %s", f->path,
-               (unsigned long)start, strerror(errno));
-      return -1;
+      return mana_fail(err, errlen, errno, "%s: mmap of the segment at %#lx failed", f->path,
+                       (unsigned long)start);
     }
   }
   if (ph->p_memsz > ph->p_filesz) {
@@ -162,9 +154,8 @@ static int map_segment(const struct elf_file *f, const GElf_Phdr *ph, uint64_t b
       void *p = mmap((void *)zero_page_end, mem_end - zero_page_end, prot,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
       if (p == MAP_FAILED) {
-        snprintf(err, errlen, "%s: mmap of the bss at %#lx failed: %s", f->path,
-                 (unsigned long)zero_page_end, strerror(errno));
-        return -1;
+        return mana_fail(err, errlen, errno, "%s: mmap of the bss at %#lx failed", f->path,
+                         (unsigned long)zero_page_end);
       }
     }
     if (ph->p_filesz && !(prot & PROT_WRITE))

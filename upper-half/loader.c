@@ -11,6 +11,7 @@
 #include "mana/upper_window.h"
 #include "elf_load.h"
 #include "stack.h"
+#include "mana/fail.h"
 
 #define MIB (1UL << 20)
 
@@ -38,19 +39,17 @@ static int place(struct mana_window *w, const char *path, struct mana_elf_image 
     /* 2 MiB alignment keeps the objects' huge-page-friendly layout and leaves a gap between them. */
     uint64_t at = mana_window_alloc(w, probe.hi - probe.lo, 2 * MIB);
     if (!at) {
-      snprintf(err, errlen, "the window has no room for %s", path);
-      return -1;
+      return mana_fail(err, errlen, 0, "the window has no room for %s", path);
     }
     bias = at - probe.lo;
   } else {
     void *p = mmap((void *)probe.lo, probe.hi - probe.lo, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-      snprintf(err, errlen,
-               "%s is not position-independent and its link address %#lx-%#lx is taken in "
-               "this process; rebuild it with -fPIE -pie",
-               path, (unsigned long)probe.lo, (unsigned long)probe.hi);
-      return -1;
+      return mana_fail(err, errlen, 0,
+                       "%s is not position-independent and its link address %#lx-%#lx is taken in "
+                       "this process; rebuild it with -fPIE -pie",
+                       path, (unsigned long)probe.lo, (unsigned long)probe.hi);
     }
   }
   return mana_elf_map(path, bias, img, err, errlen);
@@ -65,9 +64,9 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
   if (mana_elf_inspect(app_path, &app, err, errlen) != 0)
     return -1;
   if (!app.interp[0]) {
-    snprintf(err, errlen, "%s is statically linked; mana needs a dynamically linked MPI program",
-             app_path);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "%s is statically linked; mana needs a dynamically linked MPI program",
+                     app_path);
   }
   if (place(w, app.interp, &ldso, err, errlen) != 0 || place(w, app_path, &app, err, errlen) != 0)
     return -1;
@@ -75,15 +74,14 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
   uint64_t size = stack_size();
   uint64_t low = mana_window_alloc(w, size, 2 * MIB);
   if (!low) {
-    snprintf(err, errlen, "the window has no room for the upper half's stack (%lu bytes)",
-             (unsigned long)size);
-    return -1;
+    return mana_fail(err, errlen, 0,
+                     "the window has no room for the upper half's stack (%lu bytes)",
+                     (unsigned long)size);
   }
   if (mmap((void *)low, size, PROT_READ | PROT_WRITE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
-    snprintf(err, errlen, "cannot map the upper half's stack (%lu bytes at %#lx): %s",
-             (unsigned long)size, (unsigned long)low, strerror(errno));
-    return -1;
+    return mana_fail(err, errlen, errno, "cannot map the upper half's stack (%lu bytes at %#lx)",
+                     (unsigned long)size, (unsigned long)low);
   }
   struct mana_auxv_overrides ov = {.phdr = app.phdr,
                                    .phnum = app.phnum,
@@ -92,8 +90,7 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
                                    .execfn = app_path};
   out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov);
   if (!out->sp) {
-    snprintf(err, errlen, "arguments and environment do not fit the upper half's stack");
-    return -1;
+    return mana_fail(err, errlen, 0, "arguments and environment do not fit the upper half's stack");
   }
   out->entry = ldso.entry;
   out->app_base = app.lo;
