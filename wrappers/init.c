@@ -122,6 +122,7 @@ static int finalize_world(void)
   MANA_LH_SVC_VOID_NOPARK(app_finalize_gate);
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
+  mana_freed_recv_reap(1);
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
   if (rc == MPI_SUCCESS) {
     mana_world_model = 0;

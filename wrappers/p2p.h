@@ -196,6 +196,13 @@ int mana_requests_rebuildable_undrained(char *reason, size_t len);
  * request back behind its stand-in, releases what the extras hold.  *real is the real handle
  * MPI left (MPI_REQUEST_NULL or a persistent request); st its status. */
 void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real, MPI_Status *st);
+/* freed_receives.c: MPI_Request_free of a pending receive keeps its slot (MANA_SLOT_FREED)
+ * so that the message it takes is counted, drained and posted again at restart: 1 if adopted
+ * (*request is then MPI_REQUEST_NULL).  Reaping retires the adopted receives MPI has
+ * completed; finalizing, it frees the real requests of those still pending. */
+int mana_freed_recv_adopt(MPI_Request *request);
+void mana_freed_recv_reap(int finalizing);
+
 #define MANA_REQ_SPECIAL \
   (MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_DONE | MANA_SLOT_REQ_STATUS | MANA_SLOT_REQ_PAIR)
 

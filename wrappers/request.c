@@ -209,7 +209,8 @@ static int request_free(MPI_Request *request)
   int keep = s && (s->flags & MANA_SLOT_GREQUEST) && mana_greq_incomplete(*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
   if (rc == MPI_SUCCESS && s && (s->flags & MANA_REQ_SPECIAL)) {
-    /* A pending receive freed here is never counted (docs: a limit of the drain). */
+    /* An active persistent receive freed here is never counted (docs: a limit of the drain;
+     * plain pending receives are adopted instead, freed_receives.c). */
     mana_req_completed(s, mana_req_index((uint32_t)*request), &real, NULL);
     if (real != MPI_REQUEST_NULL) /* the persistent request behind a stand-in */
       MANA_LH_CALL_NOPARK(MPI_Request_free, &real);
@@ -227,7 +228,8 @@ int MPI_Request_free(MPI_Request *request)
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   if (s && (s->flags & MANA_SLOT_REQ_PCOLL))
     return mana_pcoll_free(request, request_free);
-  int rc = request_free(request);
+  mana_freed_recv_reap(0);
+  int rc = mana_freed_recv_adopt(request) ? MPI_SUCCESS : request_free(request);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -31,6 +31,7 @@ set(MANA_TEST_PROGRAMS
   attr_tag_ub:2
   p2p_bottom_buffered:2
   comm_freed_pending:2
+  p2p_freed_recv:2
   ckpt_comm_free_early:2
   finalize_early:2
   p2p_cancel:2
