@@ -15,14 +15,6 @@
 
 #define ROUNDS 4
 
-static void local_calls(int n)
-{
-  for (int k = 0; k < n; k++) {
-    int size;
-    MPI_Type_size(MPI_DOUBLE, &size);
-  }
-}
-
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -46,31 +38,31 @@ int main(int argc, char **argv)
       MPI_Recv_init(&twice, 1, MPI_INT, 0, 20 + round, c, &preq);
       MPI_Start(&preq);
       MPI_Comm_free(&c);
-      local_calls(6);
+      mt_local_calls(6);
       MPI_Barrier(MPI_COMM_WORLD);
-      local_calls(6);
+      mt_local_calls(6);
       MPI_Wait(&req, MPI_STATUS_IGNORE);
       MPI_Wait(&preq, MPI_STATUS_IGNORE);
       got[round][0] = once;
       got[round][1] = twice;
       MPI_Start(&preq);
-      local_calls(4);
+      mt_local_calls(4);
       MPI_Wait(&preq, MPI_STATUS_IGNORE);
       got[round][2] = twice;
       MPI_Request_free(&preq);
       bad += c != MPI_COMM_NULL;
     } else {
       int v[3] = {100 * round + 1, 100 * round + 2, 100 * round + 3};
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Barrier(MPI_COMM_WORLD);
       MPI_Send(&v[0], 1, MPI_INT, 1, 10 + round, c);
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Send(&v[1], 1, MPI_INT, 1, 20 + round, c);
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Send(&v[2], 1, MPI_INT, 1, 20 + round, c);
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Comm_free(&c);
-      local_calls(3);
+      mt_local_calls(3);
     }
   }
   if (mt_.rank == 1) {

@@ -351,4 +351,14 @@ static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask)
     mt_die("sigaction failed");
 }
 
+/* n MPI calls that change nothing (MPI_Type_size): steps of rank 0's call count, so that
+ * checkpoints at chosen calls fall between a program's real operations. */
+static inline void mt_local_calls(int n)
+{
+  for (int k = 0; k < n; k++) {
+    int size;
+    MPI_Type_size(MPI_DOUBLE, &size);
+  }
+}
+
 #endif /* MANA_TESTS_MPITEST_H */

@@ -14,14 +14,6 @@
 
 #define ROUNDS 4
 
-static void local_calls(int n)
-{
-  for (int k = 0; k < n; k++) {
-    int size;
-    MPI_Type_size(MPI_DOUBLE, &size);
-  }
-}
-
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -36,24 +28,24 @@ int main(int argc, char **argv)
       MPI_Irecv(&got[round], 1, MPI_INT, 0, round, MPI_COMM_WORLD, &req);
       MPI_Request_free(&req);
       bad += req != MPI_REQUEST_NULL;
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Barrier(MPI_COMM_WORLD);
-      local_calls(3);
+      mt_local_calls(3);
       if (round < ROUNDS - 1) {
         MPI_Recv(&fence, 1, MPI_INT, 0, 100 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         bad += fence != round;
       }
-      local_calls(3);
+      mt_local_calls(3);
     } else {
       int v = 10 * round + 7;
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Barrier(MPI_COMM_WORLD);
-      local_calls(3);
+      mt_local_calls(3);
       MPI_Send(&v, 1, MPI_INT, 1, round, MPI_COMM_WORLD);
-      local_calls(3);
+      mt_local_calls(3);
       if (round < ROUNDS - 1)
         MPI_Send(&round, 1, MPI_INT, 1, 100 + round, MPI_COMM_WORLD);
-      local_calls(3);
+      mt_local_calls(3);
     }
   }
   if (mt_.rank == 1) {
