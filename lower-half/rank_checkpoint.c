@@ -18,8 +18,9 @@ static int unrestorable(char *reason, size_t len)
   return can && !can(reason, len);
 }
 
-/* With every rank suspended: drain the messages in flight and say so.  RANK_CKPT_REPORTED
- * when the checkpoint cannot go on (and the peers were told), RANK_CKPT_LOST, or 2 to go on. */
+/* With every rank suspended: drain the messages in flight and say so.  0 to go on, else the
+ * outcome: RANK_CKPT_REPORTED when the checkpoint cannot go on (the peers were told), or
+ * RANK_CKPT_LOST. */
 static int drain_with_peers(const struct rank_peers *peers, const struct mana_rank_facts *facts,
                             char *reason, size_t len)
 {
@@ -36,7 +37,7 @@ static int drain_with_peers(const struct rank_peers *peers, const struct mana_ra
     peers->refused(peers->arg, reason);
     return RANK_CKPT_REPORTED;
   }
-  return 2;
+  return 0;
 }
 
 enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers, const char *dir,
@@ -67,9 +68,9 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
     int go = peers->suspended(peers->arg);
     if (go <= 0)
       return go < 0 ? RANK_CKPT_LOST : RANK_CKPT_ENDED;
-    int rc = drain_with_peers(peers, facts, reason, sizeof(reason));
-    if (rc != 2)
-      return (enum rank_checkpoint_outcome)rc;
+    int outcome = drain_with_peers(peers, facts, reason, sizeof(reason));
+    if (outcome != 0)
+      return (enum rank_checkpoint_outcome)outcome;
   }
   if (unrestorable(reason, sizeof(reason))) {
     peers->refused(peers->arg, reason);

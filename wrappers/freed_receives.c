@@ -38,6 +38,7 @@ static int reap_one(struct mana_slot *s, uint32_t i, int finalizing)
   MPI_Status st;
   int flag = 0;
   st.MPI_ERROR = MPI_SUCCESS;
+  st.MPI_SOURCE = MPI_ANY_SOURCE; /* MPI may leave it unset on an error: then nothing counts */
   if (MANA_LH_CALL_NOPARK(MPI_Test, &real, &flag, &st) != MPI_SUCCESS)
     flag = 1; /* completed with an error nobody can see now */
   if (flag) {
