@@ -16,8 +16,9 @@
  * application reaches a ghost: the member had freed it.
  *
  * The common case costs one reduction: each holder adds a hash per position it holds in a
- * communicator, its first member adds the hashes of all positions, and the two sums are equal
- * when every member holds every communicator.  Only when they differ are the lists gathered:
+ * communicator, its first member (of an intercommunicator: the first of the side with the
+ * lower first world rank) adds the hashes of all positions, and the two sums are equal when
+ * every member holds every communicator.  Only when they differ are the lists gathered:
  * (group id, index, member count) of every communicator held, then the descriptions of the
  * ones fewer members hold than it has, each given by its holder of lowest world rank. */
 #include <stdio.h>
@@ -41,15 +42,28 @@ static uint64_t side_of(const struct comm_rec *r)
   return r->inter && r->remote_size > 0 && r->ranks[0] > r->remote_ranks[0];
 }
 
+static uint64_t position_hash(uint64_t id, uint64_t side, int p)
+{
+  return cc_id_mix(id, side << 32 | (uint64_t)p);
+}
+
+/* sums[0]: a hash per position this process holds.  sums[1]: the hashes of every position of
+ * both sides, added by one member, the first of side 0.  An intercommunicator's two sides are
+ * both counted by that member: were each side's first member to count its own side only, a
+ * side whose members had all freed it would be missing from both sums, and the holders would
+ * wait at restart for a side that never comes (MPICH's pt2pt/icprobe). */
 static void add_sums(const struct comm_rec *r, int me, uint64_t sums[2])
 {
   uint64_t id = cc_id_mix(r->ggid, r->index), side = side_of(r);
   for (int p = 0; p < r->size; p++)
     if (r->ranks[p] == me)
-      sums[0] += cc_id_mix(id, side << 32 | (uint64_t)p);
-  if (r->size > 0 && r->ranks[0] == me)
-    for (int p = 0; p < r->size; p++)
-      sums[1] += cc_id_mix(id, side << 32 | (uint64_t)p);
+      sums[0] += position_hash(id, side, p);
+  if (side != 0 || r->size == 0 || r->ranks[0] != me)
+    return;
+  for (int p = 0; p < r->size; p++)
+    sums[1] += position_hash(id, 0, p);
+  for (int p = 0; r->inter && p < r->remote_size; p++)
+    sums[1] += position_hash(id, 1, p);
 }
 
 /* Whether every member holds every communicator that any member holds. */
