@@ -208,7 +208,10 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
     futex_wake_all(&parked);
     return;
   }
-  if (!mana_park_libc_may_park(ip, (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RAX])) {
+  const greg_t *gregs = ((ucontext_t *)uc_)->uc_mcontext.gregs;
+  struct mana_park_regs regs = {ip, (uint64_t)gregs[REG_RAX], (uint64_t)gregs[REG_RSP],
+                                (uint64_t)gregs[REG_RBP]};
+  if (!mana_park_libc_may_park(&regs)) {
     note_declined(raw_gettid());
     return; /* signalled again in a moment (mana_park_all) */
   }

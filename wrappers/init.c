@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "libc_leaves.h"
 #include "p2p.h"
 #include "records.h"
 #include "stub_lock.h"
@@ -57,6 +58,7 @@ __attribute__((constructor)) static void check_boundary(void)
   mana_handles_init();
   mana_thread_attach_main();
   record_stub_text();
+  mana_libc_leaves_publish();
   /* Record keeping for restart, and the entry points the lower half calls for it. */
   mana_records_init();
   MANA_BOUNDARY->stub_drain = mana_stub_drain;

@@ -15,6 +15,7 @@
 #define MANA_PARK_AREA (MANA_WINDOW_BASE + 0x1000)
 #define MANA_PARK_AREA_SIZE 0x10000
 #define MANA_MAX_THREADS 512
+#define MANA_MAX_LIBC_LEAVES 16
 
 enum mana_thread_state {
   MANA_THREAD_FREE = 0,
@@ -48,6 +49,15 @@ struct mana_park_area {
   struct {
     uint64_t lo, hi;
   } libc_code[8];
+  /* Functions of that libc that take no lock and call nothing (memset, memcpy, ...), where an
+   * application can spend seconds (lower-half/park_libc.c).  The stub fills entry (where the
+   * upper half's loader resolved the function) and eh_frame_hdr (its object's); the lower half
+   * finds the code it covers and its frame description (fde) at its next round. */
+  uint32_t n_libc_leaves;
+  struct mana_libc_leaf {
+    uint64_t entry, eh_frame_hdr;
+    uint64_t lo, hi, fde;
+  } libc_leaves[MANA_MAX_LIBC_LEAVES];
 };
 
 _Static_assert(sizeof(struct mana_park_area) <= MANA_PARK_AREA_SIZE, "park area too small");
