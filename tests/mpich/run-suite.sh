@@ -29,6 +29,9 @@
 #   --bin DIR                mana's bin directory (default: build/bin of this checkout)
 #   --timeout S              time limit of a test that its list does not set (default 180,
 #                            runtests' own)
+#   --native-scale F         in the mana modes a test gets at least F times the seconds its
+#                            native run took (default 2; 0: the lists' limits only): MPICH's
+#                            rma/acc_flush_get takes 262 s of its 270 s natively here
 #   --timeout-multiplier X   every limit times X (default 1.5: a loaded 2-core machine; in
 #                            the restart mode each of the two segments has the limit)
 #   --min-restart-pass PCT   the restart mode must pass at least PCT% of the runs of tests
@@ -62,13 +65,13 @@ say() { echo "$me: $*"; }
 
 modes=native,launch,restart
 dirs=group,comm,attr,errhan,info,init,topo,datatype,pt2pt,coll,rma,io,threads
-regex="" list="" seeds=() maxnp=4 bin="" base_timeout=180 multiplier=1.5 min_restart=98
+regex="" list="" seeds=() maxnp=4 bin="" base_timeout=180 multiplier=1.5 native_scale=2 min_restart=98
 refresh=0 cache=${MANA_MPICH_SUITE_CACHE:-/var/tmp/mana-mpich-suite} jobs=2 report="" keep=0
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
-    --modes|--dirs|--tests|--list|--seed|--seeds|--maxnp|--bin|--timeout|--timeout-multiplier|\
+    --modes|--dirs|--tests|--list|--seed|--seeds|--maxnp|--bin|--timeout|--timeout-multiplier|--native-scale|\
     --min-restart-pass|--cache|--jobs|--report)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
@@ -89,6 +92,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$val ;;
     --timeout) base_timeout=$val ;;
     --timeout-multiplier) multiplier=$val ;;
+    --native-scale) native_scale=$val ;;
     --min-restart-pass) min_restart=$val ;;
     --cache) cache=$val ;;
     --jobs) jobs=$val ;;
@@ -103,6 +107,7 @@ for v in maxnp base_timeout jobs; do
   case "${!v}" in ''|*[!0-9]*) die_usage "--${v//_/-} must be a whole number, not '${!v}'" ;; esac
 done
 [[ "$multiplier" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--timeout-multiplier must be a number"
+[[ "$native_scale" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--native-scale must be a number"
 [[ "$min_restart" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--min-restart-pass must be a number"
 run_native=0 run_launch=0 run_restart=0
 IFS=, read -r -a mode_list <<<"$modes"
@@ -181,11 +186,14 @@ export MPITEST_TIMEOUT=$base_timeout MPITEST_TIMEOUT_MULTIPLIER=$multiplier
 export USER=${USER:-$(id -un)} # runtests looks for leftover processes with ps -U $USER
 
 # run_mode NAME MPIEXEC KEYS-FILE|"": runtests over the chosen tests (or those KEYS-FILE
-# names), JUnit output in $work/NAME.junit.xml, its log in $work/NAME.log.
+# names), JUnit output in $work/NAME.junit.xml, its log in $work/NAME.log.  Outside the native
+# mode a test's limit is at least --native-scale times its native seconds.
 run_mode() {
-  local name=$1 mpiexec=$2 keys=$3 n t0=$SECONDS
+  local name=$1 mpiexec=$2 keys=$3 n t0=$SECONDS scale=$native_scale
+  [ "$name" != native ] || scale=0
   n=$(python3 "$here/suite.py" lists --tree "$snap" --manifest "$work/manifest" --maxnp "$maxnp" \
-        --name "testlist.mana-$name" ${keys:+--keys "$keys"})
+        --name "testlist.mana-$name" ${keys:+--keys "$keys"} --state "$state" \
+        --native-scale "$scale" --multiplier "$multiplier" --base-timeout "$base_timeout")
   if [ "$n" -eq 0 ]; then
     say "[$name] no test to run"
     return 0

@@ -3,6 +3,7 @@
 
   suite.py select  --tree T --dirs D,... --maxnp N [--regex R] [--list FILE] --out MANIFEST
   suite.py lists   --tree T --manifest M --name LISTNAME [--keys FILE]
+                   [--state S --native-scale F --multiplier X --base-timeout B]
   suite.py programs --manifest M [--keys FILE]
   suite.py record-native --manifest M --junit J --state S
   suite.py forget  --manifest M --state S
@@ -14,10 +15,12 @@ program, the number of processes it runs with (written "4of10" when -maxnp lower
 the test list), its arg= and env= settings in list order; a repeated line gets " #2", ....
 The key names the test everywhere: in the lists given to runtests (as env=MANA_SUITE_TEST=KEY
 with '~' for spaces, which the wrappers read and runtests' JUnit output repeats), in the
-state directory (native/SHA1 and calls/SHA1 hold "KEY<TAB>..."), in the report.
+state directory (native/SHA1 and calls/SHA1 hold "KEY<TAB>..."), in the report.  A native
+entry is "KEY<TAB>STATUS<TAB>FIRST ERROR<TAB>SECONDS" (no SECONDS in entries of older runs).
 """
 import argparse
 import hashlib
+import math
 import os
 import re
 import sys
@@ -44,7 +47,7 @@ def parse_line(raw):
     if line.startswith('!'):
         return {'kind': 'make', 'line': line}
     words = line.split()
-    opts = {'args': [], 'envs': [], 'xfail': ''}
+    opts = {'args': [], 'envs': [], 'xfail': '', 'timelimit': None}
     for w in words[2:]:
         name, sep, value = w.partition('=')
         if not sep:
@@ -55,6 +58,8 @@ def parse_line(raw):
             opts['envs'].append(value)
         elif name == 'xfail':
             opts['xfail'] = value
+        elif name == 'timeLimit' and value.isdigit():
+            opts['timelimit'] = int(value)
     np = words[1] if len(words) > 1 else ''
     return {'kind': 'entry', 'name': words[0], 'np': np, 'line': line, **opts}
 
@@ -146,10 +151,31 @@ def cmd_select(a):
                      % (a.list, ','.join(dirs), a.maxnp, '; '.join(missing)))
 
 
+def with_time_limit(line, seconds):
+    """The list line with timeLimit=SECONDS instead of its own limit, if it had one."""
+    words = [w for w in line.split() if not w.startswith('timeLimit=')]
+    return ' '.join(words + ['timeLimit=%d' % seconds])
+
+
+def native_seconds(state):
+    """{key: seconds the test took natively} for the tests whose baseline has the time."""
+    out = {}
+    for key, fields in read_state(state, 'native').items():
+        try:
+            out[key] = float(fields[2])
+        except (IndexError, ValueError):
+            pass
+    return out
+
+
 def cmd_lists(a):
     """Writes LISTNAME next to every testlist that has a chosen test: the chosen lines, each
-    with env=MANA_SUITE_TEST=KEY, and the directory lines that lead to them."""
+    with env=MANA_SUITE_TEST=KEY, and the directory lines that lead to them.  With
+    --native-scale F, a test whose native run took T seconds gets a limit of at least F * T
+    (its list's limit, or --base-timeout, is raised; runtests multiplies it by --multiplier):
+    a test that needs 262 of its 270 s natively is not held to 270 s under mana."""
     tests = read_manifest(a.manifest)
+    took = native_seconds(a.state) if a.state and a.native_scale > 0 else {}
     keep = set(read_keys(a.keys)) if a.keys else set(tests)
     by_listdir = defaultdict(list)
     dirs = OrderedDict((t['dir'], True) for t in tests.values())
@@ -181,7 +207,12 @@ def cmd_lists(a):
         lines = []
         for kind, entry in items:
             if kind == 'test':
-                lines.append('%s env=MANA_SUITE_TEST=%s' % (entry['line'], encode(entry['key'])))
+                line, secs = entry['line'], took.get(entry['key'])
+                if secs:
+                    need = math.ceil(a.native_scale * secs / a.multiplier)
+                    if need > (entry['timelimit'] or a.base_timeout):
+                        line = with_time_limit(line, need)
+                lines.append('%s env=MANA_SUITE_TEST=%s' % (line, encode(entry['key'])))
                 written += 1
             elif kind == 'dir' and needed(os.path.join(reldir, entry['name'])):
                 lines.append(entry['name'])
@@ -201,7 +232,8 @@ def cmd_programs(a):
 
 
 def parse_junit(path):
-    """{key: (status, output lines)} from runtests' JUnit file, status pass/fail/skip.  The
+    """{key: (status, output lines, seconds or None)} from runtests' JUnit file, status
+    pass/fail/skip.  The
     file is read with a regular expression: runtests writes it unescaped, and an interrupted
     run leaves it unterminated."""
     results = {}
@@ -209,8 +241,8 @@ def parse_junit(path):
         return results
     with open(path, errors='replace') as f:
         text = f.read()
-    for m in re.finditer(r'<testcase name="([^"]*)"(.*?)</testcase>', text, re.S):
-        name, body = m.group(1), m.group(2)
+    for m in re.finditer(r'<testcase name="([^"]*)"([^>]*)>(.*?)</testcase>', text, re.S):
+        name, body_attrs, body = m.group(1), m.group(2), m.group(3)
         km = re.search(r'MANA_SUITE_TEST=(\S+)', name)
         if not km:
             continue
@@ -228,7 +260,8 @@ def parse_junit(path):
                     output.append(line[3:])
                 elif line.startswith('##'):
                     output.append(line[2:])
-        results[key] = (status, output)
+        tm = re.search(r'time="([0-9.]+)"', body_attrs) if body_attrs else None
+        results[key] = (status, output, float(tm.group(1)) if tm else None)
     return results
 
 
@@ -283,14 +316,15 @@ def write_state(state, kind, key, fields):
 def cmd_record_native(a):
     tests = read_manifest(a.manifest)
     results = parse_junit(a.junit)
-    for key, (status, output) in results.items():
+    for key, (status, output, secs) in results.items():
         if key in tests and status in ('pass', 'fail'):
             why = '' if status == 'pass' else first_error(output)
             # a native run killed by its time limit may say more about the machine's load
             # than about the test: kept apart as 'timeout' (the report says so)
             if status == 'fail' and any(TIMED_OUT.search(line) for line in output):
                 status = 'timeout'
-            write_state(a.state, 'native', key, [status, why])
+            write_state(a.state, 'native', key,
+                        [status, why] + (['%.1f' % secs] if secs is not None else []))
 
 
 def cmd_forget(a):
@@ -356,7 +390,7 @@ def cmd_report(a):
     failures = defaultdict(list)
     for name, results, logdir in modes:
         for k in npass:
-            status, output = results.get(k, ('missing', []))
+            status, output, _ = results.get(k, ('missing', [], None))
             outcome[(name, k)] = status
             if status != 'pass':
                 why = first_error(output, account(logdir, k)) if status == 'fail' else \
@@ -470,6 +504,10 @@ def main():
     s.add_argument('--maxnp', type=int, required=True)
     s.add_argument('--name', required=True)
     s.add_argument('--keys')
+    s.add_argument('--state')
+    s.add_argument('--native-scale', type=float, default=0.0)
+    s.add_argument('--multiplier', type=float, default=1.0)
+    s.add_argument('--base-timeout', type=float, default=180.0)
     s = sub.add_parser('programs')
     s.add_argument('--manifest', required=True)
     s.add_argument('--keys')
