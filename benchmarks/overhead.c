@@ -43,6 +43,7 @@
 #define BIG_COUNT (1024 * 1024 / (int)sizeof(double)) /* 1 MiB of doubles */
 
 static int g_rank, g_size;
+static MPI_Comm g_split;    /* a communicator the program made (MPI_Comm_split of world) */
 static volatile int g_sink; /* keeps results observable so no call is optimized away */
 
 /* Buffers shared by the kernels. */
@@ -86,6 +87,24 @@ static void k_comm_rank(long n)
     acc += r;
   }
   g_sink = acc;
+}
+
+static void k_comm_size_split(long n)
+{
+  int s, acc = 0;
+  for (long i = 0; i < n; i++) {
+    MPI_Comm_size(g_split, &s);
+    acc += s;
+  }
+  g_sink = acc;
+}
+
+static void k_wtime(long n)
+{
+  double acc = 0;
+  for (long i = 0; i < n; i++)
+    acc += MPI_Wtime();
+  g_sink = acc > 0;
 }
 
 static void k_pingpong8(long n)
@@ -192,6 +211,8 @@ struct figure {
 static const struct figure figures[] = {
     /* comm_rank: ~20 ms natively, so a slow wrapper does not make the mana run take minutes */
     {"comm_rank", k_comm_rank, v_none, 10000000, 1, 1},
+    {"comm_size_split", k_comm_size_split, v_none, 10000000, 1, 1},
+    {"wtime", k_wtime, v_none, 2000000, 1, 1},
     {"pingpong8", k_pingpong8, v_pingpong, 280000, 2, 1},
     {"allreduce4", k_allreduce4, v_allreduce4, 230000, 1, 1},
     {"bcast4", k_bcast4, v_bcast4, 620000, 1, 1},
@@ -282,6 +303,7 @@ int main(int argc, char **argv)
   check(MPI_Init(&argc, &argv), "MPI_Init");
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  check(MPI_Comm_split(MPI_COMM_WORLD, 0, g_rank, &g_split), "MPI_Comm_split");
   if (g_size < 2) {
     if (g_rank == 0)
       fprintf(stderr, "overhead: needs at least 2 ranks (ping-pong uses ranks 0 and 1)\n");
@@ -384,6 +406,7 @@ int main(int argc, char **argv)
 
   free(g_big_send);
   free(g_big_recv);
+  MPI_Comm_free(&g_split);
   MPI_Finalize();
   return 0;
 }

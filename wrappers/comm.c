@@ -202,6 +202,7 @@ static void created_under(MPI_Comm v, MPI_Comm parent, uint64_t key)
   if (index == UINT64_MAX || record_members(r, real) != 0 ||
       (!r->inter && record_topology(&r->topo, real) != 0) || record_errhandler(r, v, real) != 0)
     r->incomplete = 1;
+  r->rank_known = MANA_LH_CALL_NOPARK(MPI_Comm_rank, real, &r->rank) == MPI_SUCCESS;
   const struct comm_rec *p = rec_of(parent);
   if (p && p->attrs)
     mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, (uint64_t)real);
@@ -258,6 +259,9 @@ static int predefined_members(void)
   world_rec.ggid = cc_group_id(world, (size_t)size);
   self_rec.size = 1;
   self_rec.ranks = self;
+  world_rec.rank = rank;
+  self_rec.rank = 0;
+  world_rec.rank_known = self_rec.rank_known = 1;
   self_rec.ggid = cc_group_id(self, 1);
   world_rec.topo.kind = self_rec.topo.kind = MPI_UNDEFINED;
   return 0;
@@ -279,6 +283,8 @@ static int copy_shape(struct comm_rec *r, const struct comm_rec *p)
   r->size = p->size;
   r->remote_size = p->remote_size;
   r->inter = p->inter;
+  r->rank = p->rank; /* a duplicate keeps every rank */
+  r->rank_known = p->rank_known;
   r->foreign = p->foreign;
   r->ggid = p->ggid;
   *t = *pt;
@@ -582,6 +588,47 @@ int mana_comm_world_rank(MPI_Comm v, int rank)
   if (r->inter)
     return r->remote_ranks && rank < r->remote_size ? r->remote_ranks[rank] : -1;
   return r->ranks && rank < r->size ? r->ranks[rank] : -1;
+}
+
+/* ---- queries answered without MPI (mpi_api.txt, `local`) ---- */
+
+/* The record that answers MPI_Comm_rank and MPI_Comm_size on v: MPI gave the rank when v was
+ * made (a restart keeps every rank), the size is its group's.  NULL when MPI must answer: no
+ * complete record, or MPI_COMM_WORLD and MPI_COMM_SELF outside the application's MPI_Init and
+ * MPI_Finalize (MPI reports the misuse).  A crossing costs tens of nanoseconds, and codes ask
+ * inside their loops. */
+static inline const struct comm_rec *answering(MPI_Comm v)
+{
+  const struct comm_rec *r;
+  if (v == MPI_COMM_WORLD || v == MPI_COMM_SELF) {
+    if (!mana_app_in_mpi)
+      return NULL;
+    r = v == MPI_COMM_WORLD ? &world_rec : &self_rec;
+  } else {
+    struct mana_slot *s = mana_world_model ? mana_handle_slot(MANA_KIND_COMM, (uint32_t)v) : NULL;
+    r = s ? s->meta : NULL;
+  }
+  return r && r->rank_known && r->ranks ? r : NULL;
+}
+
+int mana_local_Comm_rank(MPI_Comm comm, int *rank, int *result)
+{
+  const struct comm_rec *r = rank ? answering(comm) : NULL;
+  if (!r)
+    return 0;
+  *rank = r->rank;
+  *result = MPI_SUCCESS;
+  return 1;
+}
+
+int mana_local_Comm_size(MPI_Comm comm, int *size, int *result)
+{
+  const struct comm_rec *r = size ? answering(comm) : NULL;
+  if (!r)
+    return 0;
+  *size = r->size;
+  *result = MPI_SUCCESS;
+  return 1;
 }
 
 /* The record of a made communicator, as an identity that no later communicator can share

@@ -24,6 +24,8 @@ struct comm_rec {
   int size, remote_size;
   int *ranks, *remote_ranks; /* world ranks, in rank order */
   int inter;
+  int rank;       /* this process's, in the (local) group: MPI_Comm_rank's answer ... */
+  int rank_known; /* ... once MPI gave it (mana_local_Comm_rank answers from it) */
   int foreign;    /* members outside MPI_COMM_WORLD */
   int incomplete; /* something MPI would not tell: cannot be rebuilt */
   struct comm_topo topo;

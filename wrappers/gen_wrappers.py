@@ -5,7 +5,7 @@ Outputs (into OUTDIR):
   lh_table.h        struct mana_lh_table: one pointer per real MPI function
   lh_table_fill.c   the lower half's instance of that table (PMPI_ entry points of real MPICH)
   stub_wrappers.c   the upper half's MPI_ functions for every entry not marked `custom`
-  stub_hooks.h      prototypes of the hooks of the functions marked `after` or `before`
+  stub_hooks.h      prototypes of the hooks of the functions marked `after`, `before` or `local`
   stub_aliases.ld   linker script that defines each PMPI_ name as its MPI_ twin
   api_names.txt     the names of all described functions (for the export test)
 
@@ -66,6 +66,7 @@ class Function:
         self.after = False
         self.before = False
         self.mpiwait = False
+        self.local = False
         for a in ann.split():
             self.annotate(a)
         for p in self.params:
@@ -106,6 +107,9 @@ class Function:
             return
         if a == "mpiwait":
             self.mpiwait = True
+            return
+        if a == "local":
+            self.local = True
             return
         m = re.match(r"^(\w+)(?::(\w+))?(?:=(\w+)(?:\[(.+)\])?)?$", a)
         if not m:
@@ -155,6 +159,11 @@ class Function:
         """The hook of an `after` (or `before`) function: mana_after_Comm_set_name for
         MPI_Comm_set_name."""
         return f"mana_{when}_" + self.name.split("_", 1)[1]
+
+    def local_args(self):
+        """The parameters of a `local` function's answer: the call's, and where it puts the
+        call's result."""
+        return ", ".join([p.text for p in self.params] + [f"{self.ret} *result"])
 
 
 def split_args(args):
@@ -423,6 +432,15 @@ def gen_wrapper(fn):
         body.insert(0, f"  int before_ = {fn.hook_name('before')}({', '.join(p.name for p in fn.params)});")
         body.insert(1, "  if (before_ != MPI_SUCCESS)")
         body.insert(2, "    return before_;")
+    if fn.local:
+        # Before anything else: no handle translated, no crossing (the answer is the stub's).
+        # Still a park point: a thread whose park signal found it in the stub parks at the
+        # end of the call it is in (a loop on MPI_Wtime alone would never park otherwise).
+        body[0:0] = [f"  {fn.ret} local_;",
+                     f"  if ({fn.hook_name('local')}({', '.join([p.name for p in fn.params] + ['&local_'])})) {{",
+                     "    MANA_PARK_CHECK();",
+                     "    return local_;",
+                     "  }"]
     lines = ([gen_pcoll_replay(fn)] if fn.persistent_coll else [])
     lines += [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
     lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
@@ -458,6 +476,10 @@ def gen_hooks_header(funcs):
             out.append(f"int {fn.hook_name('before')}({fn.proto_args()});")
         if fn.after:
             out.append(f"void {fn.hook_name()}({fn.proto_args()});")
+        if fn.local:
+            if fn.custom:
+                raise ValueError(f"{fn.name}: `local` needs a generated wrapper")
+            out.append(f"int {fn.hook_name('local')}({fn.local_args()});")
     out += ["", "#endif", ""]
     return "\n".join(out)
 

@@ -16,12 +16,15 @@
 static int app_thread_level = MPI_THREAD_SINGLE;
 static pthread_t app_main_thread;
 int mana_world_model; /* stub.h */
+int mana_app_in_mpi;  /* stub.h */
 /* The application called MPI_Init or MPI_Init_thread: what MPI_Initialized answers. */
 static int app_initialized;
 /* mana initialized the world model itself, at the application's first MPI_Session_init:
  * the program had not (see mana_world_for_sessions). */
 static int world_for_sessions;
 static int world_finalized;
+/* The application's own MPI_Finalize returned: what MPI_Finalized answers. */
+static int app_finalized;
 
 /* The executable segment of this library, for the park signal handler (boundary.h). */
 static int find_text(struct dl_phdr_info *info, size_t size, void *data)
@@ -94,6 +97,7 @@ static int init(int required, int *provided)
     rc = init_world(required, &got);
   if (rc == MPI_SUCCESS) {
     app_initialized = 1;
+    mana_app_in_mpi = 1;
     app_thread_level = got < required ? got : required;
     app_main_thread = pthread_self();
   }
@@ -137,7 +141,20 @@ static int finalize_world(void)
 
 int MPI_Finalize(void)
 {
-  return finalize_world();
+  mana_app_in_mpi = 0; /* MPI answers from here on: the calls in and after it are MPI's */
+  int rc = finalize_world();
+  if (rc == MPI_SUCCESS)
+    app_finalized = 1;
+  return rc;
+}
+
+int mana_local_Finalized(int *flag, int *result)
+{
+  if (!flag)
+    return 0; /* MPI reports it */
+  *flag = app_finalized;
+  *result = MPI_SUCCESS;
+  return 1;
 }
 
 /* A program that uses sessions only never calls MPI_Init, but mana needs the world model for
@@ -171,11 +188,14 @@ int mana_world_for_sessions(int level)
   return rc;
 }
 
+/* Answered here: only the application's MPI_Init or MPI_Init_thread initializes MPI for it
+ * (a program of sessions only has mana's world model, and is not initialized). */
 int MPI_Initialized(int *flag)
 {
-  if (!world_for_sessions || !flag)
-    return MANA_LH_CALL(MPI_Initialized, flag);
+  if (!flag)
+    return MANA_LH_CALL(MPI_Initialized, flag); /* MPI reports it */
   *flag = app_initialized;
+  MANA_PARK_CHECK(); /* a park point, as every call */
   return MPI_SUCCESS;
 }
 
@@ -186,6 +206,7 @@ int MPI_Query_thread(int *provided)
   if (!initialized)
     return MANA_LH_CALL(MPI_Query_thread, provided); /* let MPI report the misuse */
   *provided = app_thread_level;
+  MANA_PARK_CHECK();
   return MPI_SUCCESS;
 }
 

@@ -89,6 +89,9 @@ extern int mana_world_model;
 /* Initializes the world model for mana at `level` unless it is up or was finalized (the first
  * MPI_Session_init of a program that did not call MPI_Init; init.c).  Returns MPI's code. */
 int mana_world_for_sessions(int level);
+/* Between the application's own MPI_Init and its MPI_Finalize (init.c): MPI_COMM_WORLD and
+ * MPI_COMM_SELF are the application's to use. */
+extern int mana_app_in_mpi;
 
 /* The wait of a blocking call: the lower half's polling loop (svc.<fn>), or while nothing can
  * park MPI's own blocking call (wait_direct.c, mana_direct_<fn>). */
