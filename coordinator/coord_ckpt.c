@@ -13,11 +13,18 @@ struct ckpt *ckpt_new(uint64_t gen, size_t size)
 
   if (!c)
     return NULL;
+  size_t slots = 16;
+  while (slots < 2 * size)
+    slots *= 2;
   c->ranks = calloc(size ? size : 1, sizeof(*c->ranks));
-  if (!c->ranks) {
+  c->file_slots = calloc(slots, sizeof(*c->file_slots));
+  if (!c->ranks || !c->file_slots) {
+    free(c->ranks);
+    free(c->file_slots);
     free(c);
     return NULL;
   }
+  c->file_mask = slots - 1;
   c->gen = gen;
   c->size = size;
   c->phase = CKPT_PHASE_SEQ;
@@ -30,6 +37,7 @@ void ckpt_free(struct ckpt *c)
     return;
   free(c->ranks);
   free(c->targets);
+  free(c->file_slots);
   free(c);
 }
 
@@ -127,6 +135,30 @@ static bool aborted(const struct ckpt *c)
   return c->phase == CKPT_PHASE_ABORT;
 }
 
+/* Adds (sign 1) or removes (sign -1) a rank's status from the current epoch's counts. */
+static void count_status(struct ckpt *c, const struct ckpt_rank *r, int sign)
+{
+  if (r->epoch != c->epoch)
+    return;
+  size_t delta = sign > 0 ? 1 : (size_t)-1;
+  c->now_answered += delta;
+  if (r->state == CKPT_RANK_RUNNING)
+    c->now_running += delta;
+  else if (r->state == CKPT_RANK_BLOCKED)
+    c->now_blocked += delta;
+  else if (r->state == CKPT_RANK_PARKED)
+    c->now_parked += delta;
+  else if (r->state == CKPT_RANK_DONE)
+    c->now_done += delta;
+}
+
+/* A new epoch: no rank has answered it yet. */
+static void next_epoch(struct ckpt *c)
+{
+  c->epoch++;
+  c->now_answered = c->now_running = c->now_blocked = c->now_parked = c->now_done = 0;
+}
+
 enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_entry *seq,
                              size_t count, bool more)
 {
@@ -145,9 +177,9 @@ enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_ent
   if (++c->seq_done < c->size)
     return CKPT_ACT_NONE;
   c->phase = CKPT_PHASE_CONVERGE;
-  c->epoch = 1;
   for (size_t i = 0; i < c->size; i++)
-    c->ranks[i].state = CKPT_RANK_RUNNING;
+    c->ranks[i].state = CKPT_RANK_RUNNING; /* at epoch 0: not counted */
+  next_epoch(c);
   return CKPT_ACT_TARGETS_ALL;
 }
 
@@ -161,59 +193,33 @@ enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint6
     return ckpt_abort(c, "rank %zu sent RAISE outside the convergence phase", rank);
   /* A rank that raises is about to enter a collective: it is running, whatever it
    * said before, until it answers the epoch that carries its raise. */
+  count_status(c, &c->ranks[rank], -1);
   c->ranks[rank].state = CKPT_RANK_RUNNING;
+  count_status(c, &c->ranks[rank], 1);
   changed = raise_target(c, ggid, target, c->epoch + 1);
   if (changed < 0)
     return ckpt_abort(c, "out of memory for the target table");
   if (changed == 0)
     return CKPT_ACT_NONE; /* someone raised it as far already: nothing to tell */
   c->raises++;
-  c->epoch++;
+  next_epoch(c);
   return CKPT_ACT_TARGETS_CHANGED;
 }
 
 /* Every rank's last status is at the current epoch. */
 static bool all_current(const struct ckpt *c)
 {
-  if (c->phase != CKPT_PHASE_CONVERGE)
-    return false;
-  for (size_t i = 0; i < c->size; i++)
-    if (c->ranks[i].epoch != c->epoch)
-      return false;
-  return true;
+  return c->phase == CKPT_PHASE_CONVERGE && c->now_answered == c->size;
 }
 
 bool ckpt_converged(const struct ckpt *c)
 {
-  if (!all_current(c))
-    return false;
-  for (size_t i = 0; i < c->size; i++)
-    if (c->ranks[i].state != CKPT_RANK_PARKED && c->ranks[i].state != CKPT_RANK_DONE)
-      return false;
-  return true;
+  return all_current(c) && c->now_parked + c->now_done == c->size;
 }
 
 bool ckpt_stalled(const struct ckpt *c)
 {
-  bool blocked = false, parked = false;
-
-  if (!all_current(c))
-    return false;
-  for (size_t i = 0; i < c->size; i++) {
-    switch (c->ranks[i].state) {
-    case CKPT_RANK_RUNNING:
-      return false; /* it gets somewhere by itself */
-    case CKPT_RANK_BLOCKED:
-      blocked = true;
-      break;
-    case CKPT_RANK_PARKED:
-      parked = true;
-      break;
-    default:
-      break;
-    }
-  }
-  return blocked && parked;
+  return all_current(c) && c->now_running == 0 && c->now_blocked > 0 && c->now_parked > 0;
 }
 
 /* Lets every rank parked at a collective pass it: that collective is about to start on
@@ -238,7 +244,7 @@ enum ckpt_action ckpt_release(struct ckpt *c)
   if (!raised)
     return CKPT_ACT_NONE;
   c->releases++;
-  c->epoch++;
+  next_epoch(c);
   return CKPT_ACT_TARGETS_CHANGED;
 }
 
@@ -285,10 +291,12 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
     return CKPT_ACT_ABORT;
   /* A status for an older epoch is recorded but does not count: that rank has not
    * answered the latest change yet. */
+  count_status(c, r, -1);
   r->state = at ? CKPT_RANK_PARKED : CKPT_RANK_DONE;
   r->epoch = epoch;
   r->park_ggid = at ? at->ggid : 0;
   r->park_seq = at ? at->seq : 0;
+  count_status(c, r, 1);
   return after_status(c);
 }
 
@@ -300,8 +308,10 @@ enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bo
     return CKPT_ACT_NONE;
   if (check_status(c, rank, "RUNNING", epoch) != CKPT_ACT_NONE)
     return CKPT_ACT_ABORT;
+  count_status(c, r, -1);
   r->state = blocked ? CKPT_RANK_BLOCKED : CKPT_RANK_RUNNING;
   r->epoch = epoch;
+  count_status(c, r, 1);
   return after_status(c);
 }
 
@@ -320,6 +330,19 @@ enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank)
   for (size_t i = 0; i < c->size; i++)
     c->ranks[i].state = CKPT_RANK_DRAINING;
   return CKPT_ACT_GO;
+}
+
+/* The slot of an image file name: the one holding it, or the free one where it goes. */
+static size_t *file_slot(struct ckpt *c, const char *file)
+{
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)file; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  for (size_t i = (size_t)h & c->file_mask;; i = (i + 1) & c->file_mask) {
+    size_t *slot = &c->file_slots[i];
+    if (!*slot || strcmp(c->ranks[*slot - 1].file, file) == 0)
+      return slot;
+  }
 }
 
 static bool writing(const struct ckpt_rank *r)
@@ -353,9 +376,10 @@ enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, co
     return ckpt_abort(c, "rank %zu reported an invalid image file name", rank);
   if (!ckpt_valid_xxh(xxh))
     return ckpt_abort(c, "rank %zu reported an invalid checksum", rank);
-  for (size_t i = 0; i < c->size; i++)
-    if (c->ranks[i].state == CKPT_RANK_WRITTEN && strcmp(c->ranks[i].file, file) == 0)
-      return ckpt_abort(c, "ranks %zu and %zu both wrote %s", i, rank, file);
+  size_t *slot = file_slot(c, file);
+  if (*slot)
+    return ckpt_abort(c, "ranks %zu and %zu both wrote %s", *slot - 1, rank, file);
+  *slot = rank + 1;
   r->state = CKPT_RANK_WRITTEN;
   r->bytes = bytes;
   snprintf(r->file, sizeof(r->file), "%s", file);

@@ -101,6 +101,13 @@ struct ckpt {
   struct ckpt_target *targets; /* sorted by ggid */
   size_t ntargets, cap;
   uint64_t raises, releases; /* statistics: targets raised by RAISE / by stall release */
+  /* The ranks whose last status answers the current epoch, and how many of them are running,
+   * blocked, parked at a collective or done: the termination and stall tests read these
+   * instead of every rank, which after every status would be quadratic in the ranks. */
+  size_t now_answered, now_running, now_blocked, now_parked, now_done;
+  /* Image file names reported so far, hashed (rank + 1 per slot, 0 free): a second rank
+   * reporting a file already written is found without a scan of every rank. */
+  size_t *file_slots, file_mask;
   char reason[CKPT_REASON_MAX];
 };
 

@@ -3,6 +3,7 @@
  * every protocol violation, without sockets. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "coord_ckpt.h"
@@ -479,4 +480,102 @@ Test(coord_ckpt, large_tables)
     n++;
   }
   cr_assert_eq(n, 5000);
+}
+
+/* ---- the termination and stall tests are counted, not scanned ---- */
+
+/* The two tests by their definition: a scan of every rank. */
+static bool scanned_converged(const struct ckpt *k)
+{
+  if (k->phase != CKPT_PHASE_CONVERGE)
+    return false;
+  for (size_t i = 0; i < k->size; i++)
+    if (k->ranks[i].epoch != k->epoch ||
+        (k->ranks[i].state != CKPT_RANK_PARKED && k->ranks[i].state != CKPT_RANK_DONE))
+      return false;
+  return true;
+}
+
+static bool scanned_stalled(const struct ckpt *k)
+{
+  bool blocked = false, parked = false;
+  if (k->phase != CKPT_PHASE_CONVERGE)
+    return false;
+  for (size_t i = 0; i < k->size; i++) {
+    if (k->ranks[i].epoch != k->epoch || k->ranks[i].state == CKPT_RANK_RUNNING)
+      return false;
+    blocked |= k->ranks[i].state == CKPT_RANK_BLOCKED;
+    parked |= k->ranks[i].state == CKPT_RANK_PARKED;
+  }
+  return blocked && parked;
+}
+
+/* Random statuses, raises and releases (old epochs too) on a few ranks: after every event the
+ * counted tests agree with the scans, until the generation converges. */
+Test(coord_ckpt, counted_tests_agree_with_a_scan_of_every_rank)
+{
+  uint32_t x = 12345;
+  int converged = 0;
+  for (int run = 0; run < 2000; run++) {
+    size_t n = 1 + run % 6;
+    struct coord_entry seq[] = {{G1, 3}, {G2, 2}};
+    c = ckpt_new(1, n);
+    for (size_t r = 0; r < n; r++)
+      ckpt_on_seq(c, r, seq, 2, false);
+    for (int step = 0; step < 60 && c->phase == CKPT_PHASE_CONVERGE; step++) {
+      x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+      size_t r = x % n;
+      uint64_t epoch = c->epoch > 1 && (x >> 8) % 4 == 0 ? c->epoch - 1 : c->epoch;
+      struct ckpt_park at = {G1, 3 + (x >> 12) % 3};
+      switch ((x >> 4) % 7) {
+      case 0:
+        ckpt_on_running(c, r, epoch, false);
+        break;
+      case 1:
+        ckpt_on_running(c, r, epoch, true);
+        break;
+      case 2:
+      case 3:
+        ckpt_on_parked(c, r, epoch, &at);
+        break;
+      case 4:
+      case 5:
+        ckpt_on_parked(c, r, epoch, NULL);
+        break;
+      default:
+        if ((x >> 16) % 2)
+          ckpt_on_raise(c, r, G2, 3 + (x >> 20) % 4);
+        else
+          ckpt_release(c);
+      }
+      cr_assert_eq(ckpt_stalled(c), scanned_stalled(c), "run %d step %d: stalled", run, step);
+      if (c->phase == CKPT_PHASE_CONVERGE)
+        cr_assert_eq(ckpt_converged(c), scanned_converged(c), "run %d step %d", run, step);
+    }
+    converged += c->phase == CKPT_PHASE_SUSPEND;
+    ckpt_free(c);
+    c = NULL;
+  }
+  cr_assert_gt(converged, 500, "only %d of 2000 runs converged: the events hardly test it",
+               converged);
+}
+
+/* A second rank reporting an image file another rank wrote is caught (a hash, not a scan). */
+Test(coord_ckpt, two_ranks_writing_one_file_abort)
+{
+  c = ckpt_new(1, 300);
+  struct coord_entry seq[] = {{G1, 1}};
+  for (size_t r = 0; r < 300; r++)
+    ckpt_on_seq(c, r, seq, 1, false);
+  for (size_t r = 0; r < 300; r++)
+    ckpt_on_parked(c, r, 1, NULL);
+  for (size_t r = 0; r < 300; r++)
+    ckpt_on_suspended(c, r);
+  char file[64];
+  for (size_t r = 0; r < 299; r++) {
+    snprintf(file, sizeof(file), "rank-%06zu.img", r);
+    cr_assert_eq(ckpt_on_written(c, r, 10, file, "0123456789abcdef"), CKPT_ACT_NONE);
+  }
+  cr_assert_eq(ckpt_on_written(c, 299, 10, "rank-000137.img", "0123456789abcdef"), CKPT_ACT_ABORT);
+  cr_assert(strstr(c->reason, "ranks 137 and 299 both wrote rank-000137.img"), "%s", c->reason);
 }
