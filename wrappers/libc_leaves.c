@@ -20,7 +20,7 @@ void *__memmove_chk(void *dst, const void *src, size_t n, size_t size);
 void *__mempcpy_chk(void *dst, const void *src, size_t n, size_t size);
 
 struct lookup {
-  uint64_t entry, eh_frame_hdr;
+  uint64_t addr, eh_frame_hdr;
 };
 
 static int find_eh_frame_hdr(struct dl_phdr_info *info, size_t size, void *data)
@@ -32,8 +32,8 @@ static int find_eh_frame_hdr(struct dl_phdr_info *info, size_t size, void *data)
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && l->entry >= lo &&
-        l->entry < lo + ph->p_memsz)
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && l->addr >= lo &&
+        l->addr < lo + ph->p_memsz)
       holds = 1;
     else if (ph->p_type == PT_GNU_EH_FRAME)
       hdr = lo;
@@ -41,6 +41,13 @@ static int find_eh_frame_hdr(struct dl_phdr_info *info, size_t size, void *data)
   if (holds)
     l->eh_frame_hdr = hdr;
   return holds;
+}
+
+uint64_t mana_eh_frame_hdr_of(uint64_t code)
+{
+  struct lookup l = {code, 0};
+  dl_iterate_phdr(find_eh_frame_hdr, &l);
+  return l.eh_frame_hdr;
 }
 
 void mana_libc_leaves_publish(void)
@@ -57,14 +64,13 @@ void mana_libc_leaves_publish(void)
   struct mana_park_area *area = MANA_PARK;
   uint32_t n = 0;
   for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++) {
-    struct lookup l = {(uint64_t)(uintptr_t)functions[i], 0};
+    uint64_t entry = (uint64_t)(uintptr_t)functions[i], hdr = 0;
     int seen = 0; /* memcpy and memmove are often one implementation */
     for (uint32_t k = 0; k < n; k++)
-      seen |= area->libc_leaves[k].entry == l.entry;
-    if (seen || !dl_iterate_phdr(find_eh_frame_hdr, &l) || !l.eh_frame_hdr)
+      seen |= area->libc_leaves[k].entry == entry;
+    if (seen || !(hdr = mana_eh_frame_hdr_of(entry)))
       continue;
-    area->libc_leaves[n] =
-        (struct mana_libc_leaf){.entry = l.entry, .eh_frame_hdr = l.eh_frame_hdr};
+    area->libc_leaves[n] = (struct mana_libc_leaf){.entry = entry, .eh_frame_hdr = hdr};
     n++;
   }
   __atomic_store_n(&area->n_libc_leaves, n, __ATOMIC_RELEASE);

@@ -11,6 +11,7 @@
 #include <unwind.h>
 
 #include "../../lower-half/eh_frame.h"
+#include "../../wrappers/libc_leaves.h"
 
 /* libgcc's own lookup (exported by libgcc_s, declared in none of its public headers). */
 struct dwarf_eh_bases {
@@ -18,35 +19,10 @@ struct dwarf_eh_bases {
 };
 void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
-struct lookup {
-  uint64_t pc, hdr;
-};
-
-static int find_hdr(struct dl_phdr_info *info, size_t size, void *data)
-{
-  (void)size;
-  struct lookup *l = data;
-  uint64_t hdr = 0;
-  int holds = 0;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-    if (ph->p_type == PT_LOAD && l->pc >= lo && l->pc < lo + ph->p_memsz)
-      holds = 1;
-    else if (ph->p_type == PT_GNU_EH_FRAME)
-      hdr = lo;
-  }
-  if (holds)
-    l->hdr = hdr;
-  return holds;
-}
-
-/* The .eh_frame_hdr of the object holding pc. */
+/* The .eh_frame_hdr of the object holding pc (what the stub publishes for the park handler). */
 static uint64_t hdr_of(uint64_t pc)
 {
-  struct lookup l = {pc, 0};
-  dl_iterate_phdr(find_hdr, &l);
-  return l.hdr;
+  return mana_eh_frame_hdr_of(pc);
 }
 
 static void *(*volatile memset_resolved)(void *, int, size_t) = memset;
@@ -54,7 +30,7 @@ static void *(*volatile memset_resolved)(void *, int, size_t) = memset;
 Test(eh_frame, finds_the_entry_libgcc_finds)
 {
   uint64_t pcs[] = {(uint64_t)(uintptr_t)memset_resolved, (uint64_t)(uintptr_t)memset_resolved + 12,
-                    (uint64_t)(uintptr_t)qsort + 3, (uint64_t)(uintptr_t)hdr_of + 5};
+                    (uint64_t)(uintptr_t)qsort + 3, (uint64_t)(uintptr_t)mana_eh_frame_hdr_of + 5};
   for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
     uint64_t lo = 0, hi = 0, hdr = hdr_of(pcs[i]);
     cr_assert_neq(hdr, 0, "no .eh_frame_hdr for %#lx", (unsigned long)pcs[i]);
