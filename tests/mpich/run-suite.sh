@@ -231,6 +231,9 @@ python3 "$here/suite.py" keys --manifest "$work/manifest" --state "$state" --nat
 say "$(wc -l <"$work/native-pass") tests pass natively"
 
 export MANA_BIN=$bin MANA_SUITE_STATE=$state
+# Call counts are kept per stub (wrapper-common.sh): which calls cross depends on it.
+MANA_SUITE_STUB_ID=$(sha256sum "$bin/../lib/mana/libmpich.so.12.2.2" 2>/dev/null | cut -c1-16)
+export MANA_SUITE_STUB_ID=${MANA_SUITE_STUB_ID:-unknown}
 report_modes=()
 if [ $run_launch -eq 1 ]; then
   MANA_SUITE_LOGDIR=$work/logs/launch run_mode launch "$here/mana-launch-mpiexec" "$work/native-pass"

@@ -9,7 +9,12 @@
 #   MANA_BIN           directory of mana_launch and mana_restart (default: <checkout>/build/bin)
 #   MANA_SUITE_TEST    the test's key with '~' for spaces, e.g. coll~bcasttest~4 (default:
 #                      derived from the current directory and the arguments)
-#   MANA_SUITE_STATE   where call counts are kept: STATE/calls/SHA1(key) holds "KEY<TAB>N"
+#   MANA_SUITE_STATE   where call counts are kept: STATE/calls/SHA1(key) holds
+#                      "KEY<TAB>N<TAB>INIT<TAB>STUB": rank 0's count, its count at the end of
+#                      MPI_Init, and which mana stub counted them (a count by another stub is
+#                      not used: which calls cross into the lower half changes with the stub,
+#                      as when MPI_Comm_rank stopped crossing)
+#   MANA_SUITE_STUB_ID that stub's id (default: computed from MANA_BIN's stub library)
 #   MANA_SUITE_LOGDIR  where each test's one-line account goes: LOGDIR/SHA1(key)
 #   MANA_SUITE_MARGIN  seconds a segment may run past MPIEXEC_TIMEOUT before the wrapper kills
 #                      it (default 60; mpiexec's own MPIEXEC_TIMEOUT normally ends it first)
@@ -22,6 +27,23 @@
 suite_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MANA_BIN=${MANA_BIN:-$(dirname "$(dirname "$suite_here")")/build/bin}
 MPIEXEC=${MPIEXEC_MPICH:-mpiexec.mpich}
+
+# The stub the counts are made with: the start of its library's SHA-256.
+suite_stub_id() {
+  if [ -z "${MANA_SUITE_STUB_ID:-}" ]; then
+    MANA_SUITE_STUB_ID=$(sha256sum "$MANA_BIN/../lib/mana/libmpich.so.12.2.2" 2>/dev/null |
+                         cut -c1-16)
+    MANA_SUITE_STUB_ID=${MANA_SUITE_STUB_ID:-unknown}
+  fi
+  echo "$MANA_SUITE_STUB_ID"
+}
+
+# suite_calls_field N: field N of this test's kept counts, if that stub made them.
+suite_calls_field() {
+  [ -n "${MANA_SUITE_STATE:-}" ] && [ -f "$MANA_SUITE_STATE/calls/$key_sha" ] || return 0
+  awk -F'\t' -v n="$1" -v stub="$(suite_stub_id)" '$4 == stub { print $n; exit }' \
+    "$MANA_SUITE_STATE/calls/$key_sha"
+}
 
 # suite_parse_args "$@": sets np, launcher_args (everything before the program), program,
 # program_args.  runtests names the program ./NAME.
@@ -81,23 +103,23 @@ suite_record_calls() {
   suite_init_calls=${init:-0}
   if [ -n "$n" ] && [ -n "${MANA_SUITE_STATE:-}" ]; then
     mkdir -p "$MANA_SUITE_STATE/calls"
-    printf '%s\t%s\t%s\n' "$key" "$n" "${init:-0}" >"$MANA_SUITE_STATE/calls/$key_sha.$$"
+    printf '%s\t%s\t%s\t%s\n' "$key" "$n" "${init:-0}" "$(suite_stub_id)" \
+      >"$MANA_SUITE_STATE/calls/$key_sha.$$"
     mv -f "$MANA_SUITE_STATE/calls/$key_sha.$$" "$MANA_SUITE_STATE/calls/$key_sha"
   fi
   echo "$n"
 }
 
-# suite_cached_init: rank 0's count at the end of MPI_Init kept for this test, or 0 (counts
-# kept before it was recorded).
+# suite_cached_init: rank 0's count at the end of MPI_Init kept for this test, or 0.
 suite_cached_init() {
-  [ -n "${MANA_SUITE_STATE:-}" ] && [ -f "$MANA_SUITE_STATE/calls/$key_sha" ] || { echo 0; return 0; }
-  awk -F'\t' '{ print ($3 == "" ? 0 : $3); exit }' "$MANA_SUITE_STATE/calls/$key_sha"
+  local init
+  init=$(suite_calls_field 3)
+  echo "${init:-0}"
 }
 
-# suite_cached_calls: rank 0's count kept for this test, or nothing.
+# suite_cached_calls: rank 0's count kept for this test by this stub, or nothing.
 suite_cached_calls() {
-  [ -n "${MANA_SUITE_STATE:-}" ] && [ -f "$MANA_SUITE_STATE/calls/$key_sha" ] || return 0
-  awk -F'\t' '{ print $2; exit }' "$MANA_SUITE_STATE/calls/$key_sha"
+  suite_calls_field 2
 }
 
 # suite_log TEXT: the test's one-line account for the report.
