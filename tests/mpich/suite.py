@@ -157,6 +157,16 @@ def with_time_limit(line, seconds):
     return ' '.join(words + ['timeLimit=%d' % seconds])
 
 
+def whole_limit(limit, multiplier):
+    """The least limit from `limit` up that runtests' multiplier turns into whole seconds:
+    mpiexec.mpich refuses MPIEXEC_TIMEOUT=286.5 ("Invalid character . in MPIEXEC_TIMEOUT")."""
+    for candidate in range(limit, limit + 100):
+        product = candidate * multiplier
+        if abs(product - round(product)) < 1e-9:
+            return candidate
+    return limit
+
+
 def native_seconds(state):
     """{key: seconds the test took natively} for the tests whose baseline has the time."""
     out = {}
@@ -209,7 +219,8 @@ def cmd_lists(a):
             if kind == 'test':
                 line, secs = entry['line'], took.get(entry['key'])
                 if secs:
-                    need = math.ceil(a.native_scale * secs / a.multiplier)
+                    need = whole_limit(math.ceil(a.native_scale * secs / a.multiplier),
+                                       a.multiplier)
                     if need > (entry['timelimit'] or a.base_timeout):
                         line = with_time_limit(line, need)
                 lines.append('%s env=MANA_SUITE_TEST=%s' % (line, encode(entry['key'])))
