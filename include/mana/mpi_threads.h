@@ -49,6 +49,10 @@ struct mana_mpi_threads {
   volatile uint32_t lock;   /* taken by threads claiming a slot */
   uint32_t pad[14];
   struct mana_mpi_thread slot[MANA_MAX_MPI_THREADS];
+  /* The slot a thread of mana's own (the checkpoint thread draining) uses while MPICH runs an
+   * application callback on it: its lower-half thread pointer, the parked main thread's upper
+   * one (wrappers/callbacks.c).  Outside slot[]: no lookup by the application's threads sees it. */
+  struct mana_mpi_thread service;
 };
 
 _Static_assert(sizeof(struct mana_mpi_thread) == 64, "one slot per cache line");
