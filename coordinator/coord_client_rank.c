@@ -166,8 +166,14 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
   if (strcmp(verb, "COMMITTED") == 0) {
     const char *then = coord_msg_get(msg, "then");
 
+    uint64_t status = 0;
+
     cmd->kind = COORD_CMD_COMMITTED;
     cmd->then_exit = then && strcmp(then, "exit") == 0;
+    if (coord_msg_get(msg, "status") &&
+        (coord_msg_u64(msg, "status", &status, err, errlen) || status > 255))
+      return mana_fail(err, errlen, 0, "COMMITTED with a bad exit status");
+    cmd->exit_status = (unsigned)status;
     return 0;
   }
   if (strcmp(verb, "ABORT") == 0) {

@@ -49,14 +49,15 @@ enum coord_cmd_kind {
 
 struct coord_cmd {
   enum coord_cmd_kind kind;
-  uint64_t gen;       /* not for QUIT */
-  uint64_t epoch;     /* TARGETS */
-  bool more;          /* TARGETS: more lines of the same epoch follow */
-  bool then_exit;     /* COMMITTED */
-  const char *dir;    /* CKPT */
-  const char *reason; /* ABORT, QUIT ("" when none) */
-  const char *table;  /* TARGETS: the raw t= value, parse with coord_table_parse() */
-  size_t count;       /* TARGETS: entries in table (the n= field, checked) */
+  uint64_t gen;         /* not for QUIT */
+  uint64_t epoch;       /* TARGETS */
+  bool more;            /* TARGETS: more lines of the same epoch follow */
+  bool then_exit;       /* COMMITTED */
+  unsigned exit_status; /* COMMITTED with then_exit: the status to exit with */
+  const char *dir;      /* CKPT */
+  const char *reason;   /* ABORT, QUIT ("" when none) */
+  const char *table;    /* TARGETS: the raw t= value, parse with coord_table_parse() */
+  size_t count;         /* TARGETS: entries in table (the n= field, checked) */
 };
 
 /* Decodes and checks a command; the strings point into msg. Returns 0, or -1 with err

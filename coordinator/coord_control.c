@@ -154,24 +154,42 @@ static void checkpoint(struct coordinator *co, struct conn *c, const struct coor
 {
   char why[COORD_ERR_LEN * 2], origin[96];
   struct coord_line line;
-  bool wait, kill;
-  uint64_t gen;
+  bool wait, kill, join, committed = false;
+  uint64_t gen, status = 0;
+  int rc;
 
   if (coord_msg_flag(msg, "wait", &wait, why, sizeof(why)) ||
-      coord_msg_flag(msg, "kill", &kill, why, sizeof(why))) {
+      coord_msg_flag(msg, "kill", &kill, why, sizeof(why)) ||
+      coord_msg_flag(msg, "join", &join, why, sizeof(why))) {
     reply_error(co, c, why);
     return;
   }
+  if (coord_msg_get(msg, "status") &&
+      (coord_msg_u64(msg, "status", &status, why, sizeof(why)) || status > 255 || !kill)) {
+    reply_error(co, c, "status=N (0 to 255) goes with kill=1: the ranks' exit status");
+    return;
+  }
   snprintf(origin, sizeof(origin), "requested from %s", c->peer);
-  if (job_start_checkpoint(co, kill, origin, &gen, why, sizeof(why))) {
+  if (kill) {
+    rc = job_checkpoint_then_exit(co, (unsigned)status, origin, &gen, &committed, why, sizeof(why));
+  } else if (join && co->ckpt) { /* another rank's request started it */
+    gen = co->ckpt->gen;
+    rc = 0;
+  } else {
+    rc = job_start_checkpoint(co, origin, &gen, why, sizeof(why));
+  }
+  if (rc) {
     reply_error(co, c, why);
     return;
   }
   coord_line_start(&line, co->scratch, sizeof(co->scratch), "OK");
   coord_line_u64(&line, "gen", gen);
   conn_send(c, &line);
-  if (wait)
+  if (wait) {
     c->done_gen = gen;
+    if (committed) /* the job is already ending after it */
+      control_done(co, gen, true, NULL);
+  }
 }
 
 static void interval(struct coordinator *co, struct conn *c, const struct coord_msg *msg)

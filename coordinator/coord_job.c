@@ -155,6 +155,8 @@ static void commit(struct coordinator *co)
   start_line(co, &line, "COMMITTED");
   if (co->ckpt_kill) {
     coord_line_str(&line, "then", "exit");
+    if (co->ckpt_exit_status)
+      coord_line_u64(&line, "status", co->ckpt_exit_status);
     co->ending = true;
     for (size_t i = 0; i < co->size; i++)
       co->slots[i].exiting = true;
@@ -464,8 +466,8 @@ static int refuse_start(struct coordinator *co, char *why, size_t whylen)
   return -1;
 }
 
-int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, uint64_t *gen,
-                         char *why, size_t whylen)
+static int start_checkpoint(struct coordinator *co, bool kill, const char *origin, uint64_t *gen,
+                            char *why, size_t whylen)
 {
   char dir[PATH_MAX + 32];
   struct coord_line line;
@@ -487,6 +489,7 @@ int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, 
     return -1;
   }
   co->ckpt_kill = kill;
+  co->ckpt_exit_status = 0;
   co->ckpt_start_ms = coord_now_ms();
   co->ckpt_start_us = coord_now_us();
   co->ckpt_drain_us = 0;
@@ -503,6 +506,40 @@ int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, 
   job_broadcast(co, &line);
   coord_log("generation %" PRIu64 " started (%s%s)", *gen, origin,
             kill ? ", the job ends once it is committed" : "");
+  return 0;
+}
+
+int job_start_checkpoint(struct coordinator *co, const char *origin, uint64_t *gen, char *why,
+                         size_t whylen)
+{
+  return start_checkpoint(co, false, origin, gen, why, whylen);
+}
+
+int job_checkpoint_then_exit(struct coordinator *co, unsigned status, const char *origin,
+                             uint64_t *gen, bool *committed, char *why, size_t whylen)
+{
+  *committed = false;
+  if (co->ending) {
+    *gen = co->committed;
+    *committed = true;
+    return 0;
+  }
+  if (!co->ckpt) {
+    if (start_checkpoint(co, true, origin, gen, why, whylen))
+      return -1;
+    co->ckpt_exit_status = status;
+    return 0;
+  }
+  *gen = co->ckpt->gen;
+  if (co->ckpt_kill && (co->ckpt_exit_status || !status))
+    return 0;
+  if (!co->ckpt_kill)
+    coord_log("generation %" PRIu64 ": the job ends once it is committed (%s)", *gen, origin);
+  else
+    coord_log("generation %" PRIu64 ": the ranks will exit with status %u (%s)", *gen, status,
+              origin);
+  co->ckpt_kill = true;
+  co->ckpt_exit_status = status;
   return 0;
 }
 
@@ -536,7 +573,7 @@ void job_timer(struct coordinator *co)
   uint64_t gen;
 
   co->next_ckpt_ms = -1;
-  if (job_start_checkpoint(co, false, "periodic", &gen, why, sizeof(why))) {
+  if (job_start_checkpoint(co, "periodic", &gen, why, sizeof(why))) {
     coord_log("periodic checkpoint skipped: %s", why);
     job_schedule(co);
   }

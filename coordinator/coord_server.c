@@ -1,6 +1,7 @@
 /* coord_server: the event loop (see coord_server.h). */
 #define _GNU_SOURCE /* accept4 */
 #include "coord_server.h"
+#include "ckpt_signal.h"
 
 #include "coord_log.h"
 
@@ -383,28 +384,30 @@ static void check_auth_deadlines(struct coordinator *co, long long now)
 /* The loop                                                                              */
 /* ------------------------------------------------------------------------------------- */
 
-static void stop_signals(sigset_t *set)
+static void handled_signals(sigset_t *set, const struct coord_config *cfg)
 {
   sigemptyset(set);
   sigaddset(set, SIGTERM);
   sigaddset(set, SIGINT);
   sigaddset(set, SIGHUP);
+  if (cfg->ckpt_signal) /* may be one of the three: then it checkpoints */
+    sigaddset(set, cfg->ckpt_signal);
 }
 
-int coord_block_signals(void)
+int coord_block_signals(const struct coord_config *cfg)
 {
   sigset_t set;
 
-  stop_signals(&set);
+  handled_signals(&set, cfg);
   return sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
-static int open_signalfd(char *err, size_t errlen)
+static int open_signalfd(const struct coord_config *cfg, char *err, size_t errlen)
 {
   sigset_t set;
   int fd;
 
-  stop_signals(&set);
+  handled_signals(&set, cfg);
   if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) {
     return mana_fail(err, errlen, errno, "cannot block signals");
   }
@@ -414,6 +417,26 @@ static int open_signalfd(char *err, size_t errlen)
   return fd;
 }
 
+/* The checkpoint signal (Slurm's warning before the end of the allocation reaches every
+ * process of the job step, the coordinator too): the same request the ranks make. */
+static void on_checkpoint_signal(struct coordinator *co, int signo)
+{
+  char why[COORD_ERR_LEN * 2], origin[64], name[16];
+  uint64_t gen;
+  bool committed;
+  int rc;
+
+  snprintf(origin, sizeof(origin), "the coordinator received SIG%s",
+           ckpt_signal_name(signo, name, sizeof(name)));
+  if (co->cfg->ckpt_signal_kill)
+    rc = job_checkpoint_then_exit(co, MANA_EXIT_CHECKPOINTED, origin, &gen, &committed, why,
+                                  sizeof(why));
+  else
+    rc = job_start_checkpoint(co, origin, &gen, why, sizeof(why));
+  if (rc)
+    coord_log("%s; no checkpoint: %s", origin, why);
+}
+
 static void on_signal(struct coordinator *co)
 {
   struct signalfd_siginfo si;
@@ -421,6 +444,10 @@ static void on_signal(struct coordinator *co)
 
   if (read(co->signal_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
     return;
+  if (co->cfg->ckpt_signal && (int)si.ssi_signo == co->cfg->ckpt_signal) {
+    on_checkpoint_signal(co, (int)si.ssi_signo);
+    return;
+  }
   snprintf(why, sizeof(why), "received %s", strsignal((int)si.ssi_signo));
   job_abort(co, "the coordinator was stopped by a signal");
   coord_stop(co, 0, why);
@@ -586,7 +613,7 @@ int coord_serve(struct coordinator *co)
 {
   char err[COORD_ERR_LEN];
 
-  co->signal_fd = open_signalfd(err, sizeof(err));
+  co->signal_fd = open_signalfd(co->cfg, err, sizeof(err));
   if (co->signal_fd < 0) {
     coord_log("%s", err);
     return 1;

@@ -51,6 +51,8 @@ struct coord_config {
   unsigned connect_timeout; /* seconds to wait for the first rank, 0: forever */
   unsigned ckpt_timeout;    /* seconds for the ranks to reach the safe point, 0: none */
   pid_t watch_pid;          /* exit when this process exits, 0: none */
+  int ckpt_signal;          /* a checkpoint is asked for on this signal, 0: none */
+  bool ckpt_signal_kill;    /* ... and the job then ends with MANA_EXIT_CHECKPOINTED */
   bool daemon;
 };
 
@@ -111,6 +113,7 @@ struct coordinator {
 
   struct ckpt *ckpt; /* the generation in progress, or NULL */
   bool ckpt_kill;
+  unsigned ckpt_exit_status;              /* with ckpt_kill: the ranks' exit status */
   long long ckpt_deadline;                /* abort if not draining by then, -1: none */
   long long stall_deadline;               /* release parked ranks if still stalled, -1: none */
   unsigned stall_grace_ms;                /* doubles with every release of this generation */
@@ -144,7 +147,7 @@ struct coordinator {
 /* Blocks the signals that stop the coordinator, so that one arriving before the loop runs
  * (while it starts and detaches) waits for the loop instead of killing it halfway, with
  * its port file left behind. Returns 0 or -1 with errno. */
-int coord_block_signals(void);
+int coord_block_signals(const struct coord_config *cfg);
 
 /* Sets up the coordinator around already opened resources (done by mana_coordinator.c)
  * and runs the loop until the job is over. Returns the process exit status. */
@@ -188,8 +191,15 @@ void hello_rank_gone(struct coordinator *co, struct conn *c);
 void job_rank_message(struct coordinator *co, struct conn *c, const struct coord_msg *msg);
 /* Starts a generation (origin says who asked, for the log); on refusal returns -1 with
  * the reason in why. */
-int job_start_checkpoint(struct coordinator *co, bool kill, const char *origin, uint64_t *gen,
-                         char *why, size_t whylen);
+int job_start_checkpoint(struct coordinator *co, const char *origin, uint64_t *gen, char *why,
+                         size_t whylen);
+/* A checkpoint that ends the job, the ranks exiting with status: a new generation, or the one
+ * in progress made to end the job, or the last one when the job is already ending (every rank
+ * that gets the checkpoint signal asks, and the end of an allocation may come in the middle of
+ * a periodic checkpoint).  A non-zero status replaces a zero one.  *gen is the generation that
+ * ends the job; *committed says whether it already is. */
+int job_checkpoint_then_exit(struct coordinator *co, unsigned status, const char *origin,
+                             uint64_t *gen, bool *committed, char *why, size_t whylen);
 /* Aborts the generation in progress, if any, with the reason. */
 void job_abort(struct coordinator *co, const char *reason);
 /* A rank disconnected. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ckpt_signal.h"
 #include "mana/fail.h"
 
 /* ------------------------------------------------------------------------------------- */
@@ -37,6 +38,10 @@ static const struct mana_option mana_options[] = {
     {"coordinator-host", 0, MANA_VALUE_HOST, MANA_ACTION_EXPORT, "MANA_COORDINATOR_HOST", "ADDR",
      "address the coordinator started here listens on; * for all (default: "
      "127.0.0.1 when every rank runs on this host, else all)"},
+    {"ckpt-signal", 0, MANA_VALUE_SIGNAL, MANA_ACTION_EXPORT, CKPT_SIGNAL_ENV, "SIG",
+     "checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)"},
+    {"ckpt-signal-action", 0, MANA_VALUE_SIGNAL_ACTION, MANA_ACTION_EXPORT, CKPT_SIGNAL_ACTION_ENV,
+     "ACTION", "kill (default): then end the job, exit status 85; checkpoint: go on"},
     {"restart-from", 0, MANA_VALUE_PATH, MANA_ACTION_RESTART, NULL, "GENDIR",
      "restart every rank from GENDIR, no PROGRAM (mana_restart)"},
     {"expect-ranks", 0, MANA_VALUE_COUNT, MANA_ACTION_EXPECT_RANKS, NULL, "N",
@@ -191,6 +196,15 @@ static bool valid_value(enum mana_value_kind kind, const char *value, const char
   case MANA_VALUE_COUNT:
     *why = "expected a number of ranks";
     return launch_parse_bounded(value, 1ul << 24, &seconds) && seconds > 0;
+  case MANA_VALUE_SIGNAL: {
+    int signo;
+    return ckpt_signal_parse(value, &signo, why) == 0;
+  }
+  case MANA_VALUE_SIGNAL_ACTION: {
+    enum ckpt_signal_action action;
+    *why = "expected kill or checkpoint";
+    return ckpt_signal_action_parse(value, &action) == 0;
+  }
   }
   *why = "unsupported option kind";
   return false;

@@ -40,12 +40,14 @@ enum launcher_style {
 
 /* What the value of a mana option is, which decides how it is checked. */
 enum mana_value_kind {
-  MANA_VALUE_NONE,     /* a flag */
-  MANA_VALUE_PATH,     /* non-empty path; made absolute before export */
-  MANA_VALUE_SECONDS,  /* non-negative decimal integer */
-  MANA_VALUE_HOSTPORT, /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
-  MANA_VALUE_COUNT,    /* a number of ranks, 1..2^24 */
-  MANA_VALUE_HOST      /* a host name or address, or "*" (every address) */
+  MANA_VALUE_NONE,         /* a flag */
+  MANA_VALUE_PATH,         /* non-empty path; made absolute before export */
+  MANA_VALUE_SECONDS,      /* non-negative decimal integer */
+  MANA_VALUE_HOSTPORT,     /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
+  MANA_VALUE_COUNT,        /* a number of ranks, 1..2^24 */
+  MANA_VALUE_HOST,         /* a host name or address, or "*" (every address) */
+  MANA_VALUE_SIGNAL,       /* a signal mana may take for checkpoints (ckpt_signal.h) */
+  MANA_VALUE_SIGNAL_ACTION /* kill or checkpoint */
 };
 
 /* What mana_launch does with an option once it is parsed. */

@@ -192,6 +192,14 @@ static void build_argv(const struct launch_coord_request *req, char *path, char 
     argv[n++] = "--interval";
     argv[n++] = (char *)req->interval;
   }
+  if (req->ckpt_signal) {
+    argv[n++] = "--ckpt-signal";
+    argv[n++] = (char *)req->ckpt_signal;
+  }
+  if (req->ckpt_signal_action) {
+    argv[n++] = "--ckpt-signal-action";
+    argv[n++] = (char *)req->ckpt_signal_action;
+  }
   if (req->command) {
     argv[n++] = "--command";
     argv[n++] = (char *)req->command;

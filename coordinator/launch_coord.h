@@ -25,12 +25,13 @@ struct launch_coord {
 
 /* What the launcher form knows about the job. */
 struct launch_coord_request {
-  const char *bin_dir;  /* where mana_coordinator is */
-  const char *ckptdir;  /* absolute; created (0700) if missing */
-  unsigned long ranks;  /* 0: unknown */
-  const char *interval; /* seconds, or NULL */
-  const char *command;  /* the job's command line, for MANIFEST, or NULL */
-  const char *host;     /* address to listen on, or NULL: every address */
+  const char *bin_dir;                          /* where mana_coordinator is */
+  const char *ckptdir;                          /* absolute; created (0700) if missing */
+  unsigned long ranks;                          /* 0: unknown */
+  const char *interval;                         /* seconds, or NULL */
+  const char *ckpt_signal, *ckpt_signal_action; /* mana_coordinator's options, or NULL */
+  const char *command;                          /* the job's command line, for MANIFEST, or NULL */
+  const char *host;                             /* address to listen on, or NULL: every address */
 };
 
 /* Launcher form. Returns 0 with lc filled, or -1 with err. */

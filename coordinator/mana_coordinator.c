@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "coord_daemon.h"
 #include "coord_log.h"
+#include "ckpt_signal.h"
 #include "coord_server.h"
 
 #include <errno.h>
@@ -62,6 +63,10 @@ static void usage(FILE *out)
           "                             S seconds (default %d)\n"
           "      --watch-pid PID        exit when process PID exits (the launcher)\n"
           "      --command TEXT         the job's command line, recorded in MANIFEST\n"
+          "      --ckpt-signal SIG      checkpoint when this process receives SIG (e.g.\n"
+          "                             USR1, as sbatch --signal sends it)\n"
+          "      --ckpt-signal-action A kill (default): the job then ends, its ranks exiting\n"
+          "                             with status 85; checkpoint: the job goes on\n"
           "  -h, --help                 print this help and exit\n"
           "      --version              print the version and exit\n"
           "\n"
@@ -85,6 +90,8 @@ enum {
   OPT_AUTH_TIMEOUT,
   OPT_WATCH_PID,
   OPT_COMMAND,
+  OPT_CKPT_SIGNAL,
+  OPT_CKPT_SIGNAL_ACTION,
   OPT_VERSION
 };
 
@@ -102,6 +109,8 @@ static const struct option long_options[] = {
     {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},
     {"watch-pid", required_argument, NULL, OPT_WATCH_PID},
     {"command", required_argument, NULL, OPT_COMMAND},
+    {"ckpt-signal", required_argument, NULL, OPT_CKPT_SIGNAL},
+    {"ckpt-signal-action", required_argument, NULL, OPT_CKPT_SIGNAL_ACTION},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -197,6 +206,19 @@ static int parse_value_option(int opt, const char *arg, struct coord_config *cfg
   case OPT_COMMAND:
     cfg->command = arg;
     break;
+  case OPT_CKPT_SIGNAL: {
+    const char *why;
+    if (ckpt_signal_parse(arg, &cfg->ckpt_signal, &why))
+      rc = usage_error("--ckpt-signal: %s", why);
+    break;
+  }
+  case OPT_CKPT_SIGNAL_ACTION: {
+    enum ckpt_signal_action a;
+    if (ckpt_signal_action_parse(arg, &a))
+      rc = usage_error("--ckpt-signal-action must be kill or checkpoint%s", "");
+    cfg->ckpt_signal_kill = a == CKPT_SIGNAL_KILL;
+    break;
+  }
   }
   return rc;
 }
@@ -415,6 +437,7 @@ int main(int argc, char **argv)
       .auth_timeout_ms = DEFAULT_AUTH_TIMEOUT * 1000,
       .connect_timeout = DEFAULT_CONNECT_TIMEOUT,
       .ckpt_timeout = DEFAULT_CKPT_TIMEOUT,
+      .ckpt_signal_kill = true,
   };
   struct paths paths = {0};
   int rc = parse_options(argc, argv, &cfg, &paths);
@@ -424,7 +447,7 @@ int main(int argc, char **argv)
   rc = fill_defaults(&cfg, &paths);
   if (rc)
     goto out;
-  if (coord_block_signals() != 0) {
+  if (coord_block_signals(&cfg) != 0) {
     fprintf(stderr, PROG ": cannot block signals: %s\n", strerror(errno));
     rc = 1;
     goto out;

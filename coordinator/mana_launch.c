@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* asprintf */
 #include "app_check.h"
+#include "ckpt_signal.h"
 #include "coord_client.h"
 #include "coord_layout.h"
 #include "launch_args.h"
@@ -367,6 +368,8 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
       .ckptdir = ckptdir,
       .ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
       .interval = launch_plan_value(plan, "MANA_INTERVAL"),
+      .ckpt_signal = launch_plan_value(plan, CKPT_SIGNAL_ENV),
+      .ckpt_signal_action = launch_plan_value(plan, CKPT_SIGNAL_ACTION_ENV),
       .command = command,
       .host = launch_coordinator_host(plan, launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
   };

@@ -34,7 +34,8 @@
 struct options {
   const char *coordinator, *ckptdir, *secret_file;
   bool json, checkpoint, wait, kill, quit, help, version;
-  const char *interval; /* NULL: unchanged */
+  const char *interval;    /* NULL: unchanged */
+  const char *exit_status; /* --kill: the ranks' exit status, NULL: 0 */
   unsigned timeout_s;
 };
 
@@ -61,6 +62,9 @@ static void usage(FILE *out)
           "      --wait                  with --checkpoint or --kill: wait until it is\n"
           "                              committed (exit 0) or aborted (exit 1)\n"
           "      --kill                  checkpoint, and end the job once it is committed\n"
+          "      --exit-status N         with --kill: the ranks, and so the launcher, exit\n"
+          "                              with N (default 0; 85 means checkpointed, continue\n"
+          "                              me, as after the checkpoint signal)\n"
           "      --interval SECONDS      checkpoint every SECONDS from now on (0: off)\n"
           "      --quit                  end the job now, without a checkpoint\n"
           "      --json                  print JSON instead of text\n"
@@ -100,6 +104,7 @@ enum {
   OPT_CHECKPOINT,
   OPT_WAIT,
   OPT_KILL,
+  OPT_EXIT_STATUS,
   OPT_INTERVAL,
   OPT_QUIT,
   OPT_VERSION
@@ -114,6 +119,7 @@ static const struct option long_options[] = {
     {"checkpoint", no_argument, NULL, OPT_CHECKPOINT},
     {"wait", no_argument, NULL, OPT_WAIT},
     {"kill", no_argument, NULL, OPT_KILL},
+    {"exit-status", required_argument, NULL, OPT_EXIT_STATUS},
     {"interval", required_argument, NULL, OPT_INTERVAL},
     {"quit", no_argument, NULL, OPT_QUIT},
     {"help", no_argument, NULL, 'h'},
@@ -170,6 +176,11 @@ static int apply_option(struct options *o, int opt, const char *arg)
   case OPT_KILL:
     o->kill = true;
     break;
+  case OPT_EXIT_STATUS:
+    if (!coord_parse_u64(arg, &v) || v > 255)
+      return usage_error("%s needs a number from 0 to 255", "--exit-status");
+    o->exit_status = arg;
+    break;
   case OPT_QUIT:
     o->quit = true;
     break;
@@ -189,6 +200,8 @@ static int check_combination(const struct options *o)
 {
   if (o->wait && !o->checkpoint && !o->kill)
     return usage_error("%s needs --checkpoint or --kill", "--wait");
+  if (o->exit_status && !o->kill)
+    return usage_error("%s goes with --kill", "--exit-status");
   if (o->quit && (o->checkpoint || o->kill || o->interval))
     return usage_error("%s cannot be combined with other actions", "--quit");
   return 0;
@@ -488,6 +501,8 @@ static int do_checkpoint(struct coord_client *c, const struct options *o)
     coord_line_u64(line, "wait", 1);
   if (o->kill)
     coord_line_u64(line, "kill", 1);
+  if (o->exit_status && strcmp(o->exit_status, "0") != 0)
+    coord_line_str(line, "status", o->exit_status);
   if (send_line(c, line) || expect_reply(c, &msg, "OK", (int)o->timeout_s * 1000))
     return EXIT_FAIL;
   if (!coord_msg_get(&msg, "gen") || !coord_parse_u64(coord_msg_get(&msg, "gen"), &gen))

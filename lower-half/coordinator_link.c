@@ -9,6 +9,7 @@
  * only from DRAIN on. */
 #define _GNU_SOURCE
 #include "coordinator_link.h"
+#include "ckpt_signal_rank.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -381,14 +382,14 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   if (rc == 1 && drain_and_write(gen, dir, &cmd) == 0) {
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
-    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit)
-      mana_rank_checkpoint_leave(1); /* every rank has the verdict */
+    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) /* every rank has the verdict */
+      mana_rank_checkpoint_leave(1, (int)cmd.exit_status);
   }
   /* Written, aborted, refused or the coordinator died mid-checkpoint (then nothing is
    * committed): the job goes on.  Release before ending the clock: a parked thread may wait at
    * a collective entry for exactly that. */
   __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
-  mana_rank_checkpoint_leave(0);
+  mana_rank_checkpoint_leave(0, 0);
   cc->end();
 }
 
@@ -467,4 +468,5 @@ void mana_coordinator_link_start(void)
   }
   link_running = 1;
   mana_test_trigger_init(my_rank);
+  mana_ckpt_signal_start(my_rank);
 }

@@ -79,9 +79,9 @@ static void *run(void *arg)
     PMPI_Initialized(&initialized);
     if (initialized)
       PMPI_Barrier(MPI_COMM_WORLD);
-    mana_rank_checkpoint_leave(1);
+    mana_rank_checkpoint_leave(1, 0);
   }
-  mana_rank_checkpoint_leave(0);
+  mana_rank_checkpoint_leave(0, 0);
   return NULL;
 }
 

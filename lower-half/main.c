@@ -27,6 +27,7 @@
 #include "checkpoint.h"
 #include "local_checkpoint.h"
 #include "park.h"
+#include "ckpt_signal_rank.h"
 #include "park_storm.h"
 #include "services.h"
 #include "sigsys.h"
@@ -193,7 +194,7 @@ int main(int argc, char **argv, char **envp)
   fill_boundary(&up);
 
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0 ||
-      mana_mpi_threads_start() != 0)
+      mana_ckpt_signal_install() != 0 || mana_mpi_threads_start() != 0)
     return 1;
   mana_park_storm_start();
   mana_local_checkpoint_start();

@@ -86,7 +86,7 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
   return RANK_CKPT_REPORTED;
 }
 
-void mana_rank_checkpoint_leave(int then_exit)
+void mana_rank_checkpoint_leave(int then_exit, int status)
 {
   if (!then_exit) {
     mana_park_release();
@@ -105,5 +105,5 @@ void mana_rank_checkpoint_leave(int then_exit)
       MANA_BOUNDARY->stub_cancel_receives();
     PMPI_Finalize();
   }
-  _exit(0);
+  _exit(status);
 }

@@ -46,9 +46,9 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
                                                   uint64_t gen,
                                                   const struct mana_rank_facts *facts);
 
-/* After the verdict: with then_exit, the rank ends as a finished MPI process (every peer has
- * its image written, the application is parked with nothing in flight); otherwise the
- * application threads go on.  Returns only without then_exit. */
-void mana_rank_checkpoint_leave(int then_exit);
+/* After the verdict: with then_exit, the rank ends as a finished MPI process with the exit
+ * status given (every peer has its image written, the application is parked with nothing in
+ * flight); otherwise the application threads go on.  Returns only without then_exit. */
+void mana_rank_checkpoint_leave(int then_exit, int status);
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "coordinator_link.h"
+#include "ckpt_signal_rank.h"
 #include "image.h"
 #include "local_checkpoint.h"
 #include "mana/boundary.h"
@@ -68,11 +69,14 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0) {
     return mana_fail(err, errlen, 0, "cannot re-arm parking and the seccomp filter");
   }
+  if (mana_ckpt_signal_install() != 0) /* after the restore: it keeps the application's aside */
+    return mana_fail(err, errlen, 0, "cannot install the checkpoint signal's handler");
   if (mana_mpi_threads_restore(err, errlen) != 0)
     return -1;
   if (mana_fault("restart-kill", (long)facts.rank))
     raise(SIGKILL); /* the other ranks are in (or on their way to) MPI_Init */
-  if (mana_restart_init_mpi(&facts, err, errlen) != 0)
+  if (mana_restart_init_mpi(&facts, err, errlen) != 0 ||
+      mana_state_signals_reapply(err, errlen) != 0)
     return -1;
   /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,
    * as until then the threads are resuming with every signal blocked and cannot park. */

@@ -4,7 +4,8 @@
  *   mmap without MAP_FIXED / MAP_FIXED_NOREPLACE   (the kernel would choose the address)
  *   mremap with MREMAP_MAYMOVE but not MREMAP_FIXED (the kernel would choose the address)
  *   munmap                                          (a hole the kernel could hand to the lower half)
- *   rt_sigaction                                    of SIGSYS or the park signal: the
+ *   rt_sigaction                                    of SIGSYS, the park signal or the
+ *                                                    checkpoint signal (ckpt_signal_rank.c): the
  *                                                    application's runtime (gfortran's backtrace
  *                                                    handler, say) must not replace ours, so its
  *                                                    disposition is kept aside, not installed;
@@ -36,6 +37,8 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/fs_switch.h"
+#include "mana/park.h"
 #include "mana/raw_syscall.h"
 #include "mana/signals.h"
 #include "park.h"
@@ -143,17 +146,45 @@ struct kernel_sigaction {
   uint64_t handler, flags, restorer, mask;
 };
 
-/* The SIGSYS and park-signal dispositions the upper half asked for.  Kept, reported back,
- * never installed: mana's handlers must stay. */
-static struct kernel_sigaction app_sigsys, app_park;
+uint64_t mana_app_cannot_block = MANA_SIGNALS_APP_CANNOT_BLOCK;
+
+/* The SIGSYS, park-signal and checkpoint-signal dispositions the upper half asked for.  Kept,
+ * reported back, never installed: mana's handlers must stay. */
+static struct kernel_sigaction app_sigsys, app_park, app_ckpt;
+static int ckpt_signo;
+
+static struct kernel_sigaction *kept_aside(uint64_t sig)
+{
+  if (sig == SIGSYS)
+    return &app_sigsys;
+  if (sig == MANA_PARK_SIGNAL)
+    return &app_park;
+  if (ckpt_signo && sig == (uint64_t)ckpt_signo)
+    return &app_ckpt;
+  return NULL;
+}
+
+void mana_sigsys_keep_aside(int sig, const void *app_act)
+{
+  __builtin_memcpy(&app_ckpt, app_act, sizeof(app_ckpt));
+  ckpt_signo = sig;
+  mana_app_cannot_block |= 1ull << (sig - 1);
+}
+
+int mana_sigsys_kept_aside(int sig, void *app_act)
+{
+  if (!ckpt_signo || sig != ckpt_signo)
+    return 0;
+  if (app_act)
+    __builtin_memcpy(app_act, &app_ckpt, sizeof(app_ckpt));
+  return 1;
+}
 
 static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t setsize)
 {
   if (setsize != 8)
     return -EINVAL;
-  struct kernel_sigaction *kept = sig == SIGSYS             ? &app_sigsys
-                                  : sig == MANA_PARK_SIGNAL ? &app_park
-                                                            : NULL;
+  struct kernel_sigaction *kept = kept_aside(sig);
   if (kept) {
     struct kernel_sigaction prev = *kept;
     if (act)
@@ -170,13 +201,40 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
   return mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0, (long)oldact, 8);
 }
 
+/* The entry of the thread with upper-half thread pointer fs; with claim, one is taken for it
+ * if it has none (NULL when all are taken: its view is then the real mask). */
+static struct mana_app_mask *app_mask_of(uint64_t fs, int claim)
+{
+  struct mana_app_mask *m = MANA_PARK->app_masks;
+  for (int i = 0; i < MANA_MAX_APP_MASKS; i++) {
+    uint64_t owner = __atomic_load_n(&m[i].upper_fs, __ATOMIC_ACQUIRE);
+    if (owner == fs)
+      return &m[i];
+    if (owner == 0) {
+      if (!claim)
+        return NULL;
+      uint64_t expected = 0;
+      if (__atomic_compare_exchange_n(&m[i].upper_fs, &expected, fs, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE))
+        return &m[i];
+      if (expected == fs)
+        return &m[i];
+    }
+  }
+  return NULL;
+}
+
 /* The thread's mask is the one the signal frame restores when the handler returns: the new
- * mask is written there, never with SIGSYS or the park signal in it. */
+ * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
+ * What the application sees is the mask it asked for: the real one plus those of its bits
+ * that mana keeps open. */
 static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint64_t oldset,
                               uint64_t setsize)
 {
   uint64_t *mask = (uint64_t *)(void *)&ctx->uc_sigmask;
-  uint64_t cur = *mask, want;
+  uint64_t fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
+  struct mana_app_mask *view = app_mask_of(fs, 0);
+  uint64_t cur = *mask | (view ? view->blocked : 0), want;
   if (setsize != 8)
     return -EINVAL;
   if (set) {
@@ -191,6 +249,11 @@ static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint6
     else
       return -EINVAL;
     *mask = mana_app_sigmask(want) & ~(MANA_SIGBIT(SIGKILL) | MANA_SIGBIT(SIGSTOP));
+    uint64_t kept_open = want & mana_app_cannot_block;
+    if (kept_open && !view)
+      view = app_mask_of(fs, 1);
+    if (view)
+      view->blocked = kept_open;
   }
   if (oldset)
     __builtin_memcpy((void *)oldset, &cur, sizeof(cur));

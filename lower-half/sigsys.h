@@ -11,6 +11,14 @@
  * application's segments (extra_ranges), so a fresh start and a restart trap the same code. */
 int mana_seccomp_install(void);
 
+/* The checkpoint signal is mana's from now on: what the application installs for it is kept
+ * aside (app_act: the kernel's struct sigaction, the application's disposition so far), and
+ * no mask of the application's blocks it. */
+void mana_sigsys_keep_aside(int sig, const void *app_act);
+/* 1 with the application's disposition of sig (unless app_act is NULL) if it is kept aside,
+ * else 0. */
+int mana_sigsys_kept_aside(int sig, void *app_act);
+
 /* Counters for tests and diagnostics. */
 struct mana_trap_stats {
   uint64_t mmaps, munmaps, mremaps, signal_calls, failures;

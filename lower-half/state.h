@@ -19,6 +19,9 @@ struct mana_state_ops {
 extern const struct mana_state_ops mana_state_memory;  /* state_memory.c */
 extern const struct mana_state_ops mana_state_window;  /* state_window.c */
 extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
+/* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the
+ * application's dispositions from the image again. */
+int mana_state_signals_reapply(char *err, size_t errlen);
 extern const struct mana_state_ops mana_state_files;   /* state_files.c */
 extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
 

@@ -1,6 +1,8 @@
 /* Signal dispositions are kernel state shared by both halves.  The ones the upper half chose
- * (a handler in upper-half code, or "ignore") are saved; the lower half's own (mana's SIGSYS
- * and park handlers, MPICH's) are set up afresh by a restarted lower half. */
+ * (a handler in upper-half code, or "ignore") are saved, with the one it chose for the
+ * checkpoint signal, kept aside; the lower half's own (mana's SIGSYS, park and checkpoint
+ * signal handlers, MPICH's) are set up afresh by a restarted lower half, which installs the
+ * checkpoint signal's handler after this restore and so keeps the application's aside again. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 #include "mana/boundary.h"
 #include "mana/image_blobs.h"
 #include "park.h"
+#include "sigsys.h"
 #include "state.h"
 #include "mana/fail.h"
 
@@ -48,7 +51,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == MANA_PARK_SIGNAL)
       continue;
     struct kernel_sigaction act;
-    if (syscall(SYS_rt_sigaction, sig, NULL, &act, 8) != 0)
+    if (!mana_sigsys_kept_aside(sig, &act) && syscall(SYS_rt_sigaction, sig, NULL, &act, 8) != 0)
       continue;
     if (upper_owned(act.handler))
       saved[n++] = (struct saved_signal){(uint32_t)sig, 0, act};
@@ -59,19 +62,40 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   return 0;
 }
 
+/* What the restore installed, for mana_state_signals_reapply. */
+static struct saved_signal restored[64];
+static size_t n_restored;
+
+static int install(const struct saved_signal *s, char *err, size_t errlen)
+{
+  if (syscall(SYS_rt_sigaction, s->signo, &s->act, NULL, 8) != 0)
+    return mana_fail(err, errlen, errno, "cannot restore the disposition of signal %u", s->signo);
+  return 0;
+}
+
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   const struct saved_signal *saved;
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_SIGNALS, (const void **)&saved, &len) != 0 ||
-      len % sizeof(*saved) != 0) {
+      len % sizeof(*saved) != 0 || len > sizeof(restored)) {
     return mana_fail(err, errlen, 0, "signal dispositions missing or malformed in the image");
   }
-  for (size_t i = 0; i < len / sizeof(*saved); i++) {
-    if (syscall(SYS_rt_sigaction, saved[i].signo, &saved[i].act, NULL, 8) != 0) {
-      return mana_fail(err, errlen, errno, "cannot restore the disposition of signal %u",
-                       saved[i].signo);
-    }
+  memcpy(restored, saved, len);
+  n_restored = len / sizeof(*saved);
+  for (size_t i = 0; i < n_restored; i++)
+    if (install(&restored[i], err, errlen) != 0)
+      return -1;
+  return 0;
+}
+
+int mana_state_signals_reapply(char *err, size_t errlen)
+{
+  for (size_t i = 0; i < n_restored; i++) {
+    if (mana_sigsys_kept_aside((int)restored[i].signo, NULL))
+      mana_sigsys_keep_aside((int)restored[i].signo, &restored[i].act);
+    else if (install(&restored[i], err, errlen) != 0)
+      return -1;
   }
   return 0;
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt_request.h"
 #include "coord_client.h"
 #include "coordinator_link.h"
 #include "mana/boundary.h"
@@ -100,37 +101,6 @@ void mana_test_trigger_init(uint32_t rank)
   /* else: a restarted rank has passed it already */
 }
 
-static int ask_coordinator(uint64_t *gen, char *err, size_t errlen)
-{
-  struct coord_endpoint ep;
-  struct coord_msg msg;
-  int rc = coord_endpoint_from_env(&ep, err, errlen);
-  if (rc != 0) {
-    if (rc == 1)
-      return mana_fail(err, errlen, 0, "the job has no coordinator");
-  }
-  struct coord_client *c = coord_client_connect(&ep, 10000, err, errlen);
-  if (!c)
-    return -1;
-  struct coord_line *line;
-  rc = -1;
-  if (coord_client_hello_control(c, 10000) != 0) {
-    mana_fail(err, errlen, 0, "%s", coord_client_error(c));
-  } else if (!(line = coord_client_line(c, "CHECKPOINT")) ||
-             (getenv("MANA_TEST_CHECKPOINT_KEEP") ? 0 : (coord_line_u64(line, "kill", 1), 0)) ||
-             coord_client_send(c, line) != 0 || coord_client_recv(c, &msg, 10000) != 1) {
-    mana_fail(err, errlen, 0, "no answer: %s", coord_client_error(c));
-  } else if (strcmp(msg.verb, "OK") != 0 || !coord_msg_get(&msg, "gen") ||
-             !coord_parse_u64(coord_msg_get(&msg, "gen"), gen)) {
-    mana_fail(err, errlen, 0, "the coordinator refused: %s",
-              coord_msg_get(&msg, "reason") ? coord_msg_get(&msg, "reason") : msg.verb);
-  } else {
-    rc = 0;
-  }
-  coord_client_close(c);
-  return rc;
-}
-
 /* The armed call K, taken by one thread only: under MPI_THREAD_MULTIPLE two threads may both
  * find their crossing to be the K-th (the count is not atomic), and the second request was
  * refused as "already in progress" on stderr (MPICH's threads/pt2pt/mt_mprobe_sendirecv).
@@ -158,7 +128,8 @@ static void trigger(int hold, uint64_t k)
   int rc;
   struct timespec pause = {0, 20 * 1000000L};
   for (int waited_ms = 0;; waited_ms += 20) {
-    rc = ask_coordinator(&gen, err, sizeof(err));
+    rc =
+        mana_ask_checkpoint(!getenv("MANA_TEST_CHECKPOINT_KEEP"), 0, false, &gen, err, sizeof(err));
     if (rc == 0 || waited_ms >= BEGIN_TIMEOUT_MS ||
         (!strstr(err, "ranks are connected") && !strstr(err, "no rank has connected")))
       break;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ckpt_signal.h"
 #include "coord_layout.h"
 #include "generation.h"
 
@@ -31,7 +32,12 @@ static void usage(FILE *out)
       ")\n"
       "  --generation G     restart generation G (default: the newest committed one)\n"
       "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
+      "  --ckpt-signal SIG  checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)\n"
+      "  --ckpt-signal-action kill|checkpoint\n"
+      "                     kill (default): then end the job, exit status 85; checkpoint: go on\n"
       "  --check            verify every image's checksums, restart nothing\n"
+      "  --which            print the generation directory a restart would use, restart\n"
+      "                     nothing (exit 1 when there is none: a chaining script launches)\n"
       "  -v, --verbose      print the command that is run\n"
       "  -h, --help         this text\n");
 }
@@ -50,13 +56,19 @@ int main(int argc, char **argv)
   static const struct option opts[] = {{"ckptdir", required_argument, 0, 'd'},
                                        {"generation", required_argument, 0, 'g'},
                                        {"interval", required_argument, 0, 'i'},
+                                       {"ckpt-signal", required_argument, 0, 's'},
+                                       {"ckpt-signal-action", required_argument, 0, 'a'},
                                        {"check", no_argument, 0, 'c'},
+                                       {"which", no_argument, 0, 'w'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL;
+  const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL, *why;
+  const char *ckpt_signal = NULL, *ckpt_signal_action = NULL;
+  enum ckpt_signal_action action;
+  int signo;
   unsigned long long wanted = 0;
-  int check = 0, verbose = 0, c;
+  int check = 0, which = 0, verbose = 0, c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
     char *end;
@@ -76,8 +88,25 @@ int main(int argc, char **argv)
     case 'i':
       interval = optarg;
       break;
+    case 's':
+      if (ckpt_signal_parse(optarg, &signo, &why) != 0) {
+        fprintf(stderr, "mana_restart: --ckpt-signal %s: %s\n", optarg, why);
+        return 2;
+      }
+      ckpt_signal = optarg;
+      break;
+    case 'a':
+      if (ckpt_signal_action_parse(optarg, &action) != 0) {
+        fprintf(stderr, "mana_restart: --ckpt-signal-action must be kill or checkpoint\n");
+        return 2;
+      }
+      ckpt_signal_action = optarg;
+      break;
     case 'c':
       check = 1;
+      break;
+    case 'w':
+      which = 1;
       break;
     case 'v':
       verbose = 1;
@@ -103,6 +132,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "mana_restart: %s\n", err);
     return 1;
   }
+  if (which) {
+    printf("%s\n", g.dir);
+    mana_generation_release(&g);
+    return 0;
+  }
   if (check) {
     if (mana_generation_verify(&g, err, sizeof(err)) != 0) {
       fprintf(stderr, "mana_restart: %s\n", err);
@@ -118,6 +152,12 @@ int main(int argc, char **argv)
     return 1;
   }
 
+  /* The per-rank form's mana_lh reads them; the launcher form passes them on below. */
+  if ((ckpt_signal && setenv(CKPT_SIGNAL_ENV, ckpt_signal, 1) != 0) ||
+      (ckpt_signal_action && setenv(CKPT_SIGNAL_ACTION_ENV, ckpt_signal_action, 1) != 0)) {
+    fprintf(stderr, "mana_restart: out of memory\n");
+    return 1;
+  }
   if (optind == argc) { /* per-rank form */
     long size = launched_size();
     if (size > 0 && (unsigned long)size != g.world_size) {
@@ -141,7 +181,7 @@ int main(int argc, char **argv)
   snprintf(launch, sizeof(launch), "%s/mana_launch", bin);
   snprintf(gen_opt, sizeof(gen_opt), "--restart-from=%s", g.dir);
   snprintf(size_opt, sizeof(size_opt), "--expect-ranks=%u", g.world_size);
-  char **args = calloc((size_t)argc + 8, sizeof(char *));
+  char **args = calloc((size_t)argc + 12, sizeof(char *));
   int n = 0;
   args[n++] = launch;
   args[n++] = gen_opt;
@@ -151,6 +191,14 @@ int main(int argc, char **argv)
   if (interval) {
     args[n++] = "--interval";
     args[n++] = (char *)interval;
+  }
+  if (ckpt_signal) {
+    args[n++] = "--ckpt-signal";
+    args[n++] = (char *)ckpt_signal;
+  }
+  if (ckpt_signal_action) {
+    args[n++] = "--ckpt-signal-action";
+    args[n++] = (char *)ckpt_signal_action;
   }
   if (verbose)
     args[n++] = "--verbose";

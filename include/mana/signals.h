@@ -43,11 +43,16 @@ static inline void mana_sigset_block_all(sigset_t *set)
   sigdelset(set, SIGTRAP);
 }
 
+/* What the application can never block in this process: MANA_SIGNALS_APP_CANNOT_BLOCK, plus
+ * the checkpoint signal when the job has one (lower-half/ckpt_signal_rank.c), or a rank whose
+ * threads all block it would never ask for the checkpoint.  Defined in the lower half. */
+extern uint64_t mana_app_cannot_block;
+
 /* A kernel signal mask (64 bits, as rt_sigprocmask takes it) the application asked for, made
  * safe for mana. */
 static inline uint64_t mana_app_sigmask(uint64_t mask)
 {
-  return mask & ~MANA_SIGNALS_APP_CANNOT_BLOCK;
+  return mask & ~mana_app_cannot_block;
 }
 
 #endif

@@ -481,6 +481,43 @@ scenario_kill() {
     "$bin/mana_status" --ckptdir "$ck"
 }
 
+# The checkpoint signal reaches the coordinator (Slurm signals every process of a step):
+# a checkpoint that ends the job with status 85.  A kill request during a plain checkpoint
+# makes that checkpoint end the job, with the status asked for, instead of being refused.
+scenario_ckpt_signal() {
+  start_coord --ckpt-signal USR1
+  start_ranks 2
+  wait_connected 2
+  kill -USR1 "$coord_pid"
+  wait "$ranks_pid" || fail "the ranks did not exit cleanly"
+  ranks_pid=""
+  [ "$(grep -c 'committed gen 1 then exit status 85' "$work/ranks.out")" = 2 ] ||
+    fail "ranks not told to exit with 85: $(cat "$work/ranks.out")"
+  expect_gone
+  latest_is 1 || fail "LATEST"
+  grep -q "generation 1 started (the coordinator received SIGUSR1, the job ends once it is committed)" \
+    "$ck/.mana/coordinator.log" || fail "the signal's checkpoint is not logged"
+
+  start_coord
+  start_ranks 2 --delay-park 1:1500
+  wait_connected 2
+  local out
+  out=$(status --checkpoint) || fail "--checkpoint"
+  out=$(status --kill --exit-status 85 --wait) || fail "--kill during a checkpoint: $out"
+  case "$out" in "checkpoint committed: generation 2,"*) ;; *) fail "--kill printed '$out'" ;; esac
+  wait "$ranks_pid" || fail "the ranks did not exit cleanly"
+  ranks_pid=""
+  [ "$(grep -c 'committed gen 2 then exit status 85' "$work/ranks.out")" = 2 ] ||
+    fail "the plain checkpoint did not end the job: $(cat "$work/ranks.out")"
+  grep -q "generation 2: the job ends once it is committed (requested from" \
+    "$ck/.mana/coordinator.log" || fail "the change is not logged"
+  expect_gone
+  expect_exit 2 "--exit-status goes with --kill" "$bin/mana_status" --ckptdir "$ck" --checkpoint \
+    --exit-status 3
+  expect_exit 2 "--ckpt-signal: that signal cannot be caught or mana needs it for itself" \
+    "$bin/mana_coordinator" --ckpt-signal KILL --ckptdir "$ck"
+}
+
 scenario_interval() {
   start_coord
   start_ranks 2
@@ -754,6 +791,7 @@ case "$scenario" in
     "scenario_$scenario" ;;
   status-errors) scenario_status_errors ;;
   job-over) scenario_job_over ;;
+  ckpt-signal) scenario_ckpt_signal ;;
   *) echo "fake_job.sh: unknown scenario '$scenario'" >&2; exit 2 ;;
 esac
 echo "fake_job.sh: $scenario: PASS"

@@ -317,7 +317,10 @@ static int on_command(struct rank *r, const struct coord_cmd *cmd)
   case COORD_CMD_COMMITTED:
     r->in_ckpt = false;
     r->commits++;
-    say(r, "committed gen %" PRIu64 "%s", cmd->gen, cmd->then_exit ? " then exit" : "");
+    if (cmd->then_exit)
+      say(r, "committed gen %" PRIu64 " then exit status %u", cmd->gen, cmd->exit_status);
+    else
+      say(r, "committed gen %" PRIu64, cmd->gen);
     if (cmd->then_exit || (r->o->exit_after && r->commits >= r->o->exit_after))
       return 2;
     return 0;

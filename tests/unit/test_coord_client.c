@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ckpt_signal.h"
 #include "coord_client.h"
 #include "coord_client_rank.h"
 #include "coord_linebuf.h"
@@ -309,6 +311,10 @@ Test(coord_client, decode_commands)
   cr_assert(!cmd.then_exit);
   cr_assert_eq(decode("COMMITTED gen=3 then=exit", &cmd), 0);
   cr_assert(cmd.then_exit);
+  cr_assert_eq(cmd.exit_status, 0);
+  cr_assert_eq(decode("COMMITTED gen=3 then=exit status=85", &cmd), 0);
+  cr_assert(cmd.then_exit);
+  cr_assert_eq(cmd.exit_status, 85);
   cr_assert_eq(decode("ABORT gen=3 reason=rank%201%20refused", &cmd), 0);
   cr_assert_str_eq(cmd.reason, "rank 1 refused");
   cr_assert_eq(decode("QUIT", &cmd), 0);
@@ -363,4 +369,51 @@ Test(coord_client, connect_refused)
   cr_assert_null(coord_client_connect(&ep, 1000, err, sizeof(err)));
   cr_assert(strstr(err, "Connection refused"), "%s", err);
   cr_assert(strstr(err, "127.0.0.1:"), "%s", err);
+}
+
+Test(coord_client, committed_bad_exit_status)
+{
+  struct coord_cmd cmd;
+
+  cr_assert_neq(decode("COMMITTED gen=3 then=exit status=256", &cmd), 0);
+  cr_assert_neq(decode("COMMITTED gen=3 then=exit status=-1", &cmd), 0);
+}
+
+Test(ckpt_signal, names_and_numbers)
+{
+  const char *why;
+  int sig = 0;
+
+  cr_assert_eq(ckpt_signal_parse("USR1", &sig, &why), 0);
+  cr_assert_eq(sig, SIGUSR1);
+  cr_assert_eq(ckpt_signal_parse("SIGUSR2", &sig, &why), 0);
+  cr_assert_eq(sig, SIGUSR2);
+  cr_assert_eq(ckpt_signal_parse("usr1", &sig, &why), 0);
+  cr_assert_eq(sig, SIGUSR1);
+  cr_assert_eq(ckpt_signal_parse("15", &sig, &why), 0);
+  cr_assert_eq(sig, SIGTERM);
+  cr_assert_eq(ckpt_signal_parse("RTMIN+2", &sig, &why), 0);
+  cr_assert_eq(sig, SIGRTMIN + 2);
+  char name[16];
+  cr_assert_str_eq(ckpt_signal_name(SIGRTMIN + 2, name, sizeof(name)), "RTMIN+2");
+  cr_assert_str_eq(ckpt_signal_name(SIGUSR1, name, sizeof(name)), "USR1");
+}
+
+Test(ckpt_signal, refusals)
+{
+  const char *why;
+  int sig = 0;
+  const char *refused[] = {"KILL", "SIGSTOP", "SYS", "SEGV", "CHLD", "62",       "9",
+                           "0",    "65",      "",    "USR3", "-10",  "RTMIN+99", "12x"};
+
+  for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+    cr_assert_neq(ckpt_signal_parse(refused[i], &sig, &why), 0, "%s was accepted", refused[i]);
+  cr_assert_eq(ckpt_signal_parse("KILL", &sig, &why), -1);
+  cr_assert(strstr(why, "cannot be caught"), "%s", why);
+  enum ckpt_signal_action a;
+  cr_assert_eq(ckpt_signal_action_parse("kill", &a), 0);
+  cr_assert_eq(a, CKPT_SIGNAL_KILL);
+  cr_assert_eq(ckpt_signal_action_parse("checkpoint", &a), 0);
+  cr_assert_eq(a, CKPT_SIGNAL_CHECKPOINT);
+  cr_assert_neq(ckpt_signal_action_parse("Kill", &a), 0);
 }
