@@ -18,13 +18,15 @@
 # The cluster: one node named after this host with CPUs=8 (SlurmdParameters=config_overrides
 # lets it claim more CPUs than the machine has), MpiDefault=pmi2 (MPICH's PMI-2 client),
 # proctrack/linuxproc and task/none (no cgroups needed), select/cons_tres with CR_CPU,
-# JobRequeue=1, no accounting, ports MANA_SLURM_PORT (default 16817) and +1, and
+# JobRequeue=1, no accounting, ports MANA_SLURM_PORT (default 16817) and +1, mana's Prolog,
+# TaskProlog and Epilog from coordinator/slurm/ (logging to /var/log/mana/slurm-hooks.log), and
 # KillOnBadExit=1: a rank that exits with an error ends the whole step, as Hydra does (with
 # Slurm's default the other ranks wait in PMI forever, e.g. when one rank's image is
 # damaged at restart and the others are already in MPI_Init).
 set -euo pipefail
 
 me=slurm-local.sh
+hooks=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../coordinator/slurm" && pwd)
 dir=${MANA_SLURM_DIR:-/tmp/mana-slurm-$(id -u)}
 port=${MANA_SLURM_PORT:-16817}
 conf=$dir/slurm.conf
@@ -93,6 +95,11 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 SchedulerType=sched/builtin
+# mana's hooks, from this checkout, as a site installs them (docs/slurm.md)
+Prolog=$hooks/mana-prolog
+Epilog=$hooks/mana-epilog
+TaskProlog=$hooks/mana-task-prolog
+PrologFlags=Alloc
 NodeName=$host CPUs=8 RealMemory=8000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
