@@ -23,7 +23,9 @@
  * "iterative: step K of ITERS" every N iterations, for scripts that checkpoint at a step.
  * ITERATIVE_HOLD=FILE:K holds the run after iteration K, still calling MPI (a broadcast
  * every 10 ms), until FILE exists: a script can let periodic checkpoints happen and then
- * release the job, instead of hoping the run lasts long enough. Neither changes the output.
+ * release the job, instead of hoping the run lasts long enough. Several holds are separated by
+ * commas (FILE1:K1,FILE2:K2, at most 8), so that a job restarted at one can be checkpointed
+ * again at the next. Neither changes the output.
  * Checks: heat is conserved (periodic domain), every ring hop came from the left
  * neighbour, and the ring tokens add up to the value computed in closed form.
  * Ranks: 2 (any count works).
@@ -41,6 +43,35 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+/* One ITERATIVE_HOLD entry: after iteration step, wait until file exists. */
+struct hold {
+  long step;
+  char file[4096];
+};
+
+/* Parses "FILE:K[,FILE:K...]" into holds; returns how many (entries without ":K" are skipped). */
+static int parse_holds(const char *spec, struct hold *holds, int max)
+{
+  int n = 0;
+
+  while (spec && *spec && n < max) {
+    const char *end = strchr(spec, ',');
+    size_t len = end ? (size_t)(end - spec) : strlen(spec);
+    const char *colon = NULL;
+
+    for (size_t i = 0; i < len; i++)
+      if (spec[i] == ':')
+        colon = spec + i;
+    if (colon && len < sizeof(holds[n].file)) {
+      holds[n].step = atol(colon + 1);
+      snprintf(holds[n].file, sizeof(holds[n].file), "%.*s", (int)(colon - spec), spec);
+      n++;
+    }
+    spec = end ? end + 1 : NULL;
+  }
+  return n;
 }
 
 static long arg(int argc, char **argv, int i, long dflt)
@@ -70,12 +101,8 @@ int main(int argc, char **argv)
   double t_start = MPI_Wtime();
   const char *progress = getenv("ITERATIVE_PROGRESS");
   const long progress_every = progress ? atol(progress) : 0;
-  const char *hold = getenv("ITERATIVE_HOLD");
-  const char *hold_colon = hold ? strrchr(hold, ':') : NULL;
-  const long hold_step = hold_colon ? atol(hold_colon + 1) : 0;
-  char hold_file[4096] = "";
-  if (hold_colon)
-    snprintf(hold_file, sizeof(hold_file), "%.*s", (int)(hold_colon - hold), hold);
+  static struct hold holds[8];
+  const int nholds = parse_holds(getenv("ITERATIVE_HOLD"), holds, 8);
 
   MPI_Comm ring;
   MPI_Comm_dup(MPI_COMM_WORLD, &ring);
@@ -146,13 +173,15 @@ int main(int argc, char **argv)
     }
     if (progress_every > 0 && me == 0 && it % progress_every == 0)
       fprintf(stderr, "iterative: step %ld of %ld\n", it, iters);
-    if (it == hold_step) {
+    for (int k = 0; k < nholds; k++) {
+      if (it != holds[k].step)
+        continue;
       int go = 0;
       if (me == 0)
-        fprintf(stderr, "iterative: holding at step %ld until %s exists\n", it, hold_file);
+        fprintf(stderr, "iterative: holding at step %ld until %s exists\n", it, holds[k].file);
       for (;;) {
         if (me == 0)
-          go = access(hold_file, F_OK) == 0;
+          go = access(holds[k].file, F_OK) == 0;
         MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (go)
           break;
