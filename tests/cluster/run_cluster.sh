@@ -22,6 +22,11 @@
 #              with UCX 1.13.1 over TCP hangs there at 3 or more ranks, natively too.
 #   tcp-shm    launched from h1 on h1:2,h2:2 with UCX_TLS=tcp,self, checkpointed at step 40;
 #              restarted on h3 alone with the default transports to the end.
+#   slurm      a private Slurm cluster over the hosts (munged and slurmctld on h1, one slurmd
+#              per host, ports MANA_CLUSTER_SLURM_PORT (default 16917) and +1): launched from h1
+#              with srun -N 2 -n 4 --ntasks-per-node=2 -w h1,h2, checkpointed at step 40;
+#              restarted from h3 with srun on h2,h3 to the end.  Skipped when Slurm (slurm-wlm,
+#              munge) is not installed.
 #
 # Every segment is checked while it holds: its ranks run on the hosts asked for (mana_status
 # --json's host and pid, and the pid's UTS namespace), the coordinator listens where expected,
@@ -51,8 +56,8 @@ done
 [ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
 [ -x "$program" ] || { echo "$me: --program must be tests/programs/iterative" >&2; exit 2; }
 case $scenario in
-  placement|shm-tcp|tcp-shm) ;;
-  *) echo "$me: --scenario must be placement, shm-tcp or tcp-shm" >&2; exit 2 ;;
+  placement|shm-tcp|tcp-shm|slurm) ;;
+  *) echo "$me: --scenario must be placement, shm-tcp, tcp-shm or slurm" >&2; exit 2 ;;
 esac
 program=$(cd "$(dirname "$program")" && pwd)/$(basename "$program")
 
@@ -61,6 +66,12 @@ skip() { say "SKIP: $*"; exit 77; }
 t_start=$SECONDS
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
 command -v mpiexec.mpich >/dev/null || skip "mpiexec.mpich not found"
+if [ "$scenario" = slurm ]; then
+  for t in munged slurmctld slurmd srun scontrol sinfo; do
+    command -v $t >/dev/null ||
+      skip "$t not found: install slurm-wlm and munge (tests/setup/slurm-local.sh start does)"
+  done
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-cluster.XXXXXX")
 chmod 0755 "$work"
@@ -69,6 +80,7 @@ unset MANA_HOSTS_NET MANA_HOSTS_BOOT_ID
 ck=$work/ck
 failed=0
 seg_pids=()
+slurm_dir=""
 
 fail() {
   say "FAIL: $*"
@@ -95,6 +107,7 @@ end_processes() {
 
 cleanup() {
   local rc=$?
+  [ -z "$slurm_dir" ] || slurm_stop >/dev/null 2>&1 || true
   end_processes
   "$hosts_sh" stop >/dev/null 2>&1 || "$hosts_sh" stop >&2 || true
   if [ "$keep" = 1 ] || [ "$failed" = 1 ] || { [ $rc -ne 0 ] && [ $rc -ne 77 ]; }; then
@@ -124,12 +137,93 @@ tcp_env=("UCX_TLS=tcp,self")
 # on HOST CMD...: run CMD inside HOST
 on() { "$hosts_sh" exec "$@"; }
 
-# The native reference, on h1: 4 ranks, never held (both release files exist for it).
+# slurm_start: a private Slurm cluster over the hosts; clients find it through SLURM_CONF and
+# must run inside a host (h1 is only a name there)
+slurm_start() {
+  local port=${MANA_CLUSTER_SLURM_PORT:-16917} h state="" deadline=$((SECONDS + limit))
+  slurm_dir=$work/slurm
+  mkdir -p "$slurm_dir/state" "$slurm_dir/munge"
+  chmod 0711 "$slurm_dir/munge"
+  dd if=/dev/urandom of="$slurm_dir/munge/munge.key" bs=1024 count=1 status=none
+  chmod 0400 "$slurm_dir/munge/munge.key"
+  : >"$slurm_dir/plugstack.conf"
+  cat >"$slurm_dir/slurm.conf" <<EOF
+# Written by tests/cluster/run_cluster.sh: Slurm over the hosts of $MANA_HOSTS_PREFIX.
+ClusterName=manahosts
+SlurmctldHost=h1
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$slurm_dir/munge/munge.socket,cred_expire=10
+StateSaveLocation=$slurm_dir/state
+SlurmdSpoolDir=$slurm_dir/spool-%n
+SlurmctldPidFile=$slurm_dir/slurmctld.pid
+SlurmdPidFile=$slurm_dir/slurmd-%n.pid
+SlurmctldLogFile=$slurm_dir/slurmctld.log
+SlurmdLogFile=$slurm_dir/slurmd-%n.log
+PlugStackConfig=$slurm_dir/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+MpiDefault=pmi2
+KillOnBadExit=1
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+SchedulerType=sched/builtin
+NodeName=h[1-3] CPUs=4 RealMemory=4000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+  export SLURM_CONF=$slurm_dir/slurm.conf
+  # munged's socket is a file: every host reaches it
+  on h1 munged --key-file="$slurm_dir/munge/munge.key" --socket="$slurm_dir/munge/munge.socket" \
+    --pid-file="$slurm_dir/munge/munged.pid" --log-file="$slurm_dir/munge/munged.log" \
+    --seed-file="$slurm_dir/munge/munged.seed" || fail "munged did not start"
+  on h1 slurmctld -f "$SLURM_CONF" || fail "slurmctld did not start: $(tail -2 "$slurm_dir/slurmctld.log")"
+  for h in h1 h2 h3; do
+    on $h slurmd -f "$SLURM_CONF" || fail "slurmd on $h did not start: $(tail -2 "$slurm_dir/slurmd-$h.log")"
+  done
+  while [ "$state" != "idle 3" ]; do
+    [ $SECONDS -lt $deadline ] || fail "the Slurm nodes are '$state' after ${limit}s, not 3 idle (see $slurm_dir)"
+    sleep 0.2
+    state=$(on h3 sinfo -h -o '%T %D' 2>/dev/null | tr '\n' ' ' | sed 's/ $//' || true)
+  done
+  say "Slurm up: h1, h2, h3 idle (ports $port, $((port + 1)))"
+}
+
+# slurm_stop: scontrol shutdown, then munged; each ends within 30 s
+slurm_stop() {
+  local deadline=$((SECONDS + 30)) p
+  on h1 scontrol shutdown >/dev/null 2>&1 || true
+  while "$hosts_sh" procs | grep -q ' slurm'; do
+    [ $SECONDS -lt $deadline ] || fail "Slurm's daemons did not end in 30 s after scontrol shutdown"
+    sleep 0.2
+  done
+  p=$(cat "$slurm_dir/munge/munged.pid" 2>/dev/null) && kill "$p" 2>/dev/null || true
+  while "$hosts_sh" procs | grep -q ' munged'; do
+    [ $SECONDS -lt $deadline ] || fail "munged did not end"
+    sleep 0.2
+  done
+  slurm_dir=""
+}
+
+[ "$scenario" = slurm ] && slurm_start
+
+# The native reference, on h1 (Slurm: srun on h1 and h2): 4 ranks, never held (both release
+# files exist for it).
 touch "$work/native-release1" "$work/native-release2"
 t0=$SECONDS
 native_env=(ITERATIVE_HOLD="$work/native-release1:$hold1,$work/native-release2:$hold2")
 [ "$scenario" = placement ] && native_env+=(MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0)
-on h1 env "${native_env[@]}" timeout "$limit" mpiexec.mpich -n 4 "$program" $iters $nloc \
+native_launcher=(mpiexec.mpich -n 4)
+[ "$scenario" = slurm ] && native_launcher=(srun -N 2 -n 4 --ntasks-per-node=2 -w "h1,h2")
+on h1 env "${native_env[@]}" timeout "$limit" "${native_launcher[@]}" "$program" $iters $nloc \
   >"$work/native.out" 2>"$work/native.err" ||
   fail "the native run failed or took over ${limit}s: $(tail -3 "$work/native.err")"
 say "native run: $((SECONDS - t0)) s, $(wc -l <"$work/native.out") lines"
@@ -306,6 +400,22 @@ case $scenario in
     seg_wait_exit restart-shm
     segments="launch-tcp restart-shm"
     ;;
+  slurm)
+    srun_args=(-N 2 -n 4 --ntasks-per-node=2)
+    seg_start launch h1 "${common_env[@]}" -- \
+      "$bin/mana_launch" --ckptdir "$ck" srun "${srun_args[@]}" -w h1,h2 "$program" $iters $nloc
+    seg_wait_hold launch $hold1
+    seg_check launch h3 h1 "h1 h1 h2 h2" shm
+    seg_checkpoint_kill launch h2
+    touch "$work/release1"
+    seg_start restart h3 "${common_env[@]}" -- \
+      "$bin/mana_restart" --ckptdir "$ck" srun "${srun_args[@]}" -w h2,h3
+    seg_wait_hold restart $hold2
+    seg_check restart h2 h3 "h2 h2 h3 h3" shm
+    touch "$work/release2"
+    seg_wait_exit restart
+    segments="launch restart"
+    ;;
 esac
 
 # The output of the segments, one after the other, is the native run's.
@@ -317,6 +427,10 @@ say "output identical to the native run ($(wc -l <"$work/native.out") lines, $ge
 
 # Nothing of the job is left: no process in the hosts (the coordinator ends with the job),
 # then the hosts go, then no /dev/shm file the ranks had mapped.
+if [ -n "$slurm_dir" ]; then
+  slurm_stop
+  say "Slurm stopped"
+fi
 deadline=$((SECONDS + 60))
 while [ -n "$("$hosts_sh" procs)" ]; do
   [ $SECONDS -lt $deadline ] || fail "processes left 60 s after the job ended: $("$hosts_sh" procs | tr '\n' ';')"
