@@ -7,6 +7,8 @@
 #   -r N         checkpoints without kill per rank count (default 3)
 #   -d DIR       where the images and the dd test file go (default ${TMPDIR:-/tmp}); the
 #                figures are about this directory's storage
+#   --forked     forked writers (mana_launch --forked-writers): each rank resumes once drained
+#                while a forked child writes its image (the kill checkpoint stays synchronous)
 #   --overhead   also run benchmarks/run_overhead.sh (per-call runtime overhead, no checkpoints)
 #   -k           keep the work directory (printed)
 #
@@ -37,7 +39,7 @@ set -euo pipefail
 
 me=run_ckpt_bench.sh
 src=$(cd "$(dirname "$0")/.." && pwd)
-ranks_list="1 2 4" mib=64 reps=3 dir=${TMPDIR:-/tmp} overhead=0 keep=0
+ranks_list="1 2 4" mib=64 reps=3 dir=${TMPDIR:-/tmp} overhead=0 keep=0 forked=()
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     -r) reps=$2; shift 2 ;;
     -d) dir=$2; shift 2 ;;
     --overhead) overhead=1; shift ;;
+    --forked) forked=(--forked-writers); shift ;;
     -k) keep=1; shift ;;
     -h|--help) usage ;;
     *) echo "$me: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -160,7 +163,7 @@ for n in $ranks_list; do
   total_mib=$(( n * mib ))
   dd_before=$(dd_mbs "$total_mib")
   echo "== $n rank(s): dd ${total_mib} MiB direct+fsync: $dd_before MB/s"
-  "$MANA_BIN/mana_launch" --ckptdir "$ckdir" "$MPIEXEC" -n "$n" "$app" "$mib" 600 "$work/progress" \
+  "$MANA_BIN/mana_launch" --ckptdir "$ckdir" "${forked[@]}" "$MPIEXEC" -n "$n" "$app" "$mib" 600 "$work/progress" \
     >"$work/job.out" 2>"$work/job.err" &
   job=$!
   wait_progress_since "$(now_us)" "$n"

@@ -149,6 +149,9 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
     return -1;
   if (strcmp(verb, "CKPT") == 0) {
     cmd->kind = COORD_CMD_CKPT;
+    cmd->fork = false;
+    if (coord_msg_get(msg, "fork") && coord_msg_flag(msg, "fork", &cmd->fork, err, errlen))
+      return -1;
     return coord_msg_str(msg, "dir", &cmd->dir, err, errlen);
   }
   if (strcmp(verb, "TARGETS") == 0) {

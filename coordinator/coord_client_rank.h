@@ -53,6 +53,7 @@ struct coord_cmd {
   uint64_t epoch;       /* TARGETS */
   bool more;            /* TARGETS: more lines of the same epoch follow */
   bool then_exit;       /* COMMITTED */
+  bool fork;            /* CKPT: a forked process writes the image; resume once drained */
   unsigned exit_status; /* COMMITTED with then_exit: the status to exit with */
   const char *dir;      /* CKPT */
   const char *reason;   /* ABORT, QUIT ("" when none) */

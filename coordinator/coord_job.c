@@ -43,7 +43,9 @@ static struct coord_line *start_line(struct coordinator *co, struct coord_line *
 
 void job_schedule(struct coordinator *co)
 {
-  if (co->interval && !co->ending && !co->ckpt)
+  if (co->kill_after && !co->ending && !co->ckpt)
+    co->next_ckpt_ms = coord_now_ms(); /* at once, from the loop (not while it stops) */
+  else if (co->interval && !co->ending && !co->ckpt)
     co->next_ckpt_ms = coord_now_ms() + (long long)co->interval * 1000;
   else
     co->next_ckpt_ms = -1;
@@ -490,6 +492,9 @@ static int start_checkpoint(struct coordinator *co, bool kill, const char *origi
   }
   co->ckpt_kill = kill;
   co->ckpt_exit_status = 0;
+  /* A checkpoint that ends the job is written by the parked ranks themselves: there is no
+   * application to resume. */
+  co->ckpt_forked = co->cfg->forked_writers && !kill;
   co->ckpt_start_ms = coord_now_ms();
   co->ckpt_start_us = coord_now_us();
   co->ckpt_drain_us = 0;
@@ -503,9 +508,13 @@ static int start_checkpoint(struct coordinator *co, bool kill, const char *origi
   store_gen_path(&co->store, *gen, dir, sizeof(dir));
   start_line(co, &line, "CKPT");
   coord_line_str(&line, "dir", dir);
+  if (co->ckpt_forked)
+    coord_line_u64(&line, "fork", 1);
   job_broadcast(co, &line);
   coord_log("generation %" PRIu64 " started (%s%s)", *gen, origin,
-            kill ? ", the job ends once it is committed" : "");
+            kill              ? ", the job ends once it is committed"
+            : co->ckpt_forked ? ", written by forked writers while the job runs"
+                              : "");
   return 0;
 }
 
@@ -531,6 +540,19 @@ int job_checkpoint_then_exit(struct coordinator *co, unsigned status, const char
     return 0;
   }
   *gen = co->ckpt->gen;
+  if (co->ckpt_forked) {
+    /* Its ranks resume before it commits: the job ends with the next one, started as soon
+     * as this one is over (numbers are never reused, and none can start in between). */
+    if (!co->kill_after || (status && !co->kill_after_status)) {
+      co->kill_after = true;
+      co->kill_after_status = status;
+      coord_log("generation %" PRIu64 " is written in the background: the job ends with the "
+                "next checkpoint (%s)",
+                *gen, origin);
+    }
+    *gen = co->newest_started + 1;
+    return 0;
+  }
   if (co->ckpt_kill && (co->ckpt_exit_status || !status))
     return 0;
   if (!co->ckpt_kill)
@@ -571,8 +593,20 @@ void job_timer(struct coordinator *co)
 {
   char why[COORD_ERR_LEN * 2];
   uint64_t gen;
+  bool committed;
 
   co->next_ckpt_ms = -1;
+  if (co->kill_after) {
+    co->kill_after = false;
+    if (job_checkpoint_then_exit(co, co->kill_after_status,
+                                 "asked for while the previous one was written", &gen, &committed,
+                                 why, sizeof(why))) {
+      coord_log("the checkpoint that ends the job cannot start: %s", why);
+      control_done(co, co->newest_started + 1, false, why);
+      job_schedule(co);
+    }
+    return;
+  }
   if (job_start_checkpoint(co, "periodic", &gen, why, sizeof(why))) {
     coord_log("periodic checkpoint skipped: %s", why);
     job_schedule(co);

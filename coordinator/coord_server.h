@@ -53,6 +53,7 @@ struct coord_config {
   pid_t watch_pid;          /* exit when this process exits, 0: none */
   int ckpt_signal;          /* a checkpoint is asked for on this signal, 0: none */
   bool ckpt_signal_kill;    /* ... and the job then ends with MANA_EXIT_CHECKPOINTED */
+  bool forked_writers;      /* ranks resume once drained; forked writers write the images */
   bool daemon;
 };
 
@@ -114,6 +115,9 @@ struct coordinator {
   struct ckpt *ckpt; /* the generation in progress, or NULL */
   bool ckpt_kill;
   unsigned ckpt_exit_status;              /* with ckpt_kill: the ranks' exit status */
+  bool ckpt_forked;                       /* the ranks resume while forked writers write */
+  bool kill_after;                        /* a kill asked for during a forked generation */
+  unsigned kill_after_status;             /* ... and the exit status it asked for */
   long long ckpt_deadline;                /* abort if not draining by then, -1: none */
   long long stall_deadline;               /* release parked ranks if still stalled, -1: none */
   unsigned stall_grace_ms;                /* doubles with every release of this generation */

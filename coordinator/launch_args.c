@@ -38,6 +38,8 @@ static const struct mana_option mana_options[] = {
     {"coordinator-host", 0, MANA_VALUE_HOST, MANA_ACTION_EXPORT, "MANA_COORDINATOR_HOST", "ADDR",
      "address the coordinator started here listens on; * for all (default: "
      "127.0.0.1 when every rank runs on this host, else all)"},
+    {"forked-writers", 0, MANA_VALUE_NONE, MANA_ACTION_EXPORT, "MANA_FORKED_WRITERS", NULL,
+     "ranks resume once drained; a forked process writes each image"},
     {"ckpt-signal", 0, MANA_VALUE_SIGNAL, MANA_ACTION_EXPORT, CKPT_SIGNAL_ENV, "SIG",
      "checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)"},
     {"ckpt-signal-action", 0, MANA_VALUE_SIGNAL_ACTION, MANA_ACTION_EXPORT, CKPT_SIGNAL_ACTION_ENV,
@@ -261,7 +263,7 @@ static int apply_option(struct launch_plan *plan, const struct mana_option *opt,
     plan->verbose = true;
     break;
   case MANA_ACTION_EXPORT:
-    set_env(plan, opt, value);
+    set_env(plan, opt, value ? value : "1"); /* a flag */
     break;
   case MANA_ACTION_RESTART:
     plan->restart_from = value;

@@ -192,6 +192,8 @@ static void build_argv(const struct launch_coord_request *req, char *path, char 
     argv[n++] = "--interval";
     argv[n++] = (char *)req->interval;
   }
+  if (req->forked_writers)
+    argv[n++] = "--forked-writers";
   if (req->ckpt_signal) {
     argv[n++] = "--ckpt-signal";
     argv[n++] = (char *)req->ckpt_signal;

@@ -30,8 +30,9 @@ struct launch_coord_request {
   unsigned long ranks;                          /* 0: unknown */
   const char *interval;                         /* seconds, or NULL */
   const char *ckpt_signal, *ckpt_signal_action; /* mana_coordinator's options, or NULL */
-  const char *command;                          /* the job's command line, for MANIFEST, or NULL */
-  const char *host;                             /* address to listen on, or NULL: every address */
+  bool forked_writers;
+  const char *command; /* the job's command line, for MANIFEST, or NULL */
+  const char *host;    /* address to listen on, or NULL: every address */
 };
 
 /* Launcher form. Returns 0 with lc filled, or -1 with err. */

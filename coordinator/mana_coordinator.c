@@ -63,6 +63,9 @@ static void usage(FILE *out)
           "                             S seconds (default %d)\n"
           "      --watch-pid PID        exit when process PID exits (the launcher)\n"
           "      --command TEXT         the job's command line, recorded in MANIFEST\n"
+          "      --forked-writers       ranks resume once drained while a forked process\n"
+          "                             writes each image (not for a checkpoint that ends\n"
+          "                             the job)\n"
           "      --ckpt-signal SIG      checkpoint when this process receives SIG (e.g.\n"
           "                             USR1, as sbatch --signal sends it)\n"
           "      --ckpt-signal-action A kill (default): the job then ends, its ranks exiting\n"
@@ -91,6 +94,7 @@ enum {
   OPT_WATCH_PID,
   OPT_COMMAND,
   OPT_CKPT_SIGNAL,
+  OPT_FORKED_WRITERS,
   OPT_CKPT_SIGNAL_ACTION,
   OPT_VERSION
 };
@@ -110,6 +114,7 @@ static const struct option long_options[] = {
     {"watch-pid", required_argument, NULL, OPT_WATCH_PID},
     {"command", required_argument, NULL, OPT_COMMAND},
     {"ckpt-signal", required_argument, NULL, OPT_CKPT_SIGNAL},
+    {"forked-writers", no_argument, NULL, OPT_FORKED_WRITERS},
     {"ckpt-signal-action", required_argument, NULL, OPT_CKPT_SIGNAL_ACTION},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -205,6 +210,9 @@ static int parse_value_option(int opt, const char *arg, struct coord_config *cfg
     break;
   case OPT_COMMAND:
     cfg->command = arg;
+    break;
+  case OPT_FORKED_WRITERS:
+    cfg->forked_writers = true;
     break;
   case OPT_CKPT_SIGNAL: {
     const char *why;

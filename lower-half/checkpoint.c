@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -55,4 +57,89 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
     mana_image_writer_abort(w);
   close(dirfd);
   return rc;
+}
+
+/* What a forked writer tells the rank: its outcome, in one write on a pipe. */
+struct writer_result {
+  int rc;
+  int pad;
+  uint64_t bytes, hash;
+  char err[512];
+};
+
+static _Noreturn void run_writer(int out, const char *dir, const char *name, uint64_t generation,
+                                 const struct mana_rank_facts *facts)
+{
+  struct writer_result r;
+  memset(&r, 0, sizeof(r));
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, NULL);
+  /* A writer must not outlive its rank (a killed rank's generation is never committed). */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  r.rc = mana_checkpoint_write(dir, name, generation, facts, NULL, &r.bytes, &r.hash, r.err,
+                               sizeof(r.err));
+  if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+    _exit(2);
+  _exit(0);
+}
+
+int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,
+                                const struct mana_rank_facts *facts, struct mana_forked_writer *fw,
+                                char *err, size_t errlen)
+{
+  for (size_t i = 0; mana_state_kinds[i]; i++)
+    if (mana_state_kinds[i]->capture && mana_state_kinds[i]->capture(err, errlen) != 0)
+      return -1;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return mana_fail(err, errlen, errno, "cannot make a pipe for the image writer");
+  fflush(NULL); /* nothing buffered is written twice */
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    run_writer(p[1], dir, name, generation, facts);
+  }
+  int e = errno;
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return mana_fail(err, errlen, e, "cannot fork the image writer");
+  }
+  fw->pid = pid;
+  fw->result_fd = p[0];
+  return 0;
+}
+
+int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, uint64_t *bytes, uint64_t *hash,
+                                char *err, size_t errlen)
+{
+  struct writer_result r;
+  size_t got = 0;
+  while (got < sizeof(r)) {
+    ssize_t n = read(fw->result_fd, (char *)&r + got, sizeof(r) - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  close(fw->result_fd);
+  int status = 0;
+  while (waitpid(fw->pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (got != sizeof(r)) {
+    if (WIFSIGNALED(status))
+      return mana_fail(err, errlen, 0, "the image writer (pid %d) was killed by signal %d",
+                       (int)fw->pid, WTERMSIG(status));
+    return mana_fail(err, errlen, 0, "the image writer (pid %d) ended without a result (status %d)",
+                     (int)fw->pid, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  if (r.rc != 0) {
+    r.err[sizeof(r.err) - 1] = '\0';
+    return mana_fail(err, errlen, 0, "%s", r.err);
+  }
+  *bytes = r.bytes;
+  *hash = r.hash;
+  return 0;
 }

@@ -28,6 +28,22 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
                           const struct mana_write_progress *progress, uint64_t *bytes,
                           uint64_t *hash, char *err, size_t errlen);
 
+/* The same image, written by a forked child from its copy-on-write view of the process, so
+ * that the application may resume as soon as this returns.  What the child cannot see is read
+ * first (mana_state_ops.capture).  The child touches no MPI, network or coordinator link: it
+ * writes the file, tells its outcome on a pipe and exits; it dies with the rank. */
+struct mana_forked_writer {
+  int pid;
+  int result_fd;
+};
+int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,
+                                const struct mana_rank_facts *facts, struct mana_forked_writer *fw,
+                                char *err, size_t errlen);
+/* Waits for the writer: 0 with the image's size and digest, or -1 with why (its own error,
+ * or how it died). */
+int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, uint64_t *bytes, uint64_t *hash,
+                                char *err, size_t errlen);
+
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
  * the image `path` and continues the parked threads.  Returns only on failure. */
 int mana_restart_from(const char *path, char *err, size_t errlen);

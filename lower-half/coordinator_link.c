@@ -288,6 +288,7 @@ struct link_peers {
   uint64_t gen;
   struct coord_cmd *cmd; /* the command that ended the wait for GO */
   struct write_report progress;
+  int resumed; /* a forked writer writes the image; the application runs */
 };
 
 static int peers_suspended(void *arg)
@@ -313,6 +314,17 @@ static void peers_failed(void *arg, const char *reason)
   coord_send_failed(link_conn, ((struct link_peers *)arg)->gen, reason);
 }
 
+/* The forked writer runs: the application goes on (release before ending the clock, as
+ * after a verdict). */
+static void peers_resumed(void *arg)
+{
+  struct link_peers *p = arg;
+  __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
+  mana_rank_checkpoint_leave(0, 0);
+  MANA_BOUNDARY->stub_cc->end();
+  p->resumed = 1;
+}
+
 static void peers_written(void *arg, const char *name, uint64_t bytes, uint64_t hash)
 {
   char xxh[32];
@@ -324,14 +336,17 @@ static void peers_written(void *arg, const char *name, uint64_t bytes, uint64_t 
  * ABORT or QUIT) in cmd, -1 when the link is gone.  The drain is collective over the ranks: a
  * rank starting it alone would leave exchanges posted that the others never answer, so a rank
  * that cannot park says so before any rank drains. */
-static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
+static int drain_and_write(uint64_t gen, const char *dir, int forked, struct coord_cmd *cmd,
+                           int *resumed)
 {
-  struct link_peers lp = {gen, cmd, {gen, 0}};
+  struct link_peers lp = {gen, cmd, {gen, 0}, 0};
   struct mana_write_progress progress = {report_progress, &lp.progress, PROGRESS_EVERY_BYTES};
-  struct rank_peers peers = {&lp,          peers_suspended, peers_drained, peers_refused,
-                             peers_failed, peers_written,   &progress};
+  struct rank_peers peers = {&lp,           peers_suspended, peers_drained,
+                             peers_refused, peers_failed,    peers_written,
+                             &progress,     forked,          peers_resumed};
   struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
   enum rank_checkpoint_outcome out = mana_rank_checkpoint(&peers, dir, gen, &facts);
+  *resumed = lp.resumed;
   if (out != RANK_CKPT_REPORTED)
     return out == RANK_CKPT_ENDED ? 0 : -1;
   int rc;
@@ -342,7 +357,7 @@ static int drain_and_write(uint64_t gen, const char *dir, struct coord_cmd *cmd)
 }
 
 /* One generation, from CKPT to COMMITTED or ABORT. */
-static void checkpoint(uint64_t gen, const char *dir_in_msg)
+static void checkpoint(uint64_t gen, const char *dir_in_msg, int forked)
 {
   char reason[512], dir[4096];
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
@@ -379,10 +394,16 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg)
   int rc = send_seq_table(gen, cc) == 0 ? converge(gen, cc, &cmd) : -1;
   if (rc == -2)
     coord_send_refuse(link_conn, gen, "this rank could not apply the coordinator's targets");
-  if (rc == 1 && drain_and_write(gen, dir, &cmd) == 0) {
+  int resumed = 0;
+  if (rc == 1 && drain_and_write(gen, dir, forked, &cmd, &resumed) == 0) {
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
-    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) /* every rank has the verdict */
+    if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit && resumed) /* never sent so */
+      fprintf(stderr,
+              "mana_lh: rank %u: generation %llu ends the job, but its application "
+              "already runs again: going on\n",
+              my_rank, (unsigned long long)gen);
+    else if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit) /* every rank has the verdict */
       mana_rank_checkpoint_leave(1, (int)cmd.exit_status);
   }
   /* Written, aborted, refused or the coordinator died mid-checkpoint (then nothing is
@@ -437,7 +458,7 @@ static void *run(void *arg)
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
     if (cmd.kind == COORD_CMD_CKPT)
-      checkpoint(cmd.gen, cmd.dir);
+      checkpoint(cmd.gen, cmd.dir, cmd.fork);
   }
 }
 

@@ -69,7 +69,8 @@ static void *run(void *arg)
                                   env_u32("PMI_SIZE", "SLURM_NTASKS"),
                                   (uint32_t)mana_mpi_thread_level(), 0};
   struct local_report report = {facts.rank};
-  struct rank_peers none = {&report, NULL, NULL, local_refused, local_failed, local_written, NULL};
+  struct rank_peers none = {&report,       NULL, NULL, local_refused, local_failed,
+                            local_written, NULL, 0,    NULL};
   mana_rank_checkpoint(&none, getenv("MANA_TEST_CHECKPOINT_DIR"), 1, &facts);
   if (getenv("MANA_TEST_CHECKPOINT_KILL")) {
     /* Every rank must have written before any exits: the launcher tears the job down when the

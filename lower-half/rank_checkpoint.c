@@ -78,8 +78,19 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
   }
   uint64_t bytes = 0, hash = 0;
   mana_image_name(facts->rank, name, sizeof(name));
-  if (mana_checkpoint_write(dir, name, gen, facts, peers->progress, &bytes, &hash, reason,
-                            sizeof(reason)) != 0)
+  int rc;
+  if (peers->forked) {
+    struct mana_forked_writer writer;
+    rc = mana_checkpoint_fork_writer(dir, name, gen, facts, &writer, reason, sizeof(reason));
+    if (rc == 0) {
+      peers->resumed(peers->arg);
+      rc = mana_checkpoint_writer_wait(&writer, &bytes, &hash, reason, sizeof(reason));
+    }
+  } else {
+    rc = mana_checkpoint_write(dir, name, gen, facts, peers->progress, &bytes, &hash, reason,
+                               sizeof(reason));
+  }
+  if (rc != 0)
     peers->failed(peers->arg, reason);
   else
     peers->written(peers->arg, name, bytes, hash);

@@ -30,6 +30,11 @@ struct rank_peers {
   void (*written)(void *arg, const char *name, uint64_t bytes, uint64_t hash);
   /* How the writer reports how far it is; NULL: no reports. */
   const struct mana_write_progress *progress;
+  /* Non-zero: a forked child writes the image (checkpoint.h) and, once it runs, resumed() is
+   * called so that the application goes on while the image is written; the verdict that
+   * follows then finds the threads running (and must not end the job). */
+  int forked;
+  void (*resumed)(void *arg);
 };
 
 enum rank_checkpoint_outcome {

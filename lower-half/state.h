@@ -14,6 +14,10 @@ struct mana_state_ops {
   const char *name;
   int (*dump)(struct mana_image_writer *w, char *err, size_t errlen);
   int (*restore)(struct mana_image_reader *r, char *err, size_t errlen);
+  /* For state a forked writer cannot see (file offsets the resumed application moves, the
+   * signals pending on threads the child does not have): read it in the rank before the
+   * fork; the next dump writes what was read then.  NULL: the child's copy is the state. */
+  int (*capture)(char *err, size_t errlen);
 };
 
 extern const struct mana_state_ops mana_state_memory;  /* state_memory.c */

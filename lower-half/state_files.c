@@ -62,13 +62,16 @@ static int is_application_file(int fd, char *path, size_t pathlen)
   return strstr(path, ".img.tmp") == NULL;
 }
 
-static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+static struct saved_file saved[256];
+static size_t n_saved;
+static int captured;
+
+static int capture(char *err, size_t errlen)
 {
   DIR *dir = opendir("/proc/self/fd");
   if (!dir) {
     return mana_fail(err, errlen, errno, "cannot list /proc/self/fd");
   }
-  static struct saved_file saved[256];
   size_t n = 0;
   struct dirent *e;
   while ((e = readdir(dir)) != NULL && n < sizeof(saved) / sizeof(saved[0])) {
@@ -83,7 +86,17 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
     n++;
   }
   closedir(dir);
-  if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n * sizeof(saved[0])) != 0) {
+  n_saved = n;
+  captured = 1;
+  return 0;
+}
+
+static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+{
+  if (!captured && capture(err, errlen) != 0)
+    return -1;
+  captured = 0;
+  if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   }
   return 0;
@@ -147,4 +160,4 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_files = {"open files", dump, restore};
+const struct mana_state_ops mana_state_files = {"open files", dump, restore, capture};

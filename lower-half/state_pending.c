@@ -19,6 +19,7 @@
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "mana/park.h"
+#include "mana/signals.h"
 #include "park.h"
 #include "state.h"
 #include "mana/fail.h"
@@ -29,11 +30,12 @@ struct saved_pending {
   uint64_t signals; /* bit N-1 for signal N */
 };
 
-/* Left out: mana's own signals, and glibc's internal 32 and 33 (thread cancellation and the
- * set*id broadcast), whose handlers act on an operation of the old process. */
+/* Left out: mana's own signals (SIGSYS, the park signal, the checkpoint signal: a restart
+ * must not ask for a checkpoint again), and glibc's internal 32 and 33 (thread cancellation
+ * and the set*id broadcast), whose handlers act on an operation of the old process. */
 static uint64_t mana_own(void)
 {
-  return (1ull << (SIGSYS - 1)) | (1ull << (MANA_PARK_SIGNAL - 1)) | (1ull << 31) | (1ull << 32);
+  return mana_app_cannot_block | (1ull << 31) | (1ull << 32);
 }
 
 /* The hexadecimal set after `key` in a /proc status file, or 0 (also when unreadable). */
@@ -52,9 +54,13 @@ static uint64_t read_set(const char *path, const char *key)
   return (uint64_t)set & ~mana_own();
 }
 
-static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+static struct saved_pending saved[MANA_MAX_THREADS + 1];
+static uint32_t n_saved;
+static int captured;
+
+static int capture(char *err, size_t errlen)
 {
-  static struct saved_pending saved[MANA_MAX_THREADS + 1];
+  (void)err, (void)errlen;
   uint32_t n = 0;
   const struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
@@ -70,7 +76,17 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   uint64_t shared = read_set("/proc/self/status", "ShdPnd:");
   if (shared)
     saved[n++] = (struct saved_pending){0, 0, shared};
-  if (mana_image_add_blob(w, MANA_BLOB_PENDING_SIGNALS, saved, n * sizeof(saved[0])) != 0) {
+  n_saved = n;
+  captured = 1;
+  return 0;
+}
+
+static int dump(struct mana_image_writer *w, char *err, size_t errlen)
+{
+  if (!captured && capture(err, errlen) != 0)
+    return -1;
+  captured = 0;
+  if (mana_image_add_blob(w, MANA_BLOB_PENDING_SIGNALS, saved, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "pending signals: %s", mana_image_writer_error(w));
   }
   return 0;
@@ -100,4 +116,4 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_pending = {"pending signals", dump, restore};
+const struct mana_state_ops mana_state_pending = {"pending signals", dump, restore, capture};

@@ -32,6 +32,8 @@ static void usage(FILE *out)
       ")\n"
       "  --generation G     restart generation G (default: the newest committed one)\n"
       "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
+      "  --forked-writers   the restarted job's checkpoints are written by forked writers\n"
+      "                     while it runs (launcher form)\n"
       "  --ckpt-signal SIG  checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)\n"
       "  --ckpt-signal-action kill|checkpoint\n"
       "                     kill (default): then end the job, exit status 85; checkpoint: go on\n"
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
                                        {"generation", required_argument, 0, 'g'},
                                        {"interval", required_argument, 0, 'i'},
                                        {"ckpt-signal", required_argument, 0, 's'},
+                                       {"forked-writers", no_argument, 0, 'f'},
                                        {"ckpt-signal-action", required_argument, 0, 'a'},
                                        {"check", no_argument, 0, 'c'},
                                        {"which", no_argument, 0, 'w'},
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
   enum ckpt_signal_action action;
   int signo;
   unsigned long long wanted = 0;
-  int check = 0, which = 0, verbose = 0, c;
+  int check = 0, which = 0, verbose = 0, forked = 0, c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
     char *end;
@@ -107,6 +110,9 @@ int main(int argc, char **argv)
       break;
     case 'w':
       which = 1;
+      break;
+    case 'f':
+      forked = 1;
       break;
     case 'v':
       verbose = 1;
@@ -192,6 +198,8 @@ int main(int argc, char **argv)
     args[n++] = "--interval";
     args[n++] = (char *)interval;
   }
+  if (forked)
+    args[n++] = "--forked-writers";
   if (ckpt_signal) {
     args[n++] = "--ckpt-signal";
     args[n++] = (char *)ckpt_signal;

@@ -518,6 +518,29 @@ scenario_ckpt_signal() {
     "$bin/mana_coordinator" --ckpt-signal KILL --ckptdir "$ck"
 }
 
+# --forked-writers: CKPT says fork=1, but not for a checkpoint that ends the job; a kill asked
+# for while a forked generation runs is the next generation, started once that one commits.
+scenario_forked() {
+  start_coord --forked-writers
+  start_ranks 2 --delay-park 1:1500
+  wait_connected 2
+  local out
+  out=$(status --checkpoint) || fail "--checkpoint"
+  out=$(status --kill --wait) || fail "--kill during a forked checkpoint: $out"
+  case "$out" in "checkpoint committed: generation 2,"*) ;; *) fail "--kill printed '$out'" ;; esac
+  wait "$ranks_pid" || fail "the ranks did not exit cleanly"
+  ranks_pid=""
+  [ "$(grep -c 'ckpt gen 1 fork$' "$work/ranks.out")" = 2 ] || fail "gen 1 not forked: $(cat "$work/ranks.out")"
+  [ "$(grep -c 'ckpt gen 2$' "$work/ranks.out")" = 2 ] || fail "gen 2 forked: $(cat "$work/ranks.out")"
+  [ "$(grep -c 'committed gen 1$' "$work/ranks.out")" = 2 ] || fail "gen 1 ended the job"
+  [ "$(grep -c 'committed gen 2 then exit status 0' "$work/ranks.out")" = 2 ] ||
+    fail "gen 2 did not end the job: $(cat "$work/ranks.out")"
+  grep -q "generation 1 is written in the background: the job ends with the next checkpoint" \
+    "$ck/.mana/coordinator.log" || fail "the deferred kill is not logged"
+  expect_gone
+  latest_is 2 || fail "LATEST"
+}
+
 scenario_interval() {
   start_coord
   start_ranks 2
@@ -792,6 +815,7 @@ case "$scenario" in
   status-errors) scenario_status_errors ;;
   job-over) scenario_job_over ;;
   ckpt-signal) scenario_ckpt_signal ;;
+  forked) scenario_forked ;;
   *) echo "fake_job.sh: unknown scenario '$scenario'" >&2; exit 2 ;;
 esac
 echo "fake_job.sh: $scenario: PASS"

@@ -135,7 +135,7 @@ static int on_ckpt(struct rank *r, const struct coord_cmd *cmd)
   r->in_ckpt = true;
   r->parked = r->raised = r->blocked = false;
   snprintf(r->dir, sizeof(r->dir), "%s", cmd->dir);
-  say(r, "ckpt gen %" PRIu64, cmd->gen);
+  say(r, "ckpt gen %" PRIu64 "%s", cmd->gen, cmd->fork ? " fork" : "");
   if (me(r->o->refuse, r))
     return coord_send_refuse(r->c, r->gen, "MPI_Win_allocate memory (simulated)") ? lost(r) : 0;
   return coord_send_seq(r->c, r->gen, r->seq, r->nseq) ? lost(r) : 0;

@@ -399,7 +399,9 @@ Test(launch_args, option_table_is_complete)
   for (size_t i = 0; i < count; i++) {
     cr_assert_not_null(opts[i].help);
     if (opts[i].action == MANA_ACTION_EXPORT)
-      cr_assert(opts[i].env_name && opts[i].value_name, "%s", opts[i].long_name);
+      cr_assert(opts[i].env_name, "%s", opts[i].long_name);
+    /* a flag (exported as 1) has no value to name */
+    cr_assert(opts[i].value_name || opts[i].value_kind == MANA_VALUE_NONE, "%s", opts[i].long_name);
   }
 }
 
@@ -438,4 +440,11 @@ Test(launch_args, style_lookup)
   cr_assert_eq(style, LAUNCHER_STYLE_HYDRA);
   cr_assert(launch_style_for("./mpiexec-not", NULL, &style, err, sizeof(err)));
   cr_assert_eq(style, LAUNCHER_STYLE_NONE);
+}
+
+Test(launch_args, flag_exported_as_one)
+{
+  expect_ok(parse("--forked-writers", "mpiexec", "-n", "2", "./app"), "mpiexec -n 2 " LH " ./app");
+  cr_assert_str_eq(launch_plan_value(&plan, "MANA_FORKED_WRITERS"), "1");
+  cr_assert_neq(parse("--forked-writers=1", "mpiexec", "./app"), 0);
 }

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# forked_writer.sh - checkpoints written by forked writers (mana_launch --forked-writers)
+# while the application goes on changing its memory: every generation must restart to the
+# native result, and a writer killed mid-way must leave its generation uncommitted, the
+# previous one intact and the job running.
+#
+#   1. tests/programs/iterative under --forked-writers, three plain checkpoints at progress
+#      points while it runs, then to its end: output equals native; restarting each of the
+#      three generations gives the native output again (each image is the moment of its
+#      checkpoint, not a mix of later memory).
+#   2. generation 1 restarted with MANA_FAULT=write-kill:1 (rank 1's writer kills itself
+#      halfway): the checkpoint is aborted with the writer's death as the reason, LATEST still
+#      names generation 3, no directory of the aborted generation is left, and the job ends
+#      with the native output.
+#
+# usage: forked_writer.sh --bin DIR --program PATH [--timeout S]
+set -euo pipefail
+
+me=forked_writer.sh
+bin="" program="" timeout=180
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --program) program=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
+[ -x "$program" ] || { echo "$me: --program must be tests/programs/iterative" >&2; exit 2; }
+
+say() { printf '%s: %s\n' "$me" "$*"; }
+fail() { say "FAIL: $*"; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/mana-forked-writer.XXXXXX")
+job=""
+cleanup() {
+  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
+  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
+}
+trap cleanup EXIT
+
+iters=12000 every=1000
+st() { "$bin/mana_status" --ckptdir "$work/ck" "$@"; }
+# wait_step FILE K: rank 0 reported iteration K (or later) in FILE
+wait_step() {
+  local end=$((SECONDS + timeout))
+  until awk -v k="$2" '$1 == "iterative:" && $2 == "step" && $3 >= k { f = 1 } END { exit !f }' "$1"; do
+    [ $SECONDS -lt $end ] || fail "no step $2 in $1 after ${timeout}s: $(tail -3 "$1")"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before step $2: $(tail -3 "$1")"
+    sleep 0.05
+  done
+}
+# checkpoint_when_connected: mana_status --checkpoint --wait, asked again while the ranks are
+# still connecting
+checkpoint_when_connected() {
+  local end=$((SECONDS + timeout)) out
+  until out=$(st --checkpoint --wait 2>&1); do
+    case $out in *"ranks are connected"*|*"no rank has connected"*) ;; *) echo "$out"; return 1 ;; esac
+    [ $SECONDS -lt $end ] || { echo "$out"; return 1; }
+    sleep 0.1
+  done
+  echo "$out"
+}
+
+mpiexec.mpich -n 2 "$program" $iters >"$work/native.out" 2>"$work/native.err" ||
+  fail "the native run failed: $(tail -3 "$work/native.err")"
+
+# ---- 1. three forked checkpoints while the job runs ------------------------------------------
+ITERATIVE_PROGRESS=$every "$bin/mana_launch" --ckptdir "$work/ck" --forked-writers \
+  mpiexec.mpich -n 2 "$program" $iters >"$work/run.out" 2>"$work/run.err" &
+job=$!
+for step in 2000 5000 8000; do
+  wait_step "$work/run.err" $step
+  out=$(checkpoint_when_connected) || fail "checkpoint at step $step: $out"
+  say "step $step: $out"
+done
+rc=0
+wait "$job" || rc=$?
+job=""
+[ $rc -eq 0 ] || fail "the job exited $rc: $(tail -5 "$work/run.err")"
+cmp -s "$work/run.out" "$work/native.out" || fail "the job's output differs from the native run"
+log=$work/ck/.mana/coordinator.log
+[ "$(grep -c "started (.*written by forked writers while the job runs)" "$log")" -eq 3 ] ||
+  fail "not three forked generations: $(grep generation "$log")"
+for g in 1 2 3; do
+  rc=0
+  "$bin/mana_restart" --ckptdir "$work/ck" --generation $g mpiexec.mpich -n 2 \
+    >"$work/restart$g.out" 2>"$work/restart$g.err" || rc=$?
+  [ $rc -eq 0 ] || fail "the restart of generation $g exited $rc: $(tail -5 "$work/restart$g.err")"
+  cmp -s "$work/restart$g.out" "$work/native.out" ||
+    fail "generation $g restarts to another result: $(diff "$work/restart$g.out" "$work/native.out" | head -5)"
+done
+say "three forked generations taken while the job ran; each restarts to the native result"
+
+# ---- 2. a writer killed mid-way -------------------------------------------------------------
+latest=$(cat "$work/ck/LATEST")
+MANA_FAULT=write-kill:1 ITERATIVE_PROGRESS=$every "$bin/mana_restart" --ckptdir "$work/ck" \
+  --generation 1 --forked-writers mpiexec.mpich -n 2 >"$work/fault.out" 2>"$work/fault.err" &
+job=$!
+wait_step "$work/fault.err" 5000
+if out=$(checkpoint_when_connected); then fail "the checkpoint with a killed writer committed: $out"; fi
+case $out in
+  *"image writer (pid "*") was killed by signal 9"*) ;;
+  *) fail "the abort does not name the writer's death: $out" ;;
+esac
+[ "$(cat "$work/ck/LATEST")" = "$latest" ] || fail "LATEST changed to $(cat "$work/ck/LATEST")"
+left=$(find "$work/ck" -maxdepth 1 -name 'gen-*' -newer "$work/ck/LATEST" | head -3)
+[ -z "$left" ] || fail "the aborted generation left $left"
+rc=0
+wait "$job" || rc=$?
+job=""
+[ $rc -eq 0 ] || fail "the job exited $rc after the aborted checkpoint: $(tail -5 "$work/fault.err")"
+cmp -s "$work/fault.out" "$work/native.out" || fail "after the aborted checkpoint the output differs"
+say "a killed writer: '$out'; LATEST still $latest; the job ended with the native output"
+say "PASS"
