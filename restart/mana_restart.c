@@ -44,6 +44,20 @@ static void usage(FILE *out)
       "  -h, --help         this text\n");
 }
 
+/* "mana_restart: rank R on HOST: " when the launcher says which rank this is. */
+static void name_rank(char *who, size_t len)
+{
+  const char *rank = getenv("PMI_RANK");
+  char host[64] = "?";
+  if (!rank)
+    rank = getenv("SLURM_PROCID");
+  if (!rank)
+    return;
+  gethostname(host, sizeof(host) - 1);
+  host[sizeof(host) - 1] = '\0';
+  snprintf(who, len, "mana_restart: rank %s on %s: ", rank, host);
+}
+
 /* The rank count the launcher will start, when the per-rank environment tells it. */
 static long launched_size(void)
 {
@@ -128,14 +142,18 @@ int main(int argc, char **argv)
   }
   if (!ckptdir)
     ckptdir = STORE_DEFAULT_DIR;
+  /* The per-rank form runs once per rank: its errors say which rank and host they are. */
+  char who[160] = "mana_restart: ";
+  if (optind == argc)
+    name_rank(who, sizeof(who));
   char dir[PATH_MAX], err[1024], bin[PATH_MAX], lh[PATH_MAX + 16];
   if (!realpath(ckptdir, dir)) {
-    fprintf(stderr, "mana_restart: checkpoint directory %s: %s\n", ckptdir, strerror(errno));
+    fprintf(stderr, "%scheckpoint directory %s: %s\n", who, ckptdir, strerror(errno));
     return 1;
   }
   struct mana_generation g;
   if (mana_generation_find(dir, wanted, &g, err, sizeof(err)) != 0) {
-    fprintf(stderr, "mana_restart: %s\n", err);
+    fprintf(stderr, "%s%s\n", who, err);
     return 1;
   }
   if (which) {
@@ -145,7 +163,7 @@ int main(int argc, char **argv)
   }
   if (check) {
     if (mana_generation_verify(&g, err, sizeof(err)) != 0) {
-      fprintf(stderr, "mana_restart: %s\n", err);
+      fprintf(stderr, "%s%s\n", who, err);
       return 1;
     }
     printf("generation %llu of %s: %u rank images, all checksums correct\n",
@@ -154,30 +172,28 @@ int main(int argc, char **argv)
     return 0;
   }
   if (mana_exe_dir(bin, sizeof(bin)) != 0) {
-    fprintf(stderr, "mana_restart: cannot find my own installation directory\n");
+    fprintf(stderr, "%scannot find my own installation directory\n", who);
     return 1;
   }
 
   /* The per-rank form's mana_lh reads them; the launcher form passes them on below. */
   if ((ckpt_signal && setenv(CKPT_SIGNAL_ENV, ckpt_signal, 1) != 0) ||
       (ckpt_signal_action && setenv(CKPT_SIGNAL_ACTION_ENV, ckpt_signal_action, 1) != 0)) {
-    fprintf(stderr, "mana_restart: out of memory\n");
+    fprintf(stderr, "%sout of memory\n", who);
     return 1;
   }
   if (optind == argc) { /* per-rank form */
     long size = launched_size();
     if (size > 0 && (unsigned long)size != g.world_size) {
-      fprintf(stderr,
-              "mana_restart: generation %llu has %u ranks but %ld were started: restart with "
-              "-n %u\n",
-              (unsigned long long)g.number, g.world_size, size, g.world_size);
+      fprintf(stderr, "%sgeneration %llu has %u ranks but %ld were started: restart with -n %u\n",
+              who, (unsigned long long)g.number, g.world_size, size, g.world_size);
       return 1;
     }
     snprintf(lh, sizeof(lh), "%s/mana_lh", bin);
     if (verbose)
-      fprintf(stderr, "mana_restart: %s --restart %s\n", lh, g.dir);
+      fprintf(stderr, "%s%s --restart %s\n", who, lh, g.dir);
     execl(lh, "mana_lh", "--restart", g.dir, (char *)NULL);
-    fprintf(stderr, "mana_restart: cannot run %s: %s\n", lh, strerror(errno));
+    fprintf(stderr, "%scannot run %s: %s\n", who, lh, strerror(errno));
     return 126;
   }
 
@@ -214,6 +230,6 @@ int main(int argc, char **argv)
     args[n++] = argv[i];
   args[n] = NULL;
   execv(launch, args);
-  fprintf(stderr, "mana_restart: cannot run %s: %s\n", launch, strerror(errno));
+  fprintf(stderr, "%scannot run %s: %s\n", who, launch, strerror(errno));
   return 126;
 }
