@@ -177,10 +177,17 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 SchedulerType=sched/builtin
+# mana's hooks from this checkout, as a site installs them (docs/slurm.md)
+Prolog=$root/coordinator/slurm/mana-prolog
+Epilog=$root/coordinator/slurm/mana-epilog
+TaskProlog=$root/coordinator/slurm/mana-task-prolog
+PrologFlags=Alloc
 NodeName=h[1-3] CPUs=4 RealMemory=4000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
   export SLURM_CONF=$slurm_dir/slurm.conf
+  hooks_log=/var/log/mana/slurm-hooks.log
+  hooks_from=$(( $(wc -l <"$hooks_log" 2>/dev/null || echo 0) + 1 ))
   # munged's socket is a file: every host reaches it
   on h1 munged --key-file="$slurm_dir/munge/munge.key" --socket="$slurm_dir/munge/munge.socket" \
     --pid-file="$slurm_dir/munge/munged.pid" --log-file="$slurm_dir/munge/munged.log" \
@@ -428,6 +435,14 @@ say "output identical to the native run ($(wc -l <"$work/native.out") lines, $ge
 # Nothing of the job is left: no process in the hosts (the coordinator ends with the job),
 # then the hosts go, then no /dev/shm file the ranks had mapped.
 if [ -n "$slurm_dir" ]; then
+  # mana's epilog ran on every node of every job (the native one, the launch, the restart:
+  # two nodes each) and removed each job's runtime directory
+  epilogs=$(tail -n +"$hooks_from" "$hooks_log" 2>/dev/null | grep -c "mana-epilog\[[0-9]*\] job [0-9]*: done" || true)
+  [ "$epilogs" -ge 6 ] || fail "mana's epilog ran $epilogs time(s) for 3 jobs on 2 nodes each"
+  for j in $(tail -n +"$hooks_from" "$hooks_log" | sed -n 's/.*mana-epilog\[[0-9]*\] job \([0-9]*\): done.*/\1/p' | sort -u); do
+    [ ! -e "/run/mana/job-$j" ] || fail "the epilog left /run/mana/job-$j"
+  done
+  say "mana's epilog ran $epilogs times and left no runtime directory"
   slurm_stop
   say "Slurm stopped"
 fi
