@@ -22,11 +22,23 @@ const struct mana_state_ops *const mana_state_kinds[] = {&mana_state_memory,  &m
                                                          &mana_state_signals, &mana_state_files,
                                                          &mana_state_pending, NULL};
 
-int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
-                          const struct mana_rank_facts *facts,
-                          const struct mana_write_progress *progress, uint64_t *bytes,
-                          uint64_t *hash, char *err, size_t errlen)
+/* The state a kind reads from the live process (mana_state_ops.capture), read now. */
+static int capture_all(char *err, size_t errlen)
 {
+  for (size_t i = 0; mana_state_kinds[i]; i++)
+    if (mana_state_kinds[i]->capture && mana_state_kinds[i]->capture(err, errlen) != 0)
+      return -1;
+  return 0;
+}
+
+/* With `captured`, capture_all ran already (in the rank, before a forked writer). */
+static int write_image(const char *dir, const char *name, uint64_t generation,
+                       const struct mana_rank_facts *facts,
+                       const struct mana_write_progress *progress, int captured, uint64_t *bytes,
+                       uint64_t *hash, char *err, size_t errlen)
+{
+  if (!captured && capture_all(err, errlen) != 0)
+    return -1;
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0) {
     return mana_fail(err, errlen, errno, "cannot open checkpoint directory %s", dir);
@@ -59,6 +71,14 @@ int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation
   return rc;
 }
 
+int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
+                          const struct mana_rank_facts *facts,
+                          const struct mana_write_progress *progress, uint64_t *bytes,
+                          uint64_t *hash, char *err, size_t errlen)
+{
+  return write_image(dir, name, generation, facts, progress, 0, bytes, hash, err, errlen);
+}
+
 /* What a forked writer tells the rank: its outcome, in one write on a pipe. */
 struct writer_result {
   int rc;
@@ -77,8 +97,8 @@ static _Noreturn void run_writer(int out, const char *dir, const char *name, uin
   sigprocmask(SIG_SETMASK, &all, NULL);
   /* A writer must not outlive its rank (a killed rank's generation is never committed). */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  r.rc = mana_checkpoint_write(dir, name, generation, facts, NULL, &r.bytes, &r.hash, r.err,
-                               sizeof(r.err));
+  r.rc =
+      write_image(dir, name, generation, facts, NULL, 1, &r.bytes, &r.hash, r.err, sizeof(r.err));
   if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
     _exit(2);
   _exit(0);
@@ -88,9 +108,8 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
                                 const struct mana_rank_facts *facts, struct mana_forked_writer *fw,
                                 char *err, size_t errlen)
 {
-  for (size_t i = 0; mana_state_kinds[i]; i++)
-    if (mana_state_kinds[i]->capture && mana_state_kinds[i]->capture(err, errlen) != 0)
-      return -1;
+  if (capture_all(err, errlen) != 0)
+    return -1;
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0)
     return mana_fail(err, errlen, errno, "cannot make a pipe for the image writer");

@@ -15,8 +15,9 @@ struct mana_state_ops {
   int (*dump)(struct mana_image_writer *w, char *err, size_t errlen);
   int (*restore)(struct mana_image_reader *r, char *err, size_t errlen);
   /* For state a forked writer cannot see (file offsets the resumed application moves, the
-   * signals pending on threads the child does not have): read it in the rank before the
-   * fork; the next dump writes what was read then.  NULL: the child's copy is the state. */
+   * signals pending on threads the child does not have): read from the live process before
+   * any dump (in the rank, before it forks a writer), and dump writes what was read then.
+   * NULL: what dump sees is the state. */
   int (*capture)(char *err, size_t errlen);
 };
 

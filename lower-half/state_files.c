@@ -62,9 +62,9 @@ static int is_application_file(int fd, char *path, size_t pathlen)
   return strstr(path, ".img.tmp") == NULL;
 }
 
+/* Read by capture, which the writer runs before any dump (checkpoint.c). */
 static struct saved_file saved[256];
 static size_t n_saved;
-static int captured;
 
 static int capture(char *err, size_t errlen)
 {
@@ -87,15 +87,11 @@ static int capture(char *err, size_t errlen)
   }
   closedir(dir);
   n_saved = n;
-  captured = 1;
   return 0;
 }
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
-  if (!captured && capture(err, errlen) != 0)
-    return -1;
-  captured = 0;
   if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   }

@@ -54,9 +54,9 @@ static uint64_t read_set(const char *path, const char *key)
   return (uint64_t)set & ~mana_own();
 }
 
+/* Read by capture, which the writer runs before any dump (checkpoint.c). */
 static struct saved_pending saved[MANA_MAX_THREADS + 1];
 static uint32_t n_saved;
-static int captured;
 
 static int capture(char *err, size_t errlen)
 {
@@ -77,15 +77,11 @@ static int capture(char *err, size_t errlen)
   if (shared)
     saved[n++] = (struct saved_pending){0, 0, shared};
   n_saved = n;
-  captured = 1;
   return 0;
 }
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
-  if (!captured && capture(err, errlen) != 0)
-    return -1;
-  captured = 0;
   if (mana_image_add_blob(w, MANA_BLOB_PENDING_SIGNALS, saved, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "pending signals: %s", mana_image_writer_error(w));
   }
