@@ -41,6 +41,8 @@ set -euo pipefail
 me=run_cluster.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/setup/slurm-conf.sh
+. "$root/tests/setup/slurm-conf.sh"
 hosts_sh=$root/tests/setup/hosts-local.sh
 bin="" program="" scenario="" limit=300 keep=0
 while [ $# -gt 0 ]; do
@@ -142,49 +144,13 @@ on() { "$hosts_sh" exec "$@"; }
 slurm_start() {
   local port=${MANA_CLUSTER_SLURM_PORT:-16917} h state="" deadline=$((SECONDS + limit))
   slurm_dir=$work/slurm
-  mkdir -p "$slurm_dir/state" "$slurm_dir/munge"
-  chmod 0711 "$slurm_dir/munge"
-  dd if=/dev/urandom of="$slurm_dir/munge/munge.key" bs=1024 count=1 status=none
-  chmod 0400 "$slurm_dir/munge/munge.key"
-  : >"$slurm_dir/plugstack.conf"
-  cat >"$slurm_dir/slurm.conf" <<EOF
-# Written by tests/cluster/run_cluster.sh: Slurm over the hosts of $MANA_HOSTS_PREFIX.
-ClusterName=manahosts
-SlurmctldHost=h1
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$slurm_dir/munge/munge.socket,cred_expire=10
-StateSaveLocation=$slurm_dir/state
-SlurmdSpoolDir=$slurm_dir/spool-%n
-SlurmctldPidFile=$slurm_dir/slurmctld.pid
-SlurmdPidFile=$slurm_dir/slurmd-%n.pid
-SlurmctldLogFile=$slurm_dir/slurmctld.log
-SlurmdLogFile=$slurm_dir/slurmd-%n.log
-PlugStackConfig=$slurm_dir/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-MpiDefault=pmi2
-KillOnBadExit=1
-ReturnToService=2
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-JobAcctGatherType=jobacct_gather/none
-SchedulerType=sched/builtin
-# mana's hooks from this checkout, as a site installs them (docs/slurm.md)
-Prolog=$root/coordinator/slurm/mana-prolog
-Epilog=$root/coordinator/slurm/mana-epilog
-TaskProlog=$root/coordinator/slurm/mana-task-prolog
-PrologFlags=Alloc
-NodeName=h[1-3] CPUs=4 RealMemory=4000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
+  slurm_conf_prepare "$slurm_dir"
+  {
+    echo "# Written by tests/cluster/run_cluster.sh: Slurm over the hosts of $MANA_HOSTS_PREFIX."
+    slurm_conf_common "$slurm_dir" manahosts h1 "$port"
+    echo "NodeName=h[1-3] CPUs=4 RealMemory=4000 State=UNKNOWN"
+    echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+  } >"$slurm_dir/slurm.conf"
   export SLURM_CONF=$slurm_dir/slurm.conf
   hooks_log=/var/log/mana/slurm-hooks.log
   hooks_from=$(( $(wc -l <"$hooks_log" 2>/dev/null || echo 0) + 1 ))

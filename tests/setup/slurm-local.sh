@@ -26,7 +26,8 @@
 set -euo pipefail
 
 me=slurm-local.sh
-hooks=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../coordinator/slurm" && pwd)
+# shellcheck source=tests/setup/slurm-conf.sh
+. "$(dirname "${BASH_SOURCE[0]}")/slurm-conf.sh"
 dir=${MANA_SLURM_DIR:-/tmp/mana-slurm-$(id -u)}
 port=${MANA_SLURM_PORT:-16817}
 conf=$dir/slurm.conf
@@ -57,52 +58,13 @@ install_packages() {
 }
 
 write_config() {
-  mkdir -p "$dir/state" "$dir/munge"
-  chmod 0711 "$dir/munge"
-  if [ ! -s "$dir/munge/munge.key" ]; then
-    dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
-  fi
-  chmod 0400 "$dir/munge/munge.key"
-  : >"$dir/plugstack.conf"
-  cat >"$conf" <<EOF
-# Written by tests/setup/slurm-local.sh: a private one-machine cluster for mana's tests.
-ClusterName=manatest
-SlurmctldHost=$host
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
-StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool-%n
-SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd-%n.pid
-SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd-%n.log
-PlugStackConfig=$dir/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-MpiDefault=pmi2
-JobRequeue=1
-KillOnBadExit=1
-ReturnToService=2
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-JobAcctGatherType=jobacct_gather/none
-SchedulerType=sched/builtin
-# mana's hooks, from this checkout, as a site installs them (docs/slurm.md)
-Prolog=$hooks/mana-prolog
-Epilog=$hooks/mana-epilog
-TaskProlog=$hooks/mana-task-prolog
-PrologFlags=Alloc
-NodeName=$host CPUs=8 RealMemory=8000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
+  slurm_conf_prepare "$dir"
+  {
+    echo "# Written by tests/setup/slurm-local.sh: a private one-machine cluster for mana's tests."
+    slurm_conf_common "$dir" manatest "$host" "$port"
+    echo "NodeName=$host CPUs=8 RealMemory=8000 State=UNKNOWN"
+    echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+  } >"$conf"
 }
 
 start() {
