@@ -93,13 +93,15 @@ int coord_send_progress(struct coord_client *c, uint64_t gen, uint64_t bytes)
 }
 
 int coord_send_written(struct coord_client *c, uint64_t gen, uint64_t bytes, const char *file,
-                       const char *xxh)
+                       const char *xxh, uint64_t oldest)
 {
   struct coord_line *line = with_gen(c, "WRITTEN", gen);
 
   coord_line_u64(line, "bytes", bytes);
   coord_line_str(line, "file", file);
   coord_line_str(line, "xxh", xxh);
+  if (oldest)
+    coord_line_u64(line, "oldest", oldest);
   return coord_client_send(c, line);
 }
 
@@ -152,6 +154,10 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
     cmd->fork = false;
     if (coord_msg_get(msg, "fork") && coord_msg_flag(msg, "fork", &cmd->fork, err, errlen))
       return -1;
+    if (coord_msg_get(msg, "base") && coord_msg_str(msg, "base", &cmd->base, err, errlen))
+      return -1;
+    if (cmd->base && cmd->base[0] != '/')
+      return mana_fail(err, errlen, 0, "CKPT: base=%s is not an absolute path", cmd->base);
     return coord_msg_str(msg, "dir", &cmd->dir, err, errlen);
   }
   if (strcmp(verb, "TARGETS") == 0) {

@@ -32,8 +32,10 @@ int coord_send_running(struct coord_client *c, uint64_t gen, uint64_t epoch, boo
 /* After DRAIN: every application thread is parked; the rank waits for GO to drain. */
 int coord_send_suspended(struct coord_client *c, uint64_t gen);
 int coord_send_progress(struct coord_client *c, uint64_t gen, uint64_t bytes);
+/* oldest: the oldest generation whose image the new image refers to (its own generation for
+ * a full image); 0 leaves it out, which the coordinator reads as the generation itself. */
 int coord_send_written(struct coord_client *c, uint64_t gen, uint64_t bytes, const char *file,
-                       const char *xxh);
+                       const char *xxh, uint64_t oldest);
 int coord_send_failed(struct coord_client *c, uint64_t gen, const char *reason);
 
 /* Coordinator -> rank. */
@@ -56,6 +58,7 @@ struct coord_cmd {
   bool fork;            /* CKPT: a forked process writes the image; resume once drained */
   unsigned exit_status; /* COMMITTED with then_exit: the status to exit with */
   const char *dir;      /* CKPT */
+  const char *base;     /* CKPT: the committed generation to write against, NULL for full */
   const char *reason;   /* ABORT, QUIT ("" when none) */
   const char *table;    /* TARGETS: the raw t= value, parse with coord_table_parse() */
   size_t count;         /* TARGETS: entries in table (the n= field, checked) */

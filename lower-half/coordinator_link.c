@@ -329,7 +329,7 @@ static void peers_written(void *arg, const char *name, uint64_t bytes, uint64_t 
 {
   char xxh[32];
   snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);
-  coord_send_written(link_conn, ((struct link_peers *)arg)->gen, bytes, name, xxh);
+  coord_send_written(link_conn, ((struct link_peers *)arg)->gen, bytes, name, xxh, 0);
 }
 
 /* DRAIN: the rank's checkpoint phases, then the verdict.  0 with the verdict (COMMITTED,

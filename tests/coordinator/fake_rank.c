@@ -299,7 +299,7 @@ static int on_go(struct rank *r)
   if (write_image(r, name, sizeof(name), xxh, sizeof(xxh)))
     return coord_send_failed(r->c, r->gen, strerror(errno)) ? lost(r) : 0;
   say(r, "written %s %s", name, xxh);
-  return coord_send_written(r->c, r->gen, r->o->image_bytes, name, xxh) ? lost(r) : 0;
+  return coord_send_written(r->c, r->gen, r->o->image_bytes, name, xxh, 0) ? lost(r) : 0;
 }
 
 /* Returns 0 to go on, 1 on an error, 2 to exit normally. */

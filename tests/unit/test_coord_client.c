@@ -237,7 +237,7 @@ Test(coord_conn, rank_messages)
   cr_assert_eq(coord_send_parked_at(fc.client, 1, 2, 0xab, 5), 0);
   cr_assert_eq(coord_send_parked(fc.client, 1, 2), 0);
   cr_assert_eq(coord_send_progress(fc.client, 1, 10), 0);
-  cr_assert_eq(coord_send_written(fc.client, 1, 20, "rank-000000.img", "00ff"), 0);
+  cr_assert_eq(coord_send_written(fc.client, 1, 20, "rank-000000.img", "00ff", 0), 0);
   cr_assert_eq(coord_send_failed(fc.client, 1, "disk full"), 0);
   cr_assert_eq(coord_send_refuse(fc.client, 1, "MPI_Win"), 0);
   cr_assert_str_eq(peer_read(), "SEQ gen=1 n=2 t=00000000000000ab:4,00000000000000cd:0\n"
