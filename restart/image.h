@@ -62,6 +62,9 @@ struct mana_image_stats {
   uint64_t pages_filler; /* zero pages written anyway to stay within the run budget */
   uint64_t runs;         /* runs of consecutive saved pages */
   uint64_t blob_bytes;
+  uint64_t pages_referenced; /* unchanged since the base: referred to, not written */
+  uint64_t refs;             /* references to runs of pages in older images */
+  uint64_t oldest_generation; /* the oldest image referred to; the image's own if none */
 };
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -121,6 +124,18 @@ void mana_image_writer_stats(const struct mana_image_writer *w, struct mana_imag
  * memory does not. Only extremely fragmented memory (millions of holes) ever gets there. */
 void mana_image_writer_set_run_budget(struct mana_image_writer *w, size_t runs);
 
+struct mana_image_reader;
+
+/* Makes the image incremental against `base`, an open image of the same rank (the last
+ * committed generation): a page whose XXH3_64bits equals the one base recorded for the
+ * same address is not written but referred to in the image that stores it (base's own
+ * file, or the older one base refers to). Base must be of format version 2, of an older
+ * generation, and of the same rank, world size and window; otherwise this fails (EINVAL,
+ * with the reason) and the image stays a full one. Call before the first region; base must
+ * stay open until commit or abort. */
+int mana_image_writer_set_base(struct mana_image_writer *w, const struct mana_image_reader *base,
+                               char *err, size_t errlen);
+
 /* ---- reading ---------------------------------------------------------------------------- */
 
 struct mana_image_reader;
@@ -154,8 +169,22 @@ size_t mana_image_blob_count(const struct mana_image_reader *r);
 int mana_image_blob_at(const struct mana_image_reader *r, size_t i, uint32_t *type,
                        const void **data, size_t *len);
 
-/* Reads every region's saved pages (without mapping anything) and checks their checksums. */
+/* Reads every region's saved pages (without mapping anything) and checks their checksums;
+ * for an incremental image also the pages it refers to, in the older images. */
 int mana_image_verify(struct mana_image_reader *r, char *err, size_t errlen);
+
+/* How a reader finds the older images an incremental image refers to: opens generation
+ * `generation`'s image of the same rank into *base (with mana_image_open), or fails with
+ * one line in err. The reader checks what it gets (rank, generation, digest) and closes it
+ * with itself. Without a resolver, reading a page kept in another image fails. */
+typedef int mana_image_resolve_fn(void *arg, uint64_t generation, struct mana_image_reader **base,
+                                  char *err, size_t errlen);
+void mana_image_set_resolver(struct mana_image_reader *r, mana_image_resolve_fn *fn, void *arg);
+
+/* The oldest generation this image refers to (its own when it refers to none), and the
+ * number of pages it refers to. */
+uint64_t mana_image_oldest_generation(const struct mana_image_reader *r);
+uint64_t mana_image_referenced_pages(const struct mana_image_reader *r);
 
 /* The image digest, as returned by mana_image_writer_commit. */
 uint64_t mana_image_digest(const struct mana_image_reader *r);

@@ -1,8 +1,12 @@
-/* The on-disk layout of an image, version 1 (described in docs/image-format.md).
+/* The on-disk layout of an image, version 2 (described in docs/image-format.md).
  *
  *   [0, 4096)            header block: struct img_header, then zeros
  *   [4096, data_end)     data area: each region's saved pages (4 KiB-aligned), blob bytes
- *   [data_end, ...)      region table, run table, blob table, back to back; end of file
+ *   [data_end, ...)      region table, run table, blob table, reference table, page hash
+ *                        table, back to back; end of file
+ *
+ * Version 1 had neither the reference nor the page hash table (its header holds zeros
+ * there); it is still read.
  *
  * All integers are little-endian; the structures are written as they are in memory, which
  * is why the build refuses big-endian hosts and every offset is pinned below. */
@@ -19,7 +23,8 @@
 
 #define IMG_MAGIC "MANAIMG\n" /* 8 bytes; the newline catches text-mode mangling */
 #define IMG_MAGIC_LEN 8
-#define IMG_VERSION 1u
+#define IMG_VERSION 2u
+#define IMG_VERSION_OLDEST 1u /* the oldest version the reader still takes */
 #define IMG_PAGE 4096u
 #define IMG_PAGE_SHIFT 12
 #define IMG_HEADER_SIZE 512u /* sizeof(struct img_header) */
@@ -59,7 +64,9 @@ struct img_header {
   struct img_section regions;
   struct img_section runs;
   struct img_section blobs;
-  uint8_t reserved2[152];
+  struct img_section refs;        /* version 2: pages kept in older generations' images */
+  struct img_section page_hashes; /* version 2: one XXH3_64bits per present page */
+  uint8_t reserved2[88];
   uint64_t header_hash; /* XXH3_64bits of bytes [0, 504); also the image digest */
 };
 
@@ -85,6 +92,27 @@ struct img_run {
   uint32_t page_count;
 };
 
+/* Present pages [first_page, first_page + page_count) of region `region` whose content is
+ * the same as when generation `generation` wrote them: they lie back to back at `offset`
+ * in that generation's image of the same rank, whose digest (header hash) is
+ * `image_digest`. Always the image that stores them, never one that refers on, so a
+ * restart reads each page from exactly one older file. Refs are ordered by region, then
+ * page, and overlap neither each other nor the region's runs. */
+struct img_ref {
+  uint32_t region;
+  uint32_t first_page;
+  uint32_t page_count;
+  uint32_t reserved; /* 0 */
+  uint64_t generation;
+  uint64_t offset; /* multiple of IMG_PAGE */
+  uint64_t image_digest;
+};
+
+/* The page hash table holds, region after region and in ascending page order, the
+ * XXH3_64bits of every present page (in a run, filler pages included, or in a ref): it is
+ * what a restart checks each page against, wherever it was read from, and what the next
+ * incremental generation compares the live pages with. */
+
 struct img_blob {
   uint32_t type;
   uint32_t reserved; /* 0 */
@@ -99,10 +127,13 @@ static_assert(offsetof(struct img_header, hostname) == 80, "img_header layout");
 static_assert(offsetof(struct img_header, data_offset) == 224, "img_header layout");
 static_assert(offsetof(struct img_header, regions) == 256, "img_header layout");
 static_assert(offsetof(struct img_header, blobs) == 320, "img_header layout");
+static_assert(offsetof(struct img_header, refs) == 352, "img_header layout");
+static_assert(offsetof(struct img_header, page_hashes) == 384, "img_header layout");
 static_assert(offsetof(struct img_header, header_hash) == 504, "img_header layout");
 static_assert(sizeof(struct img_region) == 128, "img_region layout");
 static_assert(offsetof(struct img_region, label) == 64, "img_region layout");
 static_assert(sizeof(struct img_run) == 8, "img_run layout");
 static_assert(sizeof(struct img_blob) == 32, "img_blob layout");
+static_assert(sizeof(struct img_ref) == 40, "img_ref layout");
 
 #endif

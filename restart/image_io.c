@@ -192,11 +192,13 @@ static void reset_batch(struct img_io_batch *b, uint64_t offset)
   b->err = 0;
 }
 
-static void add_to_checksum(XXH3_state_t *st, const struct img_io_batch *b)
+static void arrived(struct img_io *io, const struct img_io_batch *b)
 {
+  if (io->writing || !io->arrived || !b)
+    return;
   for (int i = 0; i < b->count; i++)
-    img_content_add_pages(st, b->item[i].first_page, b->item[i].base,
-                          b->item[i].len >> IMG_PAGE_SHIFT);
+    io->arrived(io->arrived_arg, b->item[i].first_page, b->item[i].base,
+                b->item[i].len >> IMG_PAGE_SHIFT);
 }
 
 /* Takes back the batch the worker had: its error, or (reading) its pages for the checksum,
@@ -235,8 +237,7 @@ static int flush(struct img_io *io)
     return failed(io);
   submit(io, io->cur);
   io->busy = true;
-  if (prev && !io->writing && io->content)
-    add_to_checksum(io->content, prev);
+  arrived(io, prev);
   io->cur ^= 1;
   reset_batch(&io->batch[io->cur], cur->offset + cur->pending);
   return 0;
@@ -249,10 +250,7 @@ int img_io_finish(struct img_io *io)
   struct img_io_batch *last = take_back(io);
   if (io->err)
     return failed(io);
-  if (!last)
-    return 0;
-  if (!io->writing && io->content)
-    add_to_checksum(io->content, last);
+  arrived(io, last);
   return 0;
 }
 

@@ -30,6 +30,9 @@ struct img_io_item {
   uint64_t first_page; /* page number in its region, for the checksum (reading only) */
 };
 
+/* Pages [first_page, first_page + npages) of the region being read now lie at base. */
+typedef void img_io_arrived_fn(void *arg, uint64_t first_page, const void *base, uint64_t npages);
+
 struct img_io_batch {
   uint64_t offset;  /* file offset of the first byte */
   uint64_t pending; /* bytes */
@@ -44,7 +47,10 @@ struct img_io {
   int direct_fd; /* O_DIRECT descriptor of the same file, or -1 */
   bool writing;
   uint64_t limit;        /* bytes per batch */
-  XXH3_state_t *content; /* reading: checksum fed with each batch that arrives; or NULL */
+  /* Reading: called with every piece of each batch once it has arrived (the checksum, or
+   * each page against its expected hash), while the worker moves the next batch; or NULL. */
+  img_io_arrived_fn *arrived;
+  void *arrived_arg;
   struct img_io_batch batch[2];
   int cur;            /* the batch being filled */
   bool busy;          /* the other batch is with the worker (or done but not yet seen) */

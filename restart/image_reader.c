@@ -48,7 +48,14 @@ static int load_tables(struct mana_image_reader *r, char *err, size_t errlen)
     return -1;
   if (img_check_regions(r, err, errlen) < 0 || img_check_blobs(r, err, errlen) < 0)
     return -1;
-  return 0;
+  r->oldest = r->hdr.generation;
+  if (r->hdr.version < 2)
+    return 0;
+  if (load_table(r, "reference table", &r->hdr.refs, (void **)&r->refs, err, errlen) < 0 ||
+      load_table(r, "page hash table", &r->hdr.page_hashes, (void **)&r->page_hashes, err,
+                 errlen) < 0)
+    return -1;
+  return img_check_refs(r, err, errlen);
 }
 
 /* Blobs are small and needed early by a restart: all of them are loaded and checked now. */
@@ -200,6 +207,79 @@ uint64_t mana_image_digest(const struct mana_image_reader *r)
   return r->hdr.header_hash;
 }
 
+void mana_image_set_resolver(struct mana_image_reader *r, mana_image_resolve_fn *fn, void *arg)
+{
+  r->resolve = fn;
+  r->resolve_arg = arg;
+}
+
+uint64_t mana_image_oldest_generation(const struct mana_image_reader *r)
+{
+  return r->oldest;
+}
+
+uint64_t mana_image_referenced_pages(const struct mana_image_reader *r)
+{
+  return r->ref_pages;
+}
+
+static struct mana_image_reader *base_cached(const struct mana_image_reader *r, uint64_t gen)
+{
+  for (size_t i = 0; i < r->nbases; i++)
+    if (r->bases[i].generation == gen)
+      return r->bases[i].r;
+  return NULL;
+}
+
+static int base_open(struct mana_image_reader *r, uint64_t gen, struct mana_image_reader **out,
+                     char *err, size_t errlen)
+{
+  if (!r->resolve)
+    return mana_fail_as(err, errlen, ENOENT,
+                        "%s: refers to pages kept in generation %llu, and nothing says where "
+                        "that generation's images are",
+                        r->name, ULL(gen));
+  struct img_base_open *grown = realloc(r->bases, (r->nbases + 1) * sizeof(*grown));
+  if (!grown)
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory to open generation %llu", r->name,
+                        ULL(gen));
+  r->bases = grown;
+  char why[1024];
+  struct mana_image_reader *b = NULL;
+  if (r->resolve(r->resolve_arg, gen, &b, why, sizeof(why)) < 0)
+    return mana_fail(err, errlen, errno,
+                     "%s: the image of generation %llu it refers to cannot be used: %s", r->name,
+                     ULL(gen), why);
+  r->bases[r->nbases++] = (struct img_base_open){gen, b};
+  *out = b;
+  return 0;
+}
+
+int img_base_for_ref(struct mana_image_reader *r, const struct img_ref *ref, size_t k,
+                     struct mana_image_reader **base, char *err, size_t errlen)
+{
+  struct mana_image_reader *b = base_cached(r, ref->generation);
+  if (!b && base_open(r, ref->generation, &b, err, errlen) < 0)
+    return -1;
+  const struct img_header *h = &b->hdr;
+  uint64_t len = (uint64_t)ref->page_count * IMG_PAGE;
+  if (h->rank != r->hdr.rank || h->generation != ref->generation ||
+      h->header_hash != ref->image_digest)
+    return mana_fail_as(err, errlen, ESTALE,
+                        "%s: reference %zu wants rank %u's image of generation %llu with digest "
+                        "%#llx; %s is rank %u's of generation %llu with digest %#llx (replaced "
+                        "since?)",
+                        r->name, k, r->hdr.rank, ULL(ref->generation), ULL(ref->image_digest),
+                        b->name, h->rank, ULL(h->generation), ULL(h->header_hash));
+  if (ref->offset > h->data_end || len > h->data_end - ref->offset)
+    return mana_fail_as(err, errlen, EBADMSG,
+                        "%s: reference %zu: pages at offset %llu..+%llu lie outside the data area "
+                        "of %s",
+                        r->name, k, ULL(ref->offset), ULL(len), b->name);
+  *base = b;
+  return 0;
+}
+
 void mana_image_close(struct mana_image_reader *r)
 {
   if (!r)
@@ -214,6 +294,13 @@ void mana_image_close(struct mana_image_reader *r)
   free(r->blobs);
   free(r->blob_data);
   free(r->blob_ptr);
+  free(r->refs);
+  free(r->page_hashes);
+  free(r->segs);
+  free(r->region_seg);
+  for (size_t i = 0; i < r->nbases; i++)
+    mana_image_close(r->bases[i].r);
+  free(r->bases);
   free(r->bounce);
   XXH3_freeState(r->content);
   free(r);

@@ -44,8 +44,85 @@ static int read_failed(struct mana_image_reader *r, size_t i, char *err, size_t 
                    ULL(r->io->failed_at));
 }
 
-static int check_content(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
+/* ---- checking what arrives ----------------------------------------------------------------
+ * Version 1: the region's content checksum, streamed in page order. Version 2: each page
+ * against its entry in the page hash table, wherever it was read from (the table itself was
+ * checked against the content checksums when the image was opened). */
+
+struct page_check {
+  struct mana_image_reader *r;
+  size_t region, cursor;
+  bool bad;
+  uint64_t bad_page, want, got;
+};
+
+static void arrived_v1(void *arg, uint64_t first_page, const void *base, uint64_t npages)
 {
+  struct page_check *c = arg;
+  img_content_add_pages(c->r->content, first_page, base, npages);
+}
+
+static void arrived_v2(void *arg, uint64_t first_page, const void *base, uint64_t npages)
+{
+  struct page_check *c = arg;
+  const char *p = base;
+  for (uint64_t k = 0; k < npages && !c->bad; k++, p += IMG_PAGE) {
+    uint64_t page = first_page + k;
+    const struct img_seg *s = img_seg_find(c->r, c->region, page, &c->cursor);
+    uint64_t got = XXH3_64bits(p, IMG_PAGE);
+    uint64_t want = s ? c->r->page_hashes[s->hash_index + (page - s->first_page)] : ~got;
+    if (got != want)
+      *c = (struct page_check){c->r, c->region, c->cursor, true, page, want, got};
+  }
+}
+
+static void check_start(struct mana_image_reader *r, size_t i, struct page_check *c)
+{
+  *c = (struct page_check){.r = r, .region = i, .cursor = r->region_seg ? r->region_seg[i] : 0};
+  r->io->arrived = r->hdr.version >= 2 ? arrived_v2 : arrived_v1;
+  r->io->arrived_arg = c;
+  XXH3_64bits_reset(r->content);
+}
+
+/* Where page `page` of region i was read from, for a message. */
+static void page_origin(const struct mana_image_reader *r, size_t i, uint64_t page, char *out,
+                        size_t len)
+{
+  size_t cursor = r->region_seg[i];
+  const struct img_seg *s = img_seg_find(r, i, page, &cursor);
+  if (s && s->ref >= 0) {
+    const struct img_ref *f = &r->refs[s->ref];
+    snprintf(out, len, "kept in generation %llu's image at offset %llu", ULL(f->generation),
+             ULL(f->offset + (page - f->first_page) * IMG_PAGE));
+    return;
+  }
+  const struct img_region *g = &r->regions[i];
+  uint64_t before = 0;
+  for (uint64_t k = 0; k < g->run_count; k++) {
+    const struct img_run *run = &r->runs[g->first_run + k];
+    if (page >= run->first_page && page < (uint64_t)run->first_page + run->page_count) {
+      before += page - run->first_page;
+      break;
+    }
+    before += run->page_count;
+  }
+  snprintf(out, len, "stored at offset %llu", ULL(g->data_offset + before * IMG_PAGE));
+}
+
+static int check_end(struct mana_image_reader *r, size_t i, const struct page_check *c, char *err,
+                     size_t errlen)
+{
+  r->io->arrived = NULL;
+  if (r->hdr.version >= 2) {
+    if (!c->bad)
+      return 0;
+    char where[128];
+    page_origin(r, i, c->bad_page, where, sizeof(where));
+    return mana_fail_as(err, errlen, EBADMSG,
+                        REGION_FMT "page %llu (%s) is damaged: its checksum is %#llx, the page "
+                                   "hash table says %#llx",
+                        REGION_ARGS(r, i), ULL(c->bad_page), where, ULL(c->got), ULL(c->want));
+  }
   uint64_t sum = XXH3_64bits_digest(r->content);
   if (sum != r->regions[i].content_hash)
     return mana_fail_as(err, errlen, EBADMSG,
@@ -56,13 +133,63 @@ static int check_content(struct mana_image_reader *r, size_t i, char *err, size_
   return 0;
 }
 
-/* Reads region i's runs straight to their addresses (already mapped writable). */
+/* ---- pages kept in older images ---------------------------------------------------------- */
+
+/* Reads ref k's pages [from, from + n) to dst and checks them. */
+static int read_ref_pages(struct mana_image_reader *r, size_t i, size_t k, uint64_t from,
+                          uint64_t n, void *dst, struct page_check *c, char *err, size_t errlen)
+{
+  const struct img_ref *f = &r->refs[k];
+  struct mana_image_reader *b;
+  if (img_base_for_ref(r, f, k, &b, err, errlen) < 0)
+    return -1;
+  uint64_t off = f->offset + (from - f->first_page) * IMG_PAGE;
+  if (img_pread_all(b->fd, dst, n * IMG_PAGE, off) < 0) {
+    if (errno == ENODATA)
+      return mana_fail_as(err, errlen, EIO,
+                          REGION_FMT "%s ends before offset %llu, where pages %llu..+%llu are kept",
+                          REGION_ARGS(r, i), b->name, ULL(off + n * IMG_PAGE), ULL(from), ULL(n));
+    return mana_fail(err, errlen, errno, REGION_FMT "reading pages %llu..+%llu from %s at %llu",
+                     REGION_ARGS(r, i), ULL(from), ULL(n), b->name, ULL(off));
+  }
+  arrived_v2(c, from, dst, n);
+  return 0;
+}
+
+/* Every ref of region i, read straight into place or (into == false) through the bounce
+ * buffer, piece by piece. */
+static int read_refs(struct mana_image_reader *r, size_t i, bool into, struct page_check *c,
+                     char *err, size_t errlen)
+{
+  if (r->hdr.version < 2)
+    return 0;
+  const struct img_region *g = &r->regions[i];
+  for (size_t s = r->region_seg[i]; s < r->region_seg[i + 1] && !c->bad; s++) {
+    const struct img_seg *seg = &r->segs[s];
+    if (seg->ref < 0)
+      continue;
+    uint64_t chunk = into ? seg->page_count : IMG_VERIFY_BATCH / IMG_PAGE;
+    for (uint64_t done = 0; done < seg->page_count && !c->bad; done += chunk) {
+      uint64_t n = seg->page_count - done < chunk ? seg->page_count - done : chunk;
+      void *dst = into ? (void *)(uintptr_t)(g->start + (seg->first_page + done) * IMG_PAGE)
+                       : r->bounce;
+      if (read_ref_pages(r, i, (size_t)seg->ref, seg->first_page + done, n, dst, c, err,
+                         errlen) < 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- a region's pages --------------------------------------------------------------------- */
+
+/* Reads region i's pages straight to their addresses (already mapped writable). */
 static int read_into_place(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
 {
   const struct img_region *g = &r->regions[i];
+  struct page_check c;
   img_io_restart(r->io, IMG_IO_BATCH, g->data_offset);
-  r->io->content = r->content;
-  XXH3_64bits_reset(r->content);
+  check_start(r, i, &c);
   for (uint64_t k = 0; k < g->run_count; k++) {
     const struct img_run *run = &r->runs[g->first_run + k];
     void *dst = (void *)(uintptr_t)(g->start + (uint64_t)run->first_page * IMG_PAGE);
@@ -71,17 +198,19 @@ static int read_into_place(struct mana_image_reader *r, size_t i, char *err, siz
   }
   if (img_io_finish(r->io) < 0)
     return read_failed(r, i, err, errlen);
-  return check_content(r, i, err, errlen);
+  if (read_refs(r, i, true, &c, err, errlen) < 0)
+    return -1;
+  return check_end(r, i, &c, err, errlen);
 }
 
-/* Reads region i's runs through the bounce buffer, one batch-sized piece at a time. */
+/* Reads region i's pages through the bounce buffer, one batch-sized piece at a time. */
 static int read_for_check(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
 {
   const struct img_region *g = &r->regions[i];
+  struct page_check c;
   img_io_restart(r->io, IMG_VERIFY_BATCH, g->data_offset);
-  r->io->content = r->content;
+  check_start(r, i, &c);
   r->io->populate = false;
-  XXH3_64bits_reset(r->content);
   for (uint64_t k = 0; k < g->run_count; k++) {
     const struct img_run *run = &r->runs[g->first_run + k];
     uint64_t page = run->first_page, left = run->page_count;
@@ -99,7 +228,9 @@ static int read_for_check(struct mana_image_reader *r, size_t i, char *err, size
   }
   if (img_io_finish(r->io) < 0)
     return read_failed(r, i, err, errlen);
-  return check_content(r, i, err, errlen);
+  if (read_refs(r, i, false, &c, err, errlen) < 0)
+    return -1;
+  return check_end(r, i, &c, err, errlen);
 }
 
 int mana_image_verify(struct mana_image_reader *r, char *err, size_t errlen)

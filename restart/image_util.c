@@ -2,6 +2,7 @@
 #include "image_util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +87,18 @@ void img_content_add_pages(XXH3_state_t *st, uint64_t first_page, const void *ba
   for (uint64_t i = 0; i < npages; i++, p += IMG_PAGE)
     if (!img_page_is_zero(p))
       img_content_add_page(st, first_page + i, p);
+}
+
+uint64_t img_zero_page_hash(void)
+{
+  static _Atomic uint64_t cached; /* 0 until computed; XXH3 of a zero page is not 0 */
+  uint64_t h = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (!h) {
+    static const unsigned char zero[IMG_PAGE];
+    h = XXH3_64bits(zero, IMG_PAGE);
+    atomic_store_explicit(&cached, h, memory_order_relaxed);
+  }
+  return h;
 }
 
 void img_set_string(char *field, size_t fieldlen, const char *s)

@@ -25,11 +25,21 @@ bool img_page_is_zero(const void *page);
  * page that is not all zero. Untouched and zero pages contribute nothing, so the cost follows
  * the saved data, not the size of the address range, and the value does not depend on how
  * the writer chose to store the pages. */
-static inline void img_content_add_page(XXH3_state_t *st, uint64_t page_no, const void *page)
+static inline void img_content_add_hash(XXH3_state_t *st, uint64_t page_no, uint64_t page_hash)
 {
-  uint64_t pair[2] = {page_no, XXH3_64bits(page, IMG_PAGE)};
+  uint64_t pair[2] = {page_no, page_hash};
   XXH3_64bits_update(st, pair, sizeof(pair));
 }
+
+static inline void img_content_add_page(XXH3_state_t *st, uint64_t page_no, const void *page)
+{
+  img_content_add_hash(st, page_no, XXH3_64bits(page, IMG_PAGE));
+}
+
+/* XXH3_64bits of a page of zeros. From a page hash table alone (version 2), a page with
+ * this hash counts as a zero page for the content checksum: the writer stores zero pages
+ * only as filler, and a non-zero page with this hash is a 2^-64 event. */
+uint64_t img_zero_page_hash(void);
 
 /* Adds every non-zero page of [base, base + npages pages), numbered from first_page. */
 void img_content_add_pages(XXH3_state_t *st, uint64_t first_page, const void *base,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "image_reader.h"
 #include "image_util.h"
 #include "mana/fail.h"
 
@@ -98,6 +99,9 @@ static void writer_free(struct mana_image_writer *w)
   free(w->regions);
   free(w->runs);
   free(w->blobs);
+  free(w->refs);
+  free(w->hashes);
+  img_base_index_free(&w->base);
   free(w);
 }
 
@@ -136,7 +140,37 @@ int mana_image_writer_open(struct mana_image_writer **wp, int dirfd, const char 
     return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the image writer", final_name);
   }
   fill_header(&w->hdr, info);
+  w->stats.oldest_generation = info->generation;
   *wp = w;
+  return 0;
+}
+
+static int base_refused(struct mana_image_writer *w, const char *base_name, char *err,
+                        size_t errlen, const char *why)
+{
+  return mana_fail_as(err, errlen, EINVAL, "%s: %s cannot be its base: %s", w->final_name,
+                      base_name, why);
+}
+
+int mana_image_writer_set_base(struct mana_image_writer *w, const struct mana_image_reader *base,
+                               char *err, size_t errlen)
+{
+  const struct img_header *b = &base->hdr, *h = &w->hdr;
+  if (w->nregions || w->incremental)
+    return base_refused(w, base->name, err, errlen, "regions were added already");
+  if (b->version < 2)
+    return base_refused(w, base->name, err, errlen,
+                        "it is of format version 1, which records no page hashes");
+  if (b->rank != h->rank || b->world_size != h->world_size)
+    return base_refused(w, base->name, err, errlen, "it is of another rank or world size");
+  if (b->generation >= h->generation)
+    return base_refused(w, base->name, err, errlen, "it is not of an older generation");
+  if (b->window_base != h->window_base || b->window_end != h->window_end)
+    return base_refused(w, base->name, err, errlen, "its upper-half window is elsewhere");
+  if (img_base_index_build(&w->base, base) < 0)
+    return mana_fail_as(err, errlen, ENOMEM, "%s: no memory for the index of %s", w->final_name,
+                        base->name);
+  w->incremental = true;
   return 0;
 }
 
@@ -185,10 +219,16 @@ static int write_tables(struct mana_image_writer *w)
   set_section(&h->regions, h->data_end, w->regions, w->nregions, sizeof(*w->regions));
   set_section(&h->runs, h->regions.offset + h->regions.size, w->runs, w->nruns, sizeof(*w->runs));
   set_section(&h->blobs, h->runs.offset + h->runs.size, w->blobs, w->nblobs, sizeof(*w->blobs));
-  h->file_size = h->blobs.offset + h->blobs.size;
-  struct iovec iov[3] = {
-      {w->regions, h->regions.size}, {w->runs, h->runs.size}, {w->blobs, h->blobs.size}};
-  if (img_pwritev_all(w->fd, iov, 3, h->regions.offset) < 0)
+  set_section(&h->refs, h->blobs.offset + h->blobs.size, w->refs, w->nrefs, sizeof(*w->refs));
+  set_section(&h->page_hashes, h->refs.offset + h->refs.size, w->hashes, w->nhashes,
+              sizeof(*w->hashes));
+  h->file_size = h->page_hashes.offset + h->page_hashes.size;
+  struct iovec iov[5] = {{w->regions, h->regions.size},
+                         {w->runs, h->runs.size},
+                         {w->blobs, h->blobs.size},
+                         {w->refs, h->refs.size},
+                         {w->hashes, h->page_hashes.size}};
+  if (img_pwritev_all(w->fd, iov, 5, h->regions.offset) < 0)
     return img_writer_fail(w, errno, "writing the tables at offset %llu: %s",
                            (unsigned long long)h->regions.offset, strerror(errno));
   h->header_hash = XXH3_64bits(h, offsetof(struct img_header, header_hash));

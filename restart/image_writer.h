@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "image.h"
+#include "image_base.h"
 #include "image_format.h"
 #include "image_io.h"
 #include "image_scan.h"
@@ -27,6 +28,12 @@ struct mana_image_writer {
   size_t nruns, runs_cap, run_budget;
   struct img_blob *blobs;
   size_t nblobs, blobs_cap;
+  struct img_ref *refs;
+  size_t nrefs, refs_cap;
+  uint64_t *hashes; /* the page hash table so far */
+  size_t nhashes, hashes_cap;
+  bool incremental; /* base is set */
+  struct img_base_index base;
   struct img_scan scan;
   struct img_io *io;
   XXH3_state_t *content;

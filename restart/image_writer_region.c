@@ -1,11 +1,12 @@
-/* Saving one memory range of this process: which pages to store, the run table, the content
- * checksum.
+/* Saving one memory range of this process: which pages to store, the run and reference
+ * tables, the page hashes and the content checksum.
  *
- * The pages of a region are visited in order. A page is stored when it may hold data
+ * The pages of a region are visited in order. A page is present when it may hold data
  * (present or swapped per /proc/self/pagemap, or every page with SCAN_ALL) and is not all
- * zero; consecutive stored pages form a run. Each stored page is checksummed right after the
- * zero test, while it is in the cache, and handed to the batch that pwritev()s it straight
- * from its place in memory. */
+ * zero. Each present page is hashed right after the zero test, while it is in the cache;
+ * in an incremental image a page whose hash is the one the base recorded for its address is
+ * referred to where the base found it, every other one is stored: consecutive stored pages
+ * form a run, handed to the batch that pwritev()s it straight from its place in memory. */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +25,8 @@ struct region_walk {
   uint64_t run_first, run_count; /* run_count 0: no open run */
   bool made_readable;
   unsigned char *copy; /* MANA_IMAGE_REGION_SNAPSHOT: the pages are read from here */
+  /* The open reference (ref_count 0: none): its pages are at ref_offset in ref_gen's image. */
+  uint64_t ref_first, ref_count, ref_gen, ref_offset, ref_digest;
 };
 
 /* Where the content of page `page` of the region is read from. */
@@ -79,6 +82,37 @@ static int close_run(struct region_walk *rw)
   return 0;
 }
 
+static int close_ref(struct region_walk *rw)
+{
+  struct mana_image_writer *w = rw->w;
+  if (!rw->ref_count)
+    return 0;
+  if (img_grow((void **)&w->refs, &w->refs_cap, w->nrefs + 1, sizeof(*w->refs)) < 0)
+    return img_writer_fail(w, ENOMEM, REGION_FMT "no memory for reference %zu", REGION_ARGS(rw),
+                           w->nrefs);
+  w->refs[w->nrefs++] = (struct img_ref){.region = (uint32_t)rw->index,
+                                         .first_page = (uint32_t)rw->ref_first,
+                                         .page_count = (uint32_t)rw->ref_count,
+                                         .generation = rw->ref_gen,
+                                         .offset = rw->ref_offset,
+                                         .image_digest = rw->ref_digest};
+  w->stats.refs++;
+  if (rw->ref_gen < w->stats.oldest_generation)
+    w->stats.oldest_generation = rw->ref_gen;
+  rw->ref_count = 0;
+  return 0;
+}
+
+static int push_hash(struct region_walk *rw, uint64_t hash)
+{
+  struct mana_image_writer *w = rw->w;
+  if (img_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + 1, sizeof(*w->hashes)) < 0)
+    return img_writer_fail(w, ENOMEM, REGION_FMT "no memory for the hash of page %zu",
+                           REGION_ARGS(rw), w->nhashes);
+  w->hashes[w->nhashes++] = hash;
+  return 0;
+}
+
 static int io_failed(struct region_walk *rw)
 {
   return img_writer_fail(rw->w, errno, REGION_FMT "write at offset %llu: %s", REGION_ARGS(rw),
@@ -92,6 +126,9 @@ static int add_filler(struct region_walk *rw, uint64_t from, uint64_t to)
   struct mana_image_writer *w = rw->w;
   w->stats.pages_filler += to - from;
   rw->reg->stored_pages += to - from;
+  for (uint64_t p = from; p < to; p++)
+    if (push_hash(rw, img_zero_page_hash()) < 0)
+      return -1;
   while (from < to) {
     uint64_t n = to - from < 16 ? to - from : 16;
     if (img_io_add(w->io, zero_fill, n * IMG_PAGE, from) < 0)
@@ -101,13 +138,15 @@ static int add_filler(struct region_walk *rw, uint64_t from, uint64_t to)
   return 0;
 }
 
-static int keep_page(struct region_walk *rw, uint64_t page)
+static int keep_page(struct region_walk *rw, uint64_t page, uint64_t hash)
 {
   struct mana_image_writer *w = rw->w;
   uint64_t run_end = rw->run_first + rw->run_count;
+  if (close_ref(rw) < 0)
+    return -1;
   if (rw->run_count && page != run_end) {
     /* A new run would take the closed runs plus two (the one closed, the new one). */
-    if (w->nruns + 2 > w->run_budget) {
+    if (w->nruns + w->nrefs + 2 > w->run_budget) {
       if (add_filler(rw, run_end, page) < 0)
         return -1;
       rw->run_count += page - run_end;
@@ -121,11 +160,57 @@ static int keep_page(struct region_walk *rw, uint64_t page)
   rw->reg->stored_pages++;
   w->stats.pages_saved++;
   void *addr = page_source(rw, page);
-  img_content_add_page(w->content, page, addr);
+  img_content_add_hash(w->content, page, hash);
+  if (push_hash(rw, hash) < 0)
+    return -1;
   if (img_io_add(w->io, addr, IMG_PAGE, page) < 0)
     return io_failed(rw);
   img_writer_progress(w);
   return 0;
+}
+
+/* Page `page` is unchanged since the base: piece `s` of the base, its k-th page. */
+static int refer_page(struct region_walk *rw, uint64_t page, uint64_t hash,
+                      const struct img_base_seg *s, uint64_t k)
+{
+  struct mana_image_writer *w = rw->w;
+  uint64_t offset = s->offset + k * IMG_PAGE;
+  if (close_run(rw) < 0)
+    return -1;
+  if (rw->ref_count && (page != rw->ref_first + rw->ref_count || s->generation != rw->ref_gen ||
+                        s->digest != rw->ref_digest ||
+                        offset != rw->ref_offset + rw->ref_count * IMG_PAGE ||
+                        rw->ref_count == UINT32_MAX) &&
+      close_ref(rw) < 0)
+    return -1;
+  if (!rw->ref_count) {
+    rw->ref_first = page;
+    rw->ref_gen = s->generation;
+    rw->ref_offset = offset;
+    rw->ref_digest = s->digest;
+  }
+  rw->ref_count++;
+  w->stats.pages_referenced++;
+  img_content_add_hash(w->content, page, hash);
+  return push_hash(rw, hash);
+}
+
+/* The base's piece and page index for page `page` when the base recorded `hash` there. */
+static const struct img_base_seg *unchanged(struct region_walk *rw, uint64_t page, uint64_t hash,
+                                            uint64_t *k)
+{
+  struct mana_image_writer *w = rw->w;
+  if (!w->incremental)
+    return NULL;
+  /* Like a run, a reference takes a record: past the budget pages are stored instead. */
+  if (!rw->ref_count && w->nruns + w->nrefs + 2 > w->run_budget)
+    return NULL;
+  uint64_t addr = rw->reg->start + page * IMG_PAGE;
+  const struct img_base_seg *s = img_base_find(&w->base, addr);
+  if (!s)
+    return NULL;
+  *k = (addr - s->addr) / IMG_PAGE;
+  return s->hashes[*k] == hash ? s : NULL;
 }
 
 /* Pages with data must be readable to be tested and copied; the caller said how the range is
@@ -146,11 +231,14 @@ static int visit_page(struct region_walk *rw, uint64_t page)
 {
   if (make_readable(rw) < 0)
     return -1;
-  if (img_page_is_zero(page_source(rw, page))) {
+  const void *src = page_source(rw, page);
+  if (img_page_is_zero(src)) {
     rw->w->stats.pages_zero++;
     return 0;
   }
-  return keep_page(rw, page);
+  uint64_t hash = XXH3_64bits(src, IMG_PAGE), k;
+  const struct img_base_seg *s = unchanged(rw, page, hash, &k);
+  return s ? refer_page(rw, page, hash, s, k) : keep_page(rw, page, hash);
 }
 
 static int walk_region(struct region_walk *rw)
@@ -173,7 +261,7 @@ static int walk_region(struct region_walk *rw)
         return -1;
     }
   }
-  return close_run(rw);
+  return close_run(rw) < 0 ? -1 : close_ref(rw);
 }
 
 /* Writes out what is pending and waits for it (the pages must still be readable for that;

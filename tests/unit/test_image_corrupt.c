@@ -83,14 +83,14 @@ Test(image_corrupt, not_an_image_at_all)
 
 Test(image_corrupt, other_format_version)
 {
-  hdr.version = 2;
+  hdr.version = 3;
   write_header(&dir, NAME, &hdr, 1);
-  expect_open_error(NAME ": image format version 2 is not supported (this build reads version "
-                         "1)");
-  hdr.version = 7;
+  expect_open_error(NAME ": image format version 3 is not supported (this build reads versions "
+                         "1 to 2)");
+  hdr.version = 0;
   write_header(&dir, NAME, &hdr, 0); /* version is judged before the checksum */
-  expect_open_error(NAME ": image format version 7 is not supported (this build reads version "
-                         "1)");
+  expect_open_error(NAME ": image format version 0 is not supported (this build reads versions "
+                         "1 to 2)");
 }
 
 Test(image_corrupt, flipped_byte_in_each_table)
@@ -102,8 +102,9 @@ Test(image_corrupt, flipped_byte_in_each_table)
       {"region table", hdr.regions.offset + 9},
       {"run table", hdr.runs.offset + 1},
       {"blob table", hdr.blobs.offset + hdr.blobs.size - 1},
+      {"page hash table", hdr.page_hashes.offset + 13},
   };
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < 4; i++) {
     flip_byte(&dir, NAME, tables[i].off);
     char want[256];
     snprintf(want, sizeof(want), NAME ": %s checksum mismatch (stored ", tables[i].what);
@@ -113,7 +114,8 @@ Test(image_corrupt, flipped_byte_in_each_table)
     snprintf(where, sizeof(where), "the table at offset %llu is damaged",
              (unsigned long long)(i == 0   ? hdr.regions.offset
                                   : i == 1 ? hdr.runs.offset
-                                           : hdr.blobs.offset));
+                                  : i == 2 ? hdr.blobs.offset
+                                           : hdr.page_hashes.offset));
     cr_assert(strstr(got, where), "got: %s", got);
     flip_byte(&dir, NAME, tables[i].off); /* repaired */
     cr_assert_null(open_error(&dir, NAME));
@@ -145,15 +147,18 @@ Test(image_corrupt, flipped_byte_in_region_data_is_found_by_verify_and_restore)
   struct img_region g = region0();
   flip_byte(&dir, NAME, g.data_offset + 5 * PAGE + 77);
   struct mana_image_reader *r;
-  char err[1024], want[256];
+  char err[1024], want[256], where[64];
   cr_assert_eq(mana_image_open(&r, dir.fd, NAME, NULL, err, sizeof(err)), 0,
                "region data is checked by verify and restore, not open: %s", err);
-  snprintf(want, sizeof(want), NAME ": region 0 'mixed' [%p, +0x28000): content checksum mismatch",
-           (void *)img.base);
+  snprintf(want, sizeof(want), NAME ": region 0 'mixed' [%p, +0x28000): page ", (void *)img.base);
+  /* The page named is the sixth stored one, where the byte was flipped. */
+  snprintf(where, sizeof(where), "(stored at offset %llu) is damaged",
+           (unsigned long long)(g.data_offset + 5 * PAGE));
   cr_assert_eq(mana_image_verify(r, err, sizeof(err)), -1);
   cr_assert_eq(errno, EBADMSG);
   cr_assert_eq(strncmp(err, want, strlen(want)), 0, "got: %s", err);
-  cr_assert(strstr(err, "saved pages at offset 8192 are damaged"), "got: %s", err);
+  cr_assert(strstr(err, where), "got: %s", err);
+  cr_assert(strstr(err, "the page hash table says"), "got: %s", err);
 
   cr_assert_eq(mana_image_restore_region(r, 0, MAP_FIXED, err, sizeof(err)), -1);
   cr_assert_eq(strncmp(err, want, strlen(want)), 0, "got: %s", err);
@@ -172,7 +177,7 @@ Test(image_corrupt, damaged_restore_without_reservation_unmaps)
   cr_assert_eq(mana_image_verify(r, err, sizeof(err)), -1); /* and the reader is ready */
   munmap(img.base, STD_RESERVE);
   cr_assert_eq(mana_image_restore_region(r, 0, 0, err, sizeof(err)), -1);
-  cr_assert(strstr(err, "content checksum mismatch"), "got: %s", err);
+  cr_assert(strstr(err, "page 0 (stored at offset 8192) is damaged"), "got: %s", err);
   cr_assert_str_eq(maps_perms(img.base), "", "nothing is left mapped");
   mana_image_close(r);
 }
@@ -182,7 +187,7 @@ Test(image_corrupt, truncated_at_several_points)
   char want[256];
   truncate_file(&dir, NAME, hdr.file_size - 1);
   snprintf(want, sizeof(want),
-           NAME ": truncated: blob table ends at %llu but the file has %llu "
+           NAME ": truncated: page hash table ends at %llu but the file has %llu "
                 "bytes",
            (unsigned long long)hdr.file_size, (unsigned long long)hdr.file_size - 1);
   expect_open_error(want);
