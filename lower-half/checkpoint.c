@@ -31,11 +31,36 @@ static int capture_all(char *err, size_t errlen)
   return 0;
 }
 
+/* The image of the same rank in the base generation, when it can serve as the base of w;
+ * NULL otherwise (said on stderr: the image is then written in full, which is always
+ * correct). */
+static struct mana_image_reader *open_base(struct mana_image_writer *w, const char *base_dir,
+                                           const char *name, uint32_t rank)
+{
+  char why[1024];
+  struct mana_image_reader *base = NULL;
+  int fd = open(base_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    snprintf(why, sizeof(why), "cannot open %s: %s", base_dir, strerror(errno));
+  } else {
+    if (mana_image_open(&base, fd, name, NULL, why, sizeof(why)) == 0 &&
+        mana_image_writer_set_base(w, base, why, sizeof(why)) != 0) {
+      mana_image_close(base);
+      base = NULL;
+    }
+    close(fd);
+  }
+  if (!base)
+    fprintf(stderr, "mana_lh: rank %u: the image is written in full, not incrementally: %s\n",
+            rank, why);
+  return base;
+}
+
 /* With `captured`, capture_all ran already (in the rank, before a forked writer). */
 static int write_image(const char *dir, const char *name, uint64_t generation,
-                       const struct mana_rank_facts *facts,
-                       const struct mana_write_progress *progress, int captured, uint64_t *bytes,
-                       uint64_t *hash, char *err, size_t errlen)
+                       const char *base_dir, const struct mana_rank_facts *facts,
+                       const struct mana_write_progress *progress, int captured,
+                       struct mana_written *out, char *err, size_t errlen)
 {
   if (!captured && capture_all(err, errlen) != 0)
     return -1;
@@ -52,7 +77,10 @@ static int write_image(const char *dir, const char *name, uint64_t generation,
   info.window_end = MANA_WINDOW_END;
   info.thread_level = facts->thread_level;
   struct mana_image_writer *w = NULL;
+  struct mana_image_reader *base = NULL;
   int rc = mana_image_writer_open(&w, dirfd, name, &info, err, errlen);
+  if (rc == 0 && base_dir)
+    base = open_base(w, base_dir, name, facts->rank);
   if (rc == 0 && progress && progress->fn)
     mana_image_writer_on_progress(w, progress->fn, progress->arg, progress->every);
   if (rc == 0)
@@ -63,32 +91,37 @@ static int write_image(const char *dir, const char *name, uint64_t generation,
         mana_fault("write-kill", (long)facts->rank))
       raise(SIGKILL); /* the image is half written: its temporary file stays behind */
   }
-  if (rc == 0)
-    rc = mana_image_writer_commit(w, bytes, hash, err, errlen);
-  else
+  if (rc == 0) {
+    struct mana_image_stats st;
+    mana_image_writer_stats(w, &st);
+    out->oldest = st.oldest_generation;
+    rc = mana_image_writer_commit(w, &out->bytes, &out->hash, err, errlen);
+  } else if (w) {
     mana_image_writer_abort(w);
+  }
+  mana_image_close(base);
   close(dirfd);
   return rc;
 }
 
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
-                          const struct mana_rank_facts *facts,
-                          const struct mana_write_progress *progress, uint64_t *bytes,
-                          uint64_t *hash, char *err, size_t errlen)
+                          const char *base_dir, const struct mana_rank_facts *facts,
+                          const struct mana_write_progress *progress, struct mana_written *out,
+                          char *err, size_t errlen)
 {
-  return write_image(dir, name, generation, facts, progress, 0, bytes, hash, err, errlen);
+  return write_image(dir, name, generation, base_dir, facts, progress, 0, out, err, errlen);
 }
 
 /* What a forked writer tells the rank: its outcome, in one write on a pipe. */
 struct writer_result {
   int rc;
   int pad;
-  uint64_t bytes, hash;
+  struct mana_written written;
   char err[512];
 };
 
 static _Noreturn void run_writer(int out, const char *dir, const char *name, uint64_t generation,
-                                 const struct mana_rank_facts *facts)
+                                 const char *base_dir, const struct mana_rank_facts *facts)
 {
   struct writer_result r;
   memset(&r, 0, sizeof(r));
@@ -97,16 +130,16 @@ static _Noreturn void run_writer(int out, const char *dir, const char *name, uin
   sigprocmask(SIG_SETMASK, &all, NULL);
   /* A writer must not outlive its rank (a killed rank's generation is never committed). */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  r.rc =
-      write_image(dir, name, generation, facts, NULL, 1, &r.bytes, &r.hash, r.err, sizeof(r.err));
+  r.rc = write_image(dir, name, generation, base_dir, facts, NULL, 1, &r.written, r.err,
+                     sizeof(r.err));
   if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
     _exit(2);
   _exit(0);
 }
 
 int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,
-                                const struct mana_rank_facts *facts, struct mana_forked_writer *fw,
-                                char *err, size_t errlen)
+                                const char *base_dir, const struct mana_rank_facts *facts,
+                                struct mana_forked_writer *fw, char *err, size_t errlen)
 {
   if (capture_all(err, errlen) != 0)
     return -1;
@@ -117,7 +150,7 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
   pid_t pid = fork();
   if (pid == 0) {
     close(p[0]);
-    run_writer(p[1], dir, name, generation, facts);
+    run_writer(p[1], dir, name, generation, base_dir, facts);
   }
   int e = errno;
   close(p[1]);
@@ -130,8 +163,8 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
   return 0;
 }
 
-int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, uint64_t *bytes, uint64_t *hash,
-                                char *err, size_t errlen)
+int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, struct mana_written *out, char *err,
+                                size_t errlen)
 {
   struct writer_result r;
   size_t got = 0;
@@ -158,7 +191,6 @@ int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, uint64_t *bytes, 
     r.err[sizeof(r.err) - 1] = '\0';
     return mana_fail(err, errlen, 0, "%s", r.err);
   }
-  *bytes = r.bytes;
-  *hash = r.hash;
+  *out = r.written;
   return 0;
 }

@@ -20,13 +20,20 @@ struct mana_write_progress {
   uint64_t every;
 };
 
+/* What writing an image gave: its size, its digest, and the oldest generation it refers to
+ * (its own when it refers to none). */
+struct mana_written {
+  uint64_t bytes, hash, oldest;
+};
+
 /* With every upper-half thread parked: writes `name` (e.g. "rank-0000.img") in directory
- * `dir`.  On success *bytes gets the image size and *hash its digest. progress may be
- * NULL. */
+ * `dir`.  With `base_dir` (the last committed generation's directory, or NULL), only the
+ * pages that changed since the image of the same name there are stored; if that image cannot
+ * serve, the image is written in full (and stderr says why). progress may be NULL. */
 int mana_checkpoint_write(const char *dir, const char *name, uint64_t generation,
-                          const struct mana_rank_facts *facts,
-                          const struct mana_write_progress *progress, uint64_t *bytes,
-                          uint64_t *hash, char *err, size_t errlen);
+                          const char *base_dir, const struct mana_rank_facts *facts,
+                          const struct mana_write_progress *progress, struct mana_written *out,
+                          char *err, size_t errlen);
 
 /* The same image, written by a forked child from its copy-on-write view of the process, so
  * that the application may resume as soon as this returns.  What the child cannot see is read
@@ -37,12 +44,12 @@ struct mana_forked_writer {
   int result_fd;
 };
 int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,
-                                const struct mana_rank_facts *facts, struct mana_forked_writer *fw,
-                                char *err, size_t errlen);
-/* Waits for the writer: 0 with the image's size and digest, or -1 with why (its own error,
- * or how it died). */
-int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, uint64_t *bytes, uint64_t *hash,
-                                char *err, size_t errlen);
+                                const char *base_dir, const struct mana_rank_facts *facts,
+                                struct mana_forked_writer *fw, char *err, size_t errlen);
+/* Waits for the writer: 0 with what it wrote, or -1 with why (its own error, or how it
+ * died). */
+int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, struct mana_written *out, char *err,
+                                size_t errlen);
 
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
  * the image `path` and continues the parked threads.  Returns only on failure. */

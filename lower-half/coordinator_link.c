@@ -325,25 +325,26 @@ static void peers_resumed(void *arg)
   p->resumed = 1;
 }
 
-static void peers_written(void *arg, const char *name, uint64_t bytes, uint64_t hash)
+static void peers_written(void *arg, const char *name, const struct mana_written *w)
 {
   char xxh[32];
-  snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)hash);
-  coord_send_written(link_conn, ((struct link_peers *)arg)->gen, bytes, name, xxh, 0);
+  snprintf(xxh, sizeof(xxh), "%016llx", (unsigned long long)w->hash);
+  coord_send_written(link_conn, ((struct link_peers *)arg)->gen, w->bytes, name, xxh, w->oldest);
 }
 
 /* DRAIN: the rank's checkpoint phases, then the verdict.  0 with the verdict (COMMITTED,
  * ABORT or QUIT) in cmd, -1 when the link is gone.  The drain is collective over the ranks: a
  * rank starting it alone would leave exchanges posted that the others never answer, so a rank
  * that cannot park says so before any rank drains. */
-static int drain_and_write(uint64_t gen, const char *dir, int forked, struct coord_cmd *cmd,
-                           int *resumed)
+static int drain_and_write(uint64_t gen, const char *dir, const char *base_dir, int forked,
+                           struct coord_cmd *cmd, int *resumed)
 {
   struct link_peers lp = {gen, cmd, {gen, 0}, 0};
   struct mana_write_progress progress = {report_progress, &lp.progress, PROGRESS_EVERY_BYTES};
   struct rank_peers peers = {&lp,           peers_suspended, peers_drained,
                              peers_refused, peers_failed,    peers_written,
-                             &progress,     forked,          peers_resumed};
+                             &progress,     forked,          peers_resumed,
+                             base_dir};
   struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
   enum rank_checkpoint_outcome out = mana_rank_checkpoint(&peers, dir, gen, &facts);
   *resumed = lp.resumed;
@@ -357,12 +358,13 @@ static int drain_and_write(uint64_t gen, const char *dir, int forked, struct coo
 }
 
 /* One generation, from CKPT to COMMITTED or ABORT. */
-static void checkpoint(uint64_t gen, const char *dir_in_msg, int forked)
+static void checkpoint(uint64_t gen, const char *dir_in_msg, const char *base_in_msg, int forked)
 {
-  char reason[512], dir[4096];
+  char reason[512], dir[4096], base_dir[4096];
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
   /* The command's strings live in the receive buffer, which the next message reuses. */
   snprintf(dir, sizeof(dir), "%s", dir_in_msg);
+  snprintf(base_dir, sizeof(base_dir), "%s", base_in_msg ? base_in_msg : "");
   snprintf(ckpt_dir, sizeof(ckpt_dir), "%s", dir);
   char *slash = strrchr(ckpt_dir, '/');
   if (slash && slash != ckpt_dir)
@@ -395,7 +397,8 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg, int forked)
   if (rc == -2)
     coord_send_refuse(link_conn, gen, "this rank could not apply the coordinator's targets");
   int resumed = 0;
-  if (rc == 1 && drain_and_write(gen, dir, forked, &cmd, &resumed) == 0) {
+  if (rc == 1 &&
+      drain_and_write(gen, dir, base_dir[0] ? base_dir : NULL, forked, &cmd, &resumed) == 0) {
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
     if (cmd.kind == COORD_CMD_COMMITTED && cmd.then_exit && resumed) /* never sent so */
@@ -458,7 +461,7 @@ static void *run(void *arg)
     if (cmd.kind == COORD_CMD_QUIT)
       quit(cmd.reason);
     if (cmd.kind == COORD_CMD_CKPT)
-      checkpoint(cmd.gen, cmd.dir, cmd.fork);
+      checkpoint(cmd.gen, cmd.dir, cmd.base, cmd.fork);
   }
 }
 

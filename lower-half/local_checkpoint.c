@@ -47,12 +47,12 @@ static void local_failed(void *arg, const char *reason)
           ((struct local_report *)arg)->rank, reason);
 }
 
-static void local_written(void *arg, const char *name, uint64_t bytes, uint64_t hash)
+static void local_written(void *arg, const char *name, const struct mana_written *w)
 {
   struct local_report *r = arg;
   if (getenv("MANA_TEST_CHECKPOINT_VERBOSE"))
     fprintf(stderr, "mana_lh: rank %u wrote %s (%lu bytes, digest %016lx)\n", r->rank, name,
-            (unsigned long)bytes, (unsigned long)hash);
+            (unsigned long)w->bytes, (unsigned long)w->hash);
 }
 
 static void *run(void *arg)
@@ -70,7 +70,7 @@ static void *run(void *arg)
                                   (uint32_t)mana_mpi_thread_level(), 0};
   struct local_report report = {facts.rank};
   struct rank_peers none = {&report,       NULL, NULL, local_refused, local_failed,
-                            local_written, NULL, 0,    NULL};
+                            local_written, NULL, 0,    NULL,          NULL};
   mana_rank_checkpoint(&none, getenv("MANA_TEST_CHECKPOINT_DIR"), 1, &facts);
   if (getenv("MANA_TEST_CHECKPOINT_KILL")) {
     /* Every rank must have written before any exits: the launcher tears the job down when the

@@ -76,24 +76,25 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
     peers->refused(peers->arg, reason);
     return RANK_CKPT_REPORTED;
   }
-  uint64_t bytes = 0, hash = 0;
+  struct mana_written written = {0, 0, 0};
   mana_image_name(facts->rank, name, sizeof(name));
   int rc;
   if (peers->forked) {
     struct mana_forked_writer writer;
-    rc = mana_checkpoint_fork_writer(dir, name, gen, facts, &writer, reason, sizeof(reason));
+    rc = mana_checkpoint_fork_writer(dir, name, gen, peers->base_dir, facts, &writer, reason,
+                                     sizeof(reason));
     if (rc == 0) {
       peers->resumed(peers->arg);
-      rc = mana_checkpoint_writer_wait(&writer, &bytes, &hash, reason, sizeof(reason));
+      rc = mana_checkpoint_writer_wait(&writer, &written, reason, sizeof(reason));
     }
   } else {
-    rc = mana_checkpoint_write(dir, name, gen, facts, peers->progress, &bytes, &hash, reason,
-                               sizeof(reason));
+    rc = mana_checkpoint_write(dir, name, gen, peers->base_dir, facts, peers->progress, &written,
+                               reason, sizeof(reason));
   }
   if (rc != 0)
     peers->failed(peers->arg, reason);
   else
-    peers->written(peers->arg, name, bytes, hash);
+    peers->written(peers->arg, name, &written);
   return RANK_CKPT_REPORTED;
 }
 

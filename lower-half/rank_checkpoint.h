@@ -26,8 +26,9 @@ struct rank_peers {
    * draining or writing went wrong).  The job goes on. */
   void (*refused)(void *arg, const char *reason);
   void (*failed)(void *arg, const char *reason);
-  /* The image is written: its file name in the directory, size and digest. */
-  void (*written)(void *arg, const char *name, uint64_t bytes, uint64_t hash);
+  /* The image is written: its file name in the directory, size, digest, oldest generation
+   * referred to. */
+  void (*written)(void *arg, const char *name, const struct mana_written *w);
   /* How the writer reports how far it is; NULL: no reports. */
   const struct mana_write_progress *progress;
   /* Non-zero: a forked child writes the image (checkpoint.h) and, once it runs, resumed() is
@@ -35,6 +36,8 @@ struct rank_peers {
    * follows then finds the threads running (and must not end the job). */
   int forked;
   void (*resumed)(void *arg);
+  /* The directory of the generation to write incrementally against, or NULL: a full image. */
+  const char *base_dir;
 };
 
 enum rank_checkpoint_outcome {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "coordinator_link.h"
+#include "generation.h"
 #include "ckpt_signal_rank.h"
 #include "image.h"
 #include "local_checkpoint.h"
@@ -51,6 +52,10 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   if (mana_image_open(&r, dirfd, name, &info, err, errlen) != 0 ||
       mana_restart_check_image(dirfd, dir, name, &info, err, errlen) != 0)
     return -1;
+  /* The pages an incremental image keeps in older generations' images. */
+  static struct mana_generation_resolver older;
+  mana_generation_resolver_init(&older, dir, info.rank);
+  mana_image_set_resolver(r, mana_generation_resolve, &older);
   const struct mana_rank_facts *saved_facts;
   size_t len;
   if (mana_image_blob(r, MANA_BLOB_RANK, (const void **)&saved_facts, &len) != 0 ||

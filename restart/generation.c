@@ -160,6 +160,31 @@ int mana_generation_of_dir(const char *gendir, struct mana_generation *g, char *
   return read_manifest(g, 0, err, errlen);
 }
 
+void mana_generation_resolver_init(struct mana_generation_resolver *res, const char *gendir,
+                                   uint32_t rank)
+{
+  snprintf(res->ckptdir, sizeof(res->ckptdir), "%s", gendir);
+  char *slash = strrchr(res->ckptdir, '/');
+  if (slash && slash != res->ckptdir)
+    *slash = '\0';
+  else
+    snprintf(res->ckptdir, sizeof(res->ckptdir), "%s", slash ? "/" : ".");
+  res->rank = rank;
+}
+
+int mana_generation_resolve(void *arg, uint64_t generation, struct mana_image_reader **base,
+                            char *err, size_t errlen)
+{
+  const struct mana_generation_resolver *res = arg;
+  char dir[4200], name[64], path[4300];
+  store_gen_dir(res->ckptdir, generation, dir, sizeof(dir));
+  mana_image_name(res->rank, name, sizeof(name));
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if (coord_trusted(path, 0, 0, err, errlen) != 0)
+    return -1;
+  return mana_image_open(base, AT_FDCWD, path, NULL, err, errlen);
+}
+
 int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen)
 {
   int dirfd = open(g->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -172,11 +197,15 @@ int mana_generation_verify(const struct mana_generation *g, char *err, size_t er
     struct mana_image_reader *r = NULL;
     struct mana_image_info info;
     mana_image_name(rank, name, sizeof(name));
+    struct mana_generation_resolver older;
+    mana_generation_resolver_init(&older, g->dir, rank);
     rc = mana_image_open(&r, dirfd, name, &info, err, errlen);
     if (rc == 0)
       rc = mana_generation_check_image(g, name, &info, err, errlen);
-    if (rc == 0)
+    if (rc == 0) {
+      mana_image_set_resolver(r, mana_generation_resolve, &older);
       rc = mana_image_verify(r, err, errlen);
+    }
     if (rc == 0 && (info.rank != rank || info.world_size != g->world_size)) {
       mana_fail(err, errlen, 0, "%s is the image of rank %u of %u, not of rank %u of %u", name,
                 info.rank, info.world_size, rank, g->world_size);

@@ -30,11 +30,24 @@ struct mana_image_info;
 int mana_generation_check_image(const struct mana_generation *g, const char *name,
                                 const struct mana_image_info *info, char *err, size_t errlen);
 
+/* Where an incremental image of rank `rank` in generation directory `gendir` finds the older
+ * images it refers to: DIR/gen-G/rank-R.img beside it (a mana_image_resolve_fn with arg a
+ * struct mana_generation_resolver). */
+struct mana_image_reader;
+struct mana_generation_resolver {
+  char ckptdir[4096];
+  uint32_t rank;
+};
+void mana_generation_resolver_init(struct mana_generation_resolver *res, const char *gendir,
+                                   uint32_t rank);
+int mana_generation_resolve(void *arg, uint64_t generation, struct mana_image_reader **base,
+                            char *err, size_t errlen);
+
 /* Frees what find and of_dir allocated (the hashes). */
 void mana_generation_release(struct mana_generation *g);
 
 /* Verifies every image's checksums (and that each is the one MANIFEST lists) without
- * restoring anything. */
+ * restoring anything, with every page an incremental image keeps in older generations. */
 int mana_generation_verify(const struct mana_generation *g, char *err, size_t errlen);
 
 #endif
