@@ -136,7 +136,7 @@ static void one_generation(size_t ranks, struct tally *t)
     a = ckpt_on_progress(c, r, 1u << 20);
     t->in++;
     send_for(a, c, t);
-    a = ckpt_on_written(c, r, 1u << 20, file, "0123456789abcdef");
+    a = ckpt_on_written(c, r, 1u << 20, file, "0123456789abcdef", 0);
     t->in++;
     send_for(a, c, t);
   }

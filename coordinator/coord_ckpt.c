@@ -364,7 +364,7 @@ enum ckpt_action ckpt_on_progress(struct ckpt *c, size_t rank, uint64_t bytes)
 }
 
 enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, const char *file,
-                                 const char *xxh)
+                                 const char *xxh, uint64_t oldest)
 {
   struct ckpt_rank *r = &c->ranks[rank];
 
@@ -376,6 +376,13 @@ enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, co
     return ckpt_abort(c, "rank %zu reported an invalid image file name", rank);
   if (!ckpt_valid_xxh(xxh))
     return ckpt_abort(c, "rank %zu reported an invalid checksum", rank);
+  /* Pruning trusts oldest: a reference outside the base's chain would make it remove, or
+   * keep relying on, images that were never committed. */
+  if (oldest && oldest != c->gen && (oldest > c->base))
+    return ckpt_abort(c,
+                      "rank %zu reported an image referring to generation %" PRIu64
+                      " (it may refer to %" PRIu64 " only%s)",
+                      rank, oldest, c->gen, c->base ? " or to its base and older" : "");
   size_t *slot = file_slot(c, file);
   if (*slot)
     return ckpt_abort(c, "ranks %zu and %zu both wrote %s", *slot - 1, rank, file);
@@ -384,6 +391,7 @@ enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, co
   r->bytes = bytes;
   snprintf(r->file, sizeof(r->file), "%s", file);
   snprintf(r->xxh, sizeof(r->xxh), "%s", xxh);
+  r->oldest = oldest ? oldest : c->gen;
   if (++c->written < c->size)
     return CKPT_ACT_NONE;
   c->phase = CKPT_PHASE_COMMIT;
@@ -414,6 +422,16 @@ uint64_t ckpt_bytes(const struct ckpt *c)
   for (size_t i = 0; i < c->size; i++)
     sum += c->ranks[i].bytes;
   return sum;
+}
+
+uint64_t ckpt_needs(const struct ckpt *c)
+{
+  uint64_t needs = c->gen;
+
+  for (size_t i = 0; i < c->size; i++)
+    if (c->ranks[i].state == CKPT_RANK_WRITTEN && c->ranks[i].oldest < needs)
+      needs = c->ranks[i].oldest;
+  return needs;
 }
 
 enum ckpt_gen_match ckpt_match_gen(const struct ckpt *c, uint64_t newest_started, uint64_t gen)

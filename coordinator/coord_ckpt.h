@@ -81,6 +81,7 @@ struct ckpt_rank {
   uint64_t bytes;
   char file[CKPT_FILE_MAX];
   char xxh[CKPT_XXH_MAX + 1];
+  uint64_t oldest; /* WRITTEN: the oldest generation its image refers to (gen: none older) */
 };
 
 struct ckpt_target {
@@ -91,6 +92,7 @@ struct ckpt_target {
 
 struct ckpt {
   uint64_t gen;
+  uint64_t base; /* the committed generation CKPT named as base=, 0: a full image */
   size_t size;
   enum ckpt_phase phase;
   uint64_t epoch;              /* 0 until the first TARGETS */
@@ -133,8 +135,12 @@ enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bo
 /* Every application thread of the rank is parked: it waits for GO to drain. */
 enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank);
 enum ckpt_action ckpt_on_progress(struct ckpt *c, size_t rank, uint64_t bytes);
+/* oldest: the oldest generation the image refers to (an incremental image reads pages from
+ * older generations' images), 0 when the rank did not say: the generation itself. Anything
+ * but gen itself or a generation no newer than base is a protocol violation: the images
+ * between base and gen were never committed. */
 enum ckpt_action ckpt_on_written(struct ckpt *c, size_t rank, uint64_t bytes, const char *file,
-                                 const char *xxh);
+                                 const char *xxh, uint64_t oldest);
 enum ckpt_action ckpt_on_failed(struct ckpt *c, size_t rank, const char *reason);
 enum ckpt_action ckpt_on_refuse(struct ckpt *c, size_t rank, const char *reason);
 enum ckpt_action ckpt_on_disconnect(struct ckpt *c, size_t rank);
@@ -162,6 +168,10 @@ enum ckpt_action ckpt_release(struct ckpt *c);
 
 /* The target of ggid, or false when the table has no such group. */
 bool ckpt_target(const struct ckpt *c, uint64_t ggid, uint64_t *target);
+
+/* The oldest generation the committed images refer to: the minimum of the ranks' oldest,
+ * the generation itself when none refers to an older one. */
+uint64_t ckpt_needs(const struct ckpt *c);
 
 /* Bytes reported so far (PROGRESS and WRITTEN) over all ranks. */
 uint64_t ckpt_bytes(const struct ckpt *c);

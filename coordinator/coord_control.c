@@ -66,6 +66,10 @@ static void status_history_fields(struct coordinator *co, struct coord_line *lin
   char when[40];
 
   coord_line_u64(line, "committed", co->committed);
+  if (co->committed && co->committed_chain_known) {
+    coord_line_u64(line, "committed_depth", co->committed_depth);
+    coord_line_u64(line, "committed_needs", co->committed_needs);
+  }
   if (co->committed && co->committed_wall) { /* 0: read from LATEST at start */
     manifest_time(co->committed_wall, when, sizeof(when));
     coord_line_str(line, "committed_at", when);

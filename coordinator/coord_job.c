@@ -5,6 +5,7 @@
 
 #include "coord_log.h"
 #include "coord_manifest.h"
+#include "coord_store_prune.h"
 
 #include "mana/fault.h"
 
@@ -100,15 +101,26 @@ static int check_images(struct coordinator *co, char *err, size_t errlen)
   return 0;
 }
 
+/* Depth 0 whenever no image refers to an older generation, base or not: a rank may write
+ * a full image though it was offered a base (one restarted from another generation cannot
+ * write against it), and the chain then starts afresh. */
+static uint64_t depth_of(const struct coordinator *co, uint64_t needs)
+{
+  return needs == co->ckpt->gen || !co->ckpt->base ? 0 : co->committed_depth + 1;
+}
+
 static int write_manifest(struct coordinator *co, int64_t now_wall, char *err, size_t errlen)
 {
   struct manifest_rank *ranks = calloc(co->size, sizeof(*ranks));
+  uint64_t needs = ckpt_needs(co->ckpt);
   struct manifest m = {
       .gen = co->ckpt->gen,
       .previous = co->committed,
       .size = co->size,
       .started_ms = co->ckpt_start_wall,
       .committed_ms = now_wall,
+      .needs = needs,
+      .depth = depth_of(co, needs),
       .command = co->cfg->command,
       .ranks = ranks,
   };
@@ -146,6 +158,10 @@ static void commit(struct coordinator *co)
     job_abort(co, err);
     return;
   }
+  /* depth_of reads the base's depth: before committed moves on */
+  co->committed_needs = ckpt_needs(co->ckpt);
+  co->committed_depth = depth_of(co, co->committed_needs);
+  co->committed_chain_known = true;
   co->committed = gen;
   co->committed_wall = now_wall;
   co->committed_span_ms = coord_now_ms() - co->ckpt_start_ms;
@@ -168,6 +184,13 @@ static void commit(struct coordinator *co)
             " epochs, %" PRIu64 " raises, %" PRIu64 " releases)%s",
             gen, co->committed_bytes, co->committed_span_ms, co->ckpt->epoch, co->ckpt->raises,
             co->ckpt->releases, co->ckpt_kill ? "; the ranks exit now" : "");
+  if (co->committed_depth)
+    coord_log("generation %" PRIu64 " is incremental: depth %" PRIu64 ", needs generation %" PRIu64
+              " and later",
+              gen, co->committed_depth, co->committed_needs);
+  /* After the ranks were told, so that removing old directories does not delay them; before
+   * DONE, so that a client that saw DONE sees the directory as pruning left it. */
+  store_prune(&co->store, gen, co->cfg->keep);
   control_done(co, gen, true, NULL);
   finish(co);
 }
@@ -350,15 +373,21 @@ static enum ckpt_action on_written(struct coordinator *co, size_t rank, const st
                                    char *why, size_t whylen, bool *bad)
 {
   const char *file, *xxh;
-  uint64_t bytes;
+  uint64_t bytes, oldest = 0;
 
   if (coord_msg_u64(msg, "bytes", &bytes, why, whylen) ||
       coord_msg_str(msg, "file", &file, why, whylen) ||
-      coord_msg_str(msg, "xxh", &xxh, why, whylen)) {
+      coord_msg_str(msg, "xxh", &xxh, why, whylen) ||
+      (coord_msg_get(msg, "oldest") && coord_msg_u64(msg, "oldest", &oldest, why, whylen))) {
     *bad = true;
     return CKPT_ACT_NONE;
   }
-  return ckpt_on_written(co->ckpt, rank, bytes, file, xxh);
+  if (coord_msg_get(msg, "oldest") && oldest == 0) {
+    snprintf(why, whylen, "WRITTEN: oldest=0 is no generation");
+    *bad = true;
+    return CKPT_ACT_NONE;
+  }
+  return ckpt_on_written(co->ckpt, rank, bytes, file, xxh, oldest);
 }
 
 static const char *reason_of(const struct coord_msg *msg)
@@ -468,9 +497,23 @@ static int refuse_start(struct coordinator *co, char *why, size_t whylen)
   return -1;
 }
 
+/* The committed generation the next one is written against, 0 for a full one: only ever
+ * a generation of this directory that is committed (an aborted one may be half written),
+ * and a full one after full_every - 1 incremental ones, so that a restart reads a bounded
+ * number of images and pruning can let old chains go. */
+static uint64_t choose_base(const struct coordinator *co)
+{
+  if (!co->cfg->incremental || !co->committed || !co->committed_chain_known)
+    return 0;
+  if (co->committed_depth + 1 >= co->cfg->full_every)
+    return 0;
+  return co->committed;
+}
+
 static int start_checkpoint(struct coordinator *co, bool kill, const char *origin, uint64_t *gen,
                             char *why, size_t whylen)
 {
+  char base_dir[PATH_MAX + 32];
   char dir[PATH_MAX + 32];
   struct coord_line line;
 
@@ -490,6 +533,7 @@ static int start_checkpoint(struct coordinator *co, bool kill, const char *origi
     snprintf(why, whylen, "out of memory for generation %" PRIu64, *gen);
     return -1;
   }
+  co->ckpt->base = choose_base(co);
   co->ckpt_kill = kill;
   co->ckpt_exit_status = 0;
   /* A checkpoint that ends the job is written by the parked ranks themselves: there is no
@@ -510,11 +554,18 @@ static int start_checkpoint(struct coordinator *co, bool kill, const char *origi
   coord_line_str(&line, "dir", dir);
   if (co->ckpt_forked)
     coord_line_u64(&line, "fork", 1);
+  if (co->ckpt->base) {
+    store_gen_path(&co->store, co->ckpt->base, base_dir, sizeof(base_dir));
+    coord_line_str(&line, "base", base_dir);
+  }
   job_broadcast(co, &line);
   coord_log("generation %" PRIu64 " started (%s%s)", *gen, origin,
             kill              ? ", the job ends once it is committed"
             : co->ckpt_forked ? ", written by forked writers while the job runs"
                               : "");
+  if (co->ckpt->base)
+    coord_log("generation %" PRIu64 " is written against generation %" PRIu64, *gen,
+              co->ckpt->base);
   return 0;
 }
 

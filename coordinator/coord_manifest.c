@@ -1,9 +1,12 @@
 /* coord_manifest: write and read a MANIFEST (see coord_manifest.h). */
 #include "coord_manifest.h"
 
+#include "coord_layout.h"
 #include "coord_proto.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +100,8 @@ char *manifest_format(const struct manifest *m, size_t *len)
   coord_line_u64(&line, "previous", m->previous);
   coord_line_u64(&line, "size", m->size);
   coord_line_u64(&line, "bytes", total_bytes(m));
+  coord_line_u64(&line, "needs", m->needs ? m->needs : m->gen);
+  coord_line_u64(&line, "depth", m->depth);
   rc |= append(&text, &used, &cap, &line);
 
   time_line(&line, buf, COORD_LINE_MAX, m);
@@ -148,15 +153,62 @@ static int read_rank_line(struct coord_msg *m, const char *path, uint32_t expect
   return 0;
 }
 
+/* gen=, and needs= and depth= when present: absent, the generation is a full one. */
+static int read_chain(const struct coord_msg *m, const char *path, struct manifest_chain *chain,
+                      char *err, size_t errlen)
+{
+  char perr[COORD_ERR_LEN];
+
+  chain->needs = chain->depth = 0;
+  if (coord_msg_u64(m, "gen", &chain->gen, perr, sizeof(perr)) != 0 || chain->gen == 0 ||
+      (coord_msg_get(m, "needs") &&
+       coord_msg_u64(m, "needs", &chain->needs, perr, sizeof(perr)) != 0) ||
+      (coord_msg_get(m, "depth") &&
+       coord_msg_u64(m, "depth", &chain->depth, perr, sizeof(perr)) != 0))
+    return mana_fail(err, errlen, 0, "%s: bad GENERATION line", path);
+  if (!coord_msg_get(m, "needs"))
+    chain->needs = chain->gen;
+  if (chain->needs == 0 || chain->needs > chain->gen)
+    return mana_fail(err, errlen, 0,
+                     "%s: GENERATION says generation %" PRIu64 " needs generation %" PRIu64, path,
+                     chain->gen, chain->needs);
+  return 0;
+}
+
 int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manifest_image **images,
                   char *err, size_t errlen)
 {
+  return manifest_read_chain(f, path, world_size, images, NULL, err, errlen);
+}
+
+int manifest_chain_of(const char *gendir, struct manifest_chain *chain, char *err, size_t errlen)
+{
+  char path[PATH_MAX + 32];
+  uint32_t size;
+  FILE *f;
+  int rc;
+
+  snprintf(path, sizeof(path), "%s/%s", gendir, STORE_MANIFEST_FILE);
+  f = fopen(path, "re");
+  if (!f)
+    return mana_fail(err, errlen, errno, "cannot open %s", path);
+  rc = manifest_read_chain(f, path, &size, NULL, chain, err, errlen);
+  fclose(f);
+  return rc;
+}
+
+int manifest_read_chain(FILE *f, const char *path, uint32_t *world_size,
+                        struct manifest_image **images, struct manifest_chain *chain, char *err,
+                        size_t errlen)
+{
   char line[COORD_LINE_MAX + 1], perr[COORD_ERR_LEN];
+  struct manifest_image *list = NULL;
   uint32_t seen = 0, room = 0;
-  int ended = 0, rc = 0, lineno = 0;
+  int ended = 0, rc = 0, lineno = 0, chained = 0;
 
   *world_size = 0;
-  *images = NULL;
+  if (images)
+    *images = NULL;
   while (rc == 0 && !ended && fgets(line, sizeof(line), f)) {
     struct coord_msg m;
     uint64_t v;
@@ -174,20 +226,24 @@ int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manife
         rc = -1;
       }
       *world_size = (uint32_t)v;
+      if (rc == 0 && chain) {
+        rc = read_chain(&m, path, chain, err, errlen);
+        chained = 1;
+      }
     } else if (!strcmp(m.verb, "RANK")) {
       if (seen == room) { /* grown as lines come: GENERATION is not trusted */
         size_t more = room ? 2 * (size_t)room : 64;
-        struct manifest_image *grown = realloc(*images, more * sizeof(**images));
+        struct manifest_image *grown = realloc(list, more * sizeof(*list));
 
         if (!grown) {
           mana_fail(err, errlen, 0, "%s: no memory for the image list", path);
           rc = -1;
           continue;
         }
-        *images = grown;
+        list = grown;
         room = (uint32_t)more;
       }
-      rc = read_rank_line(&m, path, seen, &(*images)[seen], err, errlen);
+      rc = read_rank_line(&m, path, seen, &list[seen], err, errlen);
       seen++;
     } else if (!strcmp(m.verb, "END")) {
       ended = 1;
@@ -198,9 +254,13 @@ int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manife
               ended ? "" : ", no END line");
     rc = -1;
   }
-  if (rc != 0) {
-    free(*images);
-    *images = NULL;
+  if (rc == 0 && chain && !chained) {
+    mana_fail(err, errlen, 0, "%s has no GENERATION line", path);
+    rc = -1;
   }
+  if (rc != 0 || !images)
+    free(list);
+  else
+    *images = list;
   return rc;
 }

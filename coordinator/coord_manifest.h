@@ -29,6 +29,8 @@ struct manifest {
   size_t size;                       /* world size */
   int64_t started_ms;                /* wall clock (CLOCK_REALTIME) when CKPT was sent */
   int64_t committed_ms;              /* wall clock when every rank had written */
+  uint64_t needs;                    /* oldest generation its images refer to, 0: gen */
+  uint64_t depth;                    /* incremental generations since the last full one */
   const char *command;               /* the job's launch command, or NULL when unknown */
   const struct manifest_rank *ranks; /* size entries, by rank */
 };
@@ -49,6 +51,24 @@ struct manifest_image {
  * one line in err: not a manifest, a bad line, or incomplete (no END, ranks missing). */
 int manifest_read(FILE *f, const char *path, uint32_t *world_size, struct manifest_image **images,
                   char *err, size_t errlen);
+
+/* Where a generation stands in a chain of incremental generations (GENERATION needs= and
+ * depth=; a MANIFEST written before they existed reads as a full generation). */
+struct manifest_chain {
+  uint64_t gen;   /* this generation */
+  uint64_t needs; /* the oldest generation whose images a restart from gen reads (<= gen) */
+  uint64_t depth; /* 0: full; else the base's depth + 1 */
+};
+
+/* manifest_read that also fills chain; images may be NULL when only the chain is wanted.
+ * The whole MANIFEST is checked either way. */
+int manifest_read_chain(FILE *f, const char *path, uint32_t *world_size,
+                        struct manifest_image **images, struct manifest_chain *chain, char *err,
+                        size_t errlen);
+
+/* The chain of the generation in gendir (an absolute gen-N directory), from its MANIFEST.
+ * 0, or -1 with one line in err (no MANIFEST, or one that does not read). */
+int manifest_chain_of(const char *gendir, struct manifest_chain *chain, char *err, size_t errlen);
 
 /* "2025-05-01T10:00:00.123Z" for a CLOCK_REALTIME time in milliseconds. */
 void manifest_time(int64_t ms, char *out, size_t len);

@@ -622,6 +622,10 @@ int coord_serve(struct coordinator *co)
   co->reject_log.what = "refused connections";
   co->next_ckpt_ms = co->ckpt_deadline = co->stall_deadline = -1;
   coord_log("listening on %s for the job in %s", co->address, co->store.dir);
+  if (co->cfg->incremental)
+    coord_log("incremental checkpoints: a full one every %u", co->cfg->full_every);
+  if (co->cfg->keep)
+    coord_log("keeping the %u newest committed generations and what they need", co->cfg->keep);
   while (!co->stopping || (!all_flushed(co) && coord_now_ms() < co->stop_deadline))
     if (one_round(co)) {
       coord_stop(co, 1, "internal error");

@@ -54,6 +54,9 @@ struct coord_config {
   int ckpt_signal;          /* a checkpoint is asked for on this signal, 0: none */
   bool ckpt_signal_kill;    /* ... and the job then ends with MANA_EXIT_CHECKPOINTED */
   bool forked_writers;      /* ranks resume once drained; forked writers write the images */
+  bool incremental;         /* write generations against the last committed one */
+  unsigned full_every;      /* with incremental: every full_every-th generation is full */
+  unsigned keep;            /* remove committed generations the keep newest do not need; 0: none */
   bool daemon;
 };
 
@@ -126,6 +129,7 @@ struct coordinator {
   long long ckpt_drained_us; /* monotonic: the last rank reported its drain done (0: not yet) */
   int64_t ckpt_start_wall;   /* CLOCK_REALTIME ms */
   uint64_t newest_started;
+  uint64_t ckpt_base; /* the committed generation the one in progress is written against, 0 */
 
   uint64_t committed; /* last committed generation, 0: none */
   int64_t committed_wall;
@@ -134,6 +138,10 @@ struct coordinator {
   long long committed_write_us; /* DRAIN to the last WRITTEN: drain, write, fsync */
   long long committed_drain_us; /* DRAIN until every rank is parked and drained */
   uint64_t committed_bytes;
+  /* Its place in a chain of incremental generations (from its MANIFEST); with chain_known
+   * false (a MANIFEST that did not read at start) the next generation is a full one. */
+  uint64_t committed_needs, committed_depth;
+  bool committed_chain_known;
   char last_error[CKPT_REASON_MAX];
   uint64_t last_error_gen;
 

@@ -40,6 +40,12 @@ static const struct mana_option mana_options[] = {
      "127.0.0.1 when every rank runs on this host, else all)"},
     {"forked-writers", 0, MANA_VALUE_NONE, MANA_ACTION_EXPORT, "MANA_FORKED_WRITERS", NULL,
      "ranks resume once drained; a forked process writes each image"},
+    {"incremental", 0, MANA_VALUE_NONE, MANA_ACTION_EXPORT, "MANA_INCREMENTAL", NULL,
+     "write each checkpoint against the last committed one (only what changed)"},
+    {"full-every", 0, MANA_VALUE_POSITIVE, MANA_ACTION_EXPORT, "MANA_FULL_EVERY", "K",
+     "with --incremental, every K-th checkpoint is a full one (default 8)"},
+    {"keep", 0, MANA_VALUE_WHOLE, MANA_ACTION_EXPORT, "MANA_KEEP", "N",
+     "remove checkpoints the N newest do not need (default 0: keep all)"},
     {"ckpt-signal", 0, MANA_VALUE_SIGNAL, MANA_ACTION_EXPORT, CKPT_SIGNAL_ENV, "SIG",
      "checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)"},
     {"ckpt-signal-action", 0, MANA_VALUE_SIGNAL_ACTION, MANA_ACTION_EXPORT, CKPT_SIGNAL_ACTION_ENV,
@@ -190,6 +196,12 @@ static bool valid_value(enum mana_value_kind kind, const char *value, const char
   case MANA_VALUE_SECONDS:
     *why = "expected a whole number of seconds";
     return launch_parse_bounded(value, UINT32_MAX, &seconds);
+  case MANA_VALUE_WHOLE:
+    *why = "expected a whole number";
+    return launch_parse_bounded(value, LAUNCH_NUMBER_MAX, &seconds);
+  case MANA_VALUE_POSITIVE:
+    *why = "expected a whole number of at least 1";
+    return launch_parse_bounded(value, LAUNCH_NUMBER_MAX, &seconds) && seconds > 0;
   case MANA_VALUE_HOSTPORT:
     return valid_hostport(value, why);
   case MANA_VALUE_HOST:

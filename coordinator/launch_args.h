@@ -40,15 +40,20 @@ enum launcher_style {
 
 /* What the value of a mana option is, which decides how it is checked. */
 enum mana_value_kind {
-  MANA_VALUE_NONE,         /* a flag */
-  MANA_VALUE_PATH,         /* non-empty path; made absolute before export */
-  MANA_VALUE_SECONDS,      /* non-negative decimal integer */
-  MANA_VALUE_HOSTPORT,     /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
-  MANA_VALUE_COUNT,        /* a number of ranks, 1..2^24 */
-  MANA_VALUE_HOST,         /* a host name or address, or "*" (every address) */
-  MANA_VALUE_SIGNAL,       /* a signal mana may take for checkpoints (ckpt_signal.h) */
-  MANA_VALUE_SIGNAL_ACTION /* kill or checkpoint */
+  MANA_VALUE_NONE,          /* a flag */
+  MANA_VALUE_PATH,          /* non-empty path; made absolute before export */
+  MANA_VALUE_SECONDS,       /* non-negative decimal integer */
+  MANA_VALUE_HOSTPORT,      /* HOST:PORT or [IPv6]:PORT, port 1..65535 */
+  MANA_VALUE_COUNT,         /* a number of ranks, 1..2^24 */
+  MANA_VALUE_HOST,          /* a host name or address, or "*" (every address) */
+  MANA_VALUE_SIGNAL,        /* a signal mana may take for checkpoints (ckpt_signal.h) */
+  MANA_VALUE_SIGNAL_ACTION, /* kill or checkpoint */
+  MANA_VALUE_WHOLE,         /* a whole number, 0..LAUNCH_NUMBER_MAX */
+  MANA_VALUE_POSITIVE       /* a whole number, 1..LAUNCH_NUMBER_MAX */
 };
+
+/* The largest --keep and --full-every (mana_coordinator's own limit). */
+#define LAUNCH_NUMBER_MAX 1000000
 
 /* What mana_launch does with an option once it is parsed. */
 enum mana_action {
@@ -87,7 +92,7 @@ struct launch_app {
   const char *wdir; /* working directory the launcher gives it, or NULL */
 };
 
-#define LAUNCH_MAX_ENV 16
+#define LAUNCH_MAX_ENV 24
 #define LAUNCH_MSG_LEN 512
 
 struct launch_plan {

@@ -165,7 +165,7 @@ static enum reuse_result reuse(const struct launch_coord_request *req, struct la
 /* Starting one                                                                          */
 /* ------------------------------------------------------------------------------------- */
 
-#define MAX_ARGS 24
+#define MAX_ARGS 32
 
 static void build_argv(const struct launch_coord_request *req, char *path, char *pid, char *ranks,
                        char **argv)
@@ -194,6 +194,16 @@ static void build_argv(const struct launch_coord_request *req, char *path, char 
   }
   if (req->forked_writers)
     argv[n++] = "--forked-writers";
+  if (req->incremental)
+    argv[n++] = "--incremental";
+  if (req->full_every) {
+    argv[n++] = "--full-every";
+    argv[n++] = (char *)req->full_every;
+  }
+  if (req->keep) {
+    argv[n++] = "--keep";
+    argv[n++] = (char *)req->keep;
+  }
   if (req->ckpt_signal) {
     argv[n++] = "--ckpt-signal";
     argv[n++] = (char *)req->ckpt_signal;

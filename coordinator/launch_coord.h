@@ -31,8 +31,10 @@ struct launch_coord_request {
   const char *interval;                         /* seconds, or NULL */
   const char *ckpt_signal, *ckpt_signal_action; /* mana_coordinator's options, or NULL */
   bool forked_writers;
-  const char *command; /* the job's command line, for MANIFEST, or NULL */
-  const char *host;    /* address to listen on, or NULL: every address */
+  bool incremental;
+  const char *full_every, *keep; /* mana_coordinator's --full-every and --keep, or NULL */
+  const char *command;           /* the job's command line, for MANIFEST, or NULL */
+  const char *host;              /* address to listen on, or NULL: every address */
 };
 
 /* Launcher form. Returns 0 with lc filled, or -1 with err. */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "coord_daemon.h"
 #include "coord_log.h"
+#include "coord_manifest.h"
 #include "ckpt_signal.h"
 #include "coord_server.h"
 
@@ -28,6 +29,7 @@
 #define DEFAULT_AUTH_TIMEOUT 5
 #define DEFAULT_CONNECT_TIMEOUT 120
 #define DEFAULT_CKPT_TIMEOUT 600
+#define DEFAULT_FULL_EVERY 8
 #define LOCK_WAIT_MS 3000
 #define COMMAND_MAX 8192 /* of the job command recorded in MANIFEST */
 
@@ -66,6 +68,12 @@ static void usage(FILE *out)
           "      --forked-writers       ranks resume once drained while a forked process\n"
           "                             writes each image (not for a checkpoint that ends\n"
           "                             the job)\n"
+          "      --incremental          write each generation against the last committed\n"
+          "                             one (CKPT base=): the ranks store only what changed\n"
+          "      --full-every K         with --incremental, every K-th generation is a full\n"
+          "                             one (default %d; 1: every one)\n"
+          "      --keep N               after each commit, remove the committed generations\n"
+          "                             that the N newest do not need (default 0: keep all)\n"
           "      --ckpt-signal SIG      checkpoint when this process receives SIG (e.g.\n"
           "                             USR1, as sbatch --signal sends it)\n"
           "      --ckpt-signal-action A kill (default): the job then ends, its ranks exiting\n"
@@ -76,7 +84,7 @@ static void usage(FILE *out)
           "The coordinator exits when every rank has disconnected, on QUIT (mana_status\n"
           "--quit) and on SIGTERM. See mana_coordinator(1) and\n"
           "docs/coordinator-protocol.md.\n",
-          DEFAULT_CONNECT_TIMEOUT, DEFAULT_CKPT_TIMEOUT, DEFAULT_AUTH_TIMEOUT);
+          DEFAULT_CONNECT_TIMEOUT, DEFAULT_CKPT_TIMEOUT, DEFAULT_AUTH_TIMEOUT, DEFAULT_FULL_EVERY);
 }
 
 enum {
@@ -96,6 +104,9 @@ enum {
   OPT_CKPT_SIGNAL,
   OPT_FORKED_WRITERS,
   OPT_CKPT_SIGNAL_ACTION,
+  OPT_INCREMENTAL,
+  OPT_FULL_EVERY,
+  OPT_KEEP,
   OPT_VERSION
 };
 
@@ -116,6 +127,9 @@ static const struct option long_options[] = {
     {"ckpt-signal", required_argument, NULL, OPT_CKPT_SIGNAL},
     {"forked-writers", no_argument, NULL, OPT_FORKED_WRITERS},
     {"ckpt-signal-action", required_argument, NULL, OPT_CKPT_SIGNAL_ACTION},
+    {"incremental", no_argument, NULL, OPT_INCREMENTAL},
+    {"full-every", required_argument, NULL, OPT_FULL_EVERY},
+    {"keep", required_argument, NULL, OPT_KEEP},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -213,6 +227,17 @@ static int parse_value_option(int opt, const char *arg, struct coord_config *cfg
     break;
   case OPT_FORKED_WRITERS:
     cfg->forked_writers = true;
+    break;
+  case OPT_INCREMENTAL:
+    cfg->incremental = true;
+    break;
+  case OPT_FULL_EVERY:
+    rc = number(arg, 1000000, "full-every", &cfg->full_every);
+    if (!rc && cfg->full_every == 0)
+      rc = usage_error("--full-every must be at least 1 (1: every generation is full)%s", "");
+    break;
+  case OPT_KEEP:
+    rc = number(arg, 1000000, "keep", &cfg->keep);
     break;
   case OPT_CKPT_SIGNAL: {
     const char *why;
@@ -322,6 +347,26 @@ static int load_secret(struct coordinator *co, const struct coord_config *cfg)
   return 0;
 }
 
+/* Where LATEST stands in its chain of incremental generations, so that the depth goes on
+ * across runs of the job (--full-every counts from the last full generation, not from the
+ * start of this coordinator). */
+static void read_chain(struct coordinator *co)
+{
+  char dir[PATH_MAX + 32], err[COORD_ERR_LEN * 2];
+  struct manifest_chain chain;
+
+  if (!co->committed)
+    return;
+  store_gen_path(&co->store, co->committed, dir, sizeof(dir));
+  if (manifest_chain_of(dir, &chain, err, sizeof(err)) != 0) {
+    coord_log("%s; the next generation is a full one", err);
+    return;
+  }
+  co->committed_needs = chain.needs;
+  co->committed_depth = chain.depth;
+  co->committed_chain_known = true;
+}
+
 static int read_history(struct coordinator *co)
 {
   char err[COORD_ERR_LEN * 2];
@@ -336,6 +381,7 @@ static int read_history(struct coordinator *co)
   newest = store_newest_dir(&co->store);
   co->newest_started = newest > co->committed ? newest : co->committed;
   store_remove_incomplete(&co->store, co->committed);
+  read_chain(co);
   return 0;
 }
 
@@ -446,6 +492,7 @@ int main(int argc, char **argv)
       .connect_timeout = DEFAULT_CONNECT_TIMEOUT,
       .ckpt_timeout = DEFAULT_CKPT_TIMEOUT,
       .ckpt_signal_kill = true,
+      .full_every = DEFAULT_FULL_EVERY,
   };
   struct paths paths = {0};
   int rc = parse_options(argc, argv, &cfg, &paths);

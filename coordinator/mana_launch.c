@@ -371,6 +371,9 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
       .ckpt_signal = launch_plan_value(plan, CKPT_SIGNAL_ENV),
       .ckpt_signal_action = launch_plan_value(plan, CKPT_SIGNAL_ACTION_ENV),
       .forked_writers = launch_plan_value(plan, "MANA_FORKED_WRITERS") != NULL,
+      .incremental = launch_plan_value(plan, "MANA_INCREMENTAL") != NULL,
+      .full_every = launch_plan_value(plan, "MANA_FULL_EVERY"),
+      .keep = launch_plan_value(plan, "MANA_KEEP"),
       .command = command,
       .host = launch_coordinator_host(plan, launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
   };

@@ -135,9 +135,20 @@ static void print_job(FILE *out, const struct status_line *job)
     fprintf(out, "Interval:     every %llu s\n", get_num(job, "interval"));
 }
 
+/* ", incremental (depth D, needs generation N)", or "" for a full generation or a
+ * coordinator that does not say. */
+static const char *chain_text(const struct status_line *job, char *buf, size_t len)
+{
+  if (get_num(job, "committed_depth") == 0)
+    return "";
+  snprintf(buf, len, ", incremental (depth %llu, needs generation %llu)",
+           get_num(job, "committed_depth"), get_num(job, "committed_needs"));
+  return buf;
+}
+
 static void print_checkpoints(FILE *out, const struct status_line *job)
 {
-  char bytes[32];
+  char bytes[32], chain[96];
 
   if (status_get(job, "gen")) {
     status_bytes(get_num(job, "bytes"), bytes, sizeof(bytes));
@@ -153,12 +164,13 @@ static void print_checkpoints(FILE *out, const struct status_line *job)
     /* committed by an earlier run of the job: this coordinator only read LATEST */
     fprintf(out,
             "Last commit:  generation %llu (before this run; the job restarted "
-            "from it or from an earlier one)\n",
-            get_num(job, "committed"));
+            "from it or from an earlier one)%s\n",
+            get_num(job, "committed"), chain_text(job, chain, sizeof(chain)));
   } else if (get_num(job, "committed")) {
     status_bytes(get_num(job, "committed_bytes"), bytes, sizeof(bytes));
-    fprintf(out, "Last commit:  generation %llu at %s, %s in %s s\n", get_num(job, "committed"),
-            get_or(job, "committed_at", "?"), bytes, get_or(job, "committed_seconds", "?"));
+    fprintf(out, "Last commit:  generation %llu at %s, %s in %s s%s\n", get_num(job, "committed"),
+            get_or(job, "committed_at", "?"), bytes, get_or(job, "committed_seconds", "?"),
+            chain_text(job, chain, sizeof(chain)));
   } else {
     fprintf(out, "Last commit:  none\n");
   }
@@ -251,6 +263,8 @@ static bool numeric_key(const char *key)
       "committed_write_seconds",
       "committed_drain_seconds",
       "committed_bytes",
+      "committed_depth",
+      "committed_needs",
       "error_gen",
       "rank",
       "raises",

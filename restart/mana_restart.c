@@ -34,6 +34,11 @@ static void usage(FILE *out)
       "  --interval SECS    checkpoint the restarted job every SECS seconds (launcher form)\n"
       "  --forked-writers   the restarted job's checkpoints are written by forked writers\n"
       "                     while it runs (launcher form)\n"
+      "  --incremental      the restarted job's checkpoints store only what changed since\n"
+      "                     the last committed one (launcher form)\n"
+      "  --full-every K     with --incremental, every K-th checkpoint is full (default 8)\n"
+      "  --keep N           remove checkpoints the N newest do not need (launcher form;\n"
+      "                     default 0: keep all)\n"
       "  --ckpt-signal SIG  checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)\n"
       "  --ckpt-signal-action kill|checkpoint\n"
       "                     kill (default): then end the job, exit status 85; checkpoint: go on\n"
@@ -75,6 +80,9 @@ int main(int argc, char **argv)
                                        {"ckpt-signal", required_argument, 0, 's'},
                                        {"forked-writers", no_argument, 0, 'f'},
                                        {"ckpt-signal-action", required_argument, 0, 'a'},
+                                       {"incremental", no_argument, 0, 'I'},
+                                       {"full-every", required_argument, 0, 'F'},
+                                       {"keep", required_argument, 0, 'K'},
                                        {"check", no_argument, 0, 'c'},
                                        {"which", no_argument, 0, 'w'},
                                        {"verbose", no_argument, 0, 'v'},
@@ -82,6 +90,8 @@ int main(int argc, char **argv)
                                        {0, 0, 0, 0}};
   const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL, *why;
   const char *ckpt_signal = NULL, *ckpt_signal_action = NULL;
+  const char *full_every = NULL, *keep = NULL;
+  int incremental = 0;
   enum ckpt_signal_action action;
   int signo;
   unsigned long long wanted = 0;
@@ -128,6 +138,23 @@ int main(int argc, char **argv)
     case 'f':
       forked = 1;
       break;
+    case 'I':
+      incremental = 1;
+      break;
+    case 'F':
+    case 'K': {
+      /* checked here too, so that a mistake is told before the launcher is started */
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (errno || *end || optarg[0] < '0' || optarg[0] > '9' || v > 1000000 ||
+          (c == 'F' && v == 0)) {
+        fprintf(stderr, "mana_restart: --%s needs a whole number%s, not '%s'\n",
+                c == 'F' ? "full-every" : "keep", c == 'F' ? " of at least 1" : "", optarg);
+        return 2;
+      }
+      *(c == 'F' ? &full_every : &keep) = optarg;
+      break;
+    }
     case 'v':
       verbose = 1;
       break;
@@ -203,7 +230,7 @@ int main(int argc, char **argv)
   snprintf(launch, sizeof(launch), "%s/mana_launch", bin);
   snprintf(gen_opt, sizeof(gen_opt), "--restart-from=%s", g.dir);
   snprintf(size_opt, sizeof(size_opt), "--expect-ranks=%u", g.world_size);
-  char **args = calloc((size_t)argc + 12, sizeof(char *));
+  char **args = calloc((size_t)argc + 20, sizeof(char *));
   int n = 0;
   args[n++] = launch;
   args[n++] = gen_opt;
@@ -216,6 +243,16 @@ int main(int argc, char **argv)
   }
   if (forked)
     args[n++] = "--forked-writers";
+  if (incremental)
+    args[n++] = "--incremental";
+  if (full_every) {
+    args[n++] = "--full-every";
+    args[n++] = (char *)full_every;
+  }
+  if (keep) {
+    args[n++] = "--keep";
+    args[n++] = (char *)keep;
+  }
   if (ckpt_signal) {
     args[n++] = "--ckpt-signal";
     args[n++] = (char *)ckpt_signal;

@@ -7,7 +7,8 @@
 #   fake_rank program), MPI_APP (an MPICH-linked program, for the launch scenario)
 #
 # Scenarios: commit refuse fail unparked disconnect raise stall timeout auth flood garbage kill
-#            interval status-errors lock job-over sigterm launch
+#            interval status-errors lock job-over sigterm launch ckpt-signal forked incremental
+#            keep
 #
 # Exit status 0 when every check of the scenario held; otherwise the failed check, the
 # fake ranks' output and the coordinator's log are printed and the status is 1.
@@ -711,6 +712,16 @@ EOF
     "$dir/gen-000001/MANIFEST" || fail "the command is not in MANIFEST"
   wait_until 5 test ! -e "$dir/.mana/coordinator" || fail "coordinator left after the job"
 
+  # the incremental options reach the coordinator mana_launch starts
+  (cd "$work/run" && PATH=$work/bin:$PATH MANA_LAUNCHERS=fakerun \
+     "$bin/mana_launch" --ckptdir "$work/incr" --incremental --full-every 2 --keep 1 \
+     fakerun -n 2 "$app") >"$work/incr.out" 2>&1 || fail "mana_launch --incremental"
+  grep -q "incremental checkpoints: a full one every 2$" "$work/incr/.mana/coordinator.log" &&
+    grep -q "keeping the 1 newest committed generations and what they need$" \
+      "$work/incr/.mana/coordinator.log" ||
+    fail "--incremental --full-every 2 --keep 1 did not reach the coordinator"
+  wait_until 5 test ! -e "$work/incr/.mana/coordinator" || fail "coordinator left after the job"
+
   # a launcher that fails at once, and one that cannot be run: no coordinator stays
   for launcher in failrun norun; do
     (cd "$work/run" && PATH=$work/bin:$PATH MANA_LAUNCHERS=fakerun:failrun:norun \
@@ -809,8 +820,182 @@ PYEOF
   expect_gone
 }
 
+gendir() { printf '%s/gen-%06d' "$ck" "$1"; }
+
+# expect_chain GEN NEEDS DEPTH: the GENERATION line of GEN's MANIFEST
+expect_chain() {
+  local needs depth
+  needs=$(manifest_field "$1" GENERATION needs)
+  depth=$(manifest_field "$1" GENERATION depth)
+  [ "$needs $depth" = "$2 $3" ] ||
+    fail "generation $1: MANIFEST needs=$needs depth=$depth, expected needs=$2 depth=$3"
+}
+
+# expect_ckpt GEN [BASE]: both ranks were told CKPT for GEN with base= BASE's directory, or
+# with no base at all
+expect_ckpt() {
+  local want="ckpt gen $1"
+  [ $# -gt 1 ] && want="$want base $(gendir "$2")"
+  [ "$(grep -c "^rank [01]: $want\$" "$work/ranks.out")" = 2 ] ||
+    fail "expected '$want' from both ranks: $(grep "ckpt gen $1" "$work/ranks.out")"
+}
+
+scenario_incremental() {
+  start_coord --incremental --full-every 3
+  start_ranks 2 --fail 1:3
+  wait_connected 2
+  checkpoint_ok 1
+  expect_ckpt 1
+  expect_chain 1 1 0
+  checkpoint_ok 2
+  expect_ckpt 2 1
+  expect_chain 2 1 1
+  grep -q "generation 2 is written against generation 1$" "$ck/.mana/coordinator.log" ||
+    fail "the base is not logged"
+  # an aborted generation is never a base: the next one goes on from the last commit
+  checkpoint_aborts 3 "disk full"
+  expect_ckpt 3 2
+  checkpoint_ok 4
+  expect_ckpt 4 2
+  expect_chain 4 1 2
+  # --full-every 3: two incremental generations after a full one, then a full one
+  checkpoint_ok 5
+  expect_ckpt 5
+  expect_chain 5 5 0
+  checkpoint_ok 6
+  expect_ckpt 6 5
+  expect_chain 6 5 1
+  [ "$(json_get committed_depth) $(json_get committed_needs)" = "1 5" ] ||
+    fail "status: depth $(json_get committed_depth), needs $(json_get committed_needs)"
+  status | grep -q "^Last commit:  generation 6 at .*, incremental (depth 1, needs generation 5)$" ||
+    fail "text status: $(status | grep 'Last commit')"
+  no_violations
+
+  # a new coordinator (and new ranks) goes on with the chain LATEST is in
+  kill -TERM "$coord_pid"
+  expect_gone
+  wait "$ranks_pid"
+  ranks_pid=""
+  mv "$work/ranks.out" "$work/ranks-first.out"
+  start_coord --incremental --full-every 3
+  start_ranks 2 --full 0:7 --full 0:9 --oldest 1:9:0 --oldest 1:10:11
+  wait_connected 2
+  [ "$(json_get committed) $(json_get committed_depth)" = "6 1" ] ||
+    fail "restarted status: committed $(json_get committed) depth $(json_get committed_depth)"
+  # rank 0 writes a full image, rank 1 refers to 5: the generation needs 5
+  checkpoint_ok 7
+  expect_ckpt 7 6
+  expect_chain 7 5 2
+  checkpoint_ok 8
+  expect_ckpt 8
+  expect_chain 8 8 0
+  # offered a base, both write full images (rank 1 says nothing: its own generation):
+  # the chain starts afresh
+  checkpoint_ok 9
+  expect_ckpt 9 8
+  expect_chain 9 9 0
+  checkpoint_aborts 10 "referring to generation 11"
+  checkpoint_ok 11
+  expect_ckpt 11 9
+  expect_chain 11 9 1
+  # a checkpoint that ends the job may be incremental too
+  local out
+  out=$(status --kill --wait) || fail "--kill --wait"
+  case "$out" in "checkpoint committed: generation 12,"*) ;; *) fail "--kill printed '$out'" ;; esac
+  expect_ckpt 12 11
+  expect_chain 12 9 2
+  wait "$ranks_pid" || fail "the ranks did not exit cleanly"
+  ranks_pid=""
+  no_violations
+  expect_gone
+  # without --incremental, nothing names a base and every generation is full
+  start_coord --full-every 2
+  start_ranks 2
+  wait_connected 2
+  checkpoint_ok 13
+  expect_ckpt 13
+  expect_chain 13 13 0
+  ! grep -q " base " "$work/ranks.out" || fail "a base without --incremental"
+}
+
+# gens_are LIST: the generation directories in $ck, e.g. "2 4 5"
+gens_are() {
+  local have
+  have=$(cd "$ck" && ls -d gen-* 2>/dev/null | sed 's/^gen-0*//' | sort -n | tr '\n' ' ')
+  [ "$have" = "$1 " ] || fail "generations on disk: '$have', expected '$1 '"
+}
+
+expect_usage_error() { # expect_usage_error TEXT COMMAND...: exit 2, TEXT the one stderr line
+  local text=$1 rc
+  shift
+  "$@" >"$work/usage.out" 2>"$work/usage.err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "$* exited with $rc, expected 2"
+  [ "$(wc -l <"$work/usage.err")" = 1 ] || fail "$*: expected one line: $(cat "$work/usage.err")"
+  grep -qF -- "$text" "$work/usage.err" || fail "$*: $(cat "$work/usage.err")"
+}
+
+scenario_keep() {
+  expect_usage_error "invalid value 'x' for --keep" "$bin/mana_coordinator" --keep x
+  expect_usage_error "--full-every must be at least 1" "$bin/mana_coordinator" --full-every 0
+  expect_usage_error "invalid value '0' for --full-every: expected a whole number of at least 1" \
+    "$bin/mana_launch" --full-every 0 mpiexec -n 2 ./app
+  expect_usage_error "invalid value '-1' for --keep: expected a whole number" \
+    "$bin/mana_launch" --keep -1 mpiexec -n 2 ./app
+  expect_usage_error "--keep needs a whole number, not 'x'" "$bin/mana_restart" --keep x
+  expect_usage_error "--full-every needs a whole number of at least 1, not '0'" \
+    "$bin/mana_restart" --full-every 0
+
+  start_coord --incremental --full-every 3 --keep 2
+  start_ranks 2
+  wait_connected 2
+  local g
+  for g in 1 2 3 4; do checkpoint_ok $g; done
+  # 4 is full, but 3 is one of the two newest and needs 1
+  expect_chain 3 1 2
+  expect_chain 4 4 0
+  gens_are "1 2 3 4"
+  # a MANIFEST that does not read: what it needs is unknown, so it stays
+  echo garbage >"$(gendir 2)/MANIFEST"
+  checkpoint_ok 5
+  gens_are "2 4 5"
+  grep -q "removed generation 1 (--keep 2: the newest need generation 4 and later)" \
+    "$ck/.mana/coordinator.log" || fail "removal of 1 not logged"
+  grep -q "removed generation 3 " "$ck/.mana/coordinator.log" || fail "removal of 3 not logged"
+  grep -q "generation 2 kept: its MANIFEST does not read" "$ck/.mana/coordinator.log" ||
+    fail "the unreadable MANIFEST is not logged"
+  checkpoint_ok 6
+  gens_are "2 4 5 6"
+  checkpoint_ok 7
+  expect_chain 7 7 0
+  gens_are "2 4 5 6 7"
+  checkpoint_ok 8
+  gens_are "2 7 8"
+  [ -z "$(cd "$ck" && ls -a | grep '^\.aborted-')" ] || fail "leftovers of removed generations"
+  no_violations
+  kill -TERM "$coord_pid"
+  expect_gone
+  wait "$ranks_pid"
+  ranks_pid=""
+
+  # without --incremental every generation needs only itself
+  ck=$work/plain
+  start_coord --keep 1
+  start_ranks 2
+  wait_connected 2
+  checkpoint_ok 1
+  gens_are "1"
+  checkpoint_ok 2
+  gens_are "2"
+  expect_chain 2 2 0
+  checkpoint_ok 3
+  gens_are "3"
+  grep -q "removed generation 2 (--keep 1: the newest need generation 3 and later)" \
+    "$ck/.mana/coordinator.log" || fail "removal not logged"
+}
+
 case "$scenario" in
-  commit|refuse|fail|unparked|disconnect|raise|stall|timeout|auth|flood|garbage|kill|interval|lock|sigterm|launch)
+  commit|refuse|fail|unparked|disconnect|raise|stall|timeout|auth|flood|garbage|kill|interval|lock|sigterm|launch|incremental|keep)
     "scenario_$scenario" ;;
   status-errors) scenario_status_errors ;;
   job-over) scenario_job_over ;;

@@ -29,11 +29,20 @@
  *   --stall R:G       answer the first TARGETS with RUNNING blocked=1, as if waiting for a
  *                     message the others send only after their next collective; unblock
  *                     when a later epoch arrives (the coordinator's stall release)
+ *   --full R:G        write a self-contained image even when CKPT names a base (as a rank
+ *                     that cannot write against it does); repeatable
+ *   --oldest R:G:O    report oldest=O in WRITTEN (O = 0: leave it out, as older ranks do);
+ *                     repeatable
  * and --delay-park R:MS, --exit-after N (commits), --lifetime S (seconds).
+ *
+ * Incremental checkpoints: a rank told base=DIR prints it ("ckpt gen 3 base DIR") and plays
+ * an image that refers to every page the base's chain holds, so it reports as oldest what
+ * the base's MANIFEST says that base needs; without a base it reports its own generation.
  */
 #define _GNU_SOURCE
 #include "coord_client.h"
 #include "coord_client_rank.h"
+#include "coord_manifest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +63,7 @@
 #define MAX_GROUPS 4096
 #define GROUP_BASE 0x1000
 #define GROUP_EVEN 0xe0
+#define MAX_REPEAT 8
 
 /* Rank R misbehaves in generation G (0: in every generation); R < 0: nobody. */
 struct spec {
@@ -65,6 +75,8 @@ struct options {
   unsigned size, groups, exit_after, lifetime_s;
   int only, delay_rank;
   struct spec refuse, fail, disconnect, raise, stall, unparked;
+  struct spec full[MAX_REPEAT], oldest[MAX_REPEAT]; /* repeatable; rank < 0 ends the list */
+  uint64_t oldest_value[MAX_REPEAT];                /* --oldest: what oldest[i] reports */
   unsigned delay_ms;
   unsigned long long image_bytes;
 };
@@ -77,6 +89,7 @@ struct rank {
   size_t nseq;
   struct coord_entry target[MAX_GROUPS + 1]; /* same order as seq */
   uint64_t gen, epoch;
+  uint64_t oldest; /* what WRITTEN reports, 0: nothing */
   char dir[4096];
   bool in_ckpt, parked, raised, blocked;
   unsigned commits;
@@ -124,6 +137,15 @@ static bool me(struct spec who, const struct rank *r)
   return who.rank >= 0 && (unsigned)who.rank == r->id && (!who.gen || who.gen == r->gen);
 }
 
+/* The index of the entry of a repeatable option that names r now, -1: none. */
+static int which(const struct spec *list, const struct rank *r)
+{
+  for (int i = 0; i < MAX_REPEAT && list[i].rank >= 0; i++)
+    if (me(list[i], r))
+      return i;
+  return -1;
+}
+
 /* ------------------------------------------------------------------------------------- */
 /* The protocol                                                                          */
 /* ------------------------------------------------------------------------------------- */
@@ -135,7 +157,20 @@ static int on_ckpt(struct rank *r, const struct coord_cmd *cmd)
   r->in_ckpt = true;
   r->parked = r->raised = r->blocked = false;
   snprintf(r->dir, sizeof(r->dir), "%s", cmd->dir);
-  say(r, "ckpt gen %" PRIu64 "%s", cmd->gen, cmd->fork ? " fork" : "");
+  say(r, "ckpt gen %" PRIu64 "%s%s%s", cmd->gen, cmd->fork ? " fork" : "",
+      cmd->base ? " base " : "", cmd->base ? cmd->base : "");
+  r->oldest = cmd->gen;
+  if (cmd->base && which(r->o->full, r) < 0) {
+    struct manifest_chain chain;
+    char err[COORD_ERR_LEN * 2];
+
+    if (manifest_chain_of(cmd->base, &chain, err, sizeof(err)) != 0)
+      say(r, "VIOLATION: base that is not committed: %s", err);
+    else
+      r->oldest = chain.needs;
+  }
+  if (which(r->o->oldest, r) >= 0)
+    r->oldest = r->o->oldest_value[which(r->o->oldest, r)];
   if (me(r->o->refuse, r))
     return coord_send_refuse(r->c, r->gen, "MPI_Win_allocate memory (simulated)") ? lost(r) : 0;
   return coord_send_seq(r->c, r->gen, r->seq, r->nseq) ? lost(r) : 0;
@@ -299,7 +334,7 @@ static int on_go(struct rank *r)
   if (write_image(r, name, sizeof(name), xxh, sizeof(xxh)))
     return coord_send_failed(r->c, r->gen, strerror(errno)) ? lost(r) : 0;
   say(r, "written %s %s", name, xxh);
-  return coord_send_written(r->c, r->gen, r->o->image_bytes, name, xxh, 0) ? lost(r) : 0;
+  return coord_send_written(r->c, r->gen, r->o->image_bytes, name, xxh, r->oldest) ? lost(r) : 0;
 }
 
 /* Returns 0 to go on, 1 on an error, 2 to exit normally. */
@@ -401,9 +436,30 @@ static int parse_spec(const char *arg, struct spec *spec)
   return sscanf(arg, "%d:%u", &spec->rank, &spec->gen) == 2 ? 0 : -1;
 }
 
+static int parse_repeated(const char *arg, struct spec *list, uint64_t *values)
+{
+  unsigned long long value = 0;
+  int i = 0;
+
+  while (i < MAX_REPEAT && list[i].rank >= 0)
+    i++;
+  if (i == MAX_REPEAT)
+    return -1;
+  if (values ? sscanf(arg, "%d:%u:%llu", &list[i].rank, &list[i].gen, &value) != 3
+             : parse_spec(arg, &list[i]) != 0)
+    return -1;
+  if (values)
+    values[i] = value;
+  return 0;
+}
+
 static int apply_option(struct options *o, int opt, const char *arg)
 {
   switch (opt) {
+  case 'F':
+    return parse_repeated(arg, o->full, NULL);
+  case 'O':
+    return parse_repeated(arg, o->oldest, o->oldest_value);
   case 's':
     o->size = (unsigned)atoi(arg);
     return 0;
@@ -449,7 +505,8 @@ static int parse_options(int argc, char **argv, struct options *o)
       {"disconnect", required_argument, NULL, 'd'}, {"raise", required_argument, NULL, 'R'},
       {"stall", required_argument, NULL, 'S'},      {"unparked", required_argument, NULL, 'u'},
       {"delay-park", required_argument, NULL, 'D'}, {"exit-after", required_argument, NULL, 'x'},
-      {"lifetime", required_argument, NULL, 'l'},   {NULL, 0, NULL, 0},
+      {"lifetime", required_argument, NULL, 'l'},   {"full", required_argument, NULL, 'F'},
+      {"oldest", required_argument, NULL, 'O'},     {NULL, 0, NULL, 0},
   };
   const struct spec nobody = {.rank = -1};
   int opt;
@@ -464,6 +521,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                         .stall = nobody,
                         .unparked = nobody,
                         .image_bytes = 4096};
+  for (int i = 0; i < MAX_REPEAT; i++)
+    o->full[i] = o->oldest[i] = nobody;
   while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
     if (apply_option(o, opt, optarg))
       return -1;
@@ -482,7 +541,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: fake_rank --size N [--only R] [--groups K] "
                     "[--image-bytes B] [--refuse R:G] [--fail R:G] [--disconnect R:G] "
                     "[--raise R:G] [--stall R:G] [--unparked R:G] [--delay-park R:MS] "
-                    "[--exit-after N] "
+                    "[--full R:G] [--oldest R:G:O] [--exit-after N] "
                     "[--lifetime S]\n");
     return 2;
   }

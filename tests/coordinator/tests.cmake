@@ -19,7 +19,7 @@ target_link_options(coord_mpi_app PRIVATE LINKER:--as-needed)
 
 set(_coord_scenarios
   commit refuse fail unparked disconnect raise stall timeout auth flood garbage kill interval status-errors
-  lock job-over sigterm launch ckpt-signal forked)
+  lock job-over sigterm launch ckpt-signal forked incremental keep)
 foreach(_scenario ${_coord_scenarios})
   add_test(NAME coordinator.${_scenario}
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fake_job.sh ${_scenario})

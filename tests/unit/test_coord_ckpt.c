@@ -317,13 +317,55 @@ Test(coord_ckpt, commit_when_all_written)
   cr_assert_eq(ckpt_on_progress(c, 0, 100), CKPT_ACT_NONE);
   cr_assert_eq(c->ranks[0].state, CKPT_RANK_WRITING);
   cr_assert_eq(ckpt_bytes(c), 100);
-  cr_assert_eq(ckpt_on_written(c, 0, 200, "rank-000000.img", "0123456789abcdef"), CKPT_ACT_NONE);
-  cr_assert_eq(ckpt_on_written(c, 1, 300, "rank-000001.img", "aaaaaaaa"), CKPT_ACT_NONE);
-  cr_assert_eq(ckpt_on_written(c, 2, 400, "rank-000002.img", "bbbbbbbbbbbbbbbb"), CKPT_ACT_COMMIT);
+  cr_assert_eq(ckpt_on_written(c, 0, 200, "rank-000000.img", "0123456789abcdef", 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 300, "rank-000001.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 2, 400, "rank-000002.img", "bbbbbbbbbbbbbbbb", 0),
+               CKPT_ACT_COMMIT);
   cr_assert_eq(c->phase, CKPT_PHASE_COMMIT);
   cr_assert_eq(ckpt_bytes(c), 900);
   cr_assert_str_eq(c->ranks[1].file, "rank-000001.img");
   cr_assert_str_eq(c->ranks[2].xxh, "bbbbbbbbbbbbbbbb");
+}
+
+/* Pruning trusts oldest: only the generation itself, or the base and older, can be read by
+ * a restart from it. */
+Test(coord_ckpt, oldest_within_the_base_chain)
+{
+  to_write_phase();
+  c->base = 2;
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa", 1), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 1, "b.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
+  cr_assert_eq(c->ranks[1].oldest, 4, "absent: the generation itself");
+  cr_assert_eq(ckpt_on_written(c, 2, 1, "c.img", "aaaaaaaa", 2), CKPT_ACT_COMMIT);
+  cr_assert_eq(ckpt_needs(c), 1);
+}
+
+Test(coord_ckpt, oldest_full_images_need_only_themselves)
+{
+  to_write_phase();
+  c->base = 2;
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa", 4), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 1, "b.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 2, 1, "c.img", "aaaaaaaa", 4), CKPT_ACT_COMMIT);
+  cr_assert_eq(ckpt_needs(c), 4);
+}
+
+Test(coord_ckpt, oldest_outside_the_chain_aborts)
+{
+  const uint64_t bad[] = {3, 5, 1000};
+
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    to_write_phase();
+    c->base = 2;
+    cr_assert_eq(ckpt_on_written(c, 1, 1, "b.img", "aaaaaaaa", bad[i]), CKPT_ACT_ABORT, "%llu",
+                 (unsigned long long)bad[i]);
+    cr_assert(strstr(c->reason, "rank 1 reported an image referring to generation"), "%s",
+              c->reason);
+    ckpt_free(c);
+  }
+  c = NULL;
+  to_write_phase(); /* without a base, only itself */
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa", 2), CKPT_ACT_ABORT);
 }
 
 Test(coord_ckpt, failures_while_writing_abort)
@@ -333,7 +375,7 @@ Test(coord_ckpt, failures_while_writing_abort)
   cr_assert(strstr(c->reason, "rank 1"), "%s", c->reason);
   cr_assert(strstr(c->reason, "No space left on device"), "%s", c->reason);
   /* after the abort nothing else triggers an action */
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "a.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
   cr_assert_eq(ckpt_on_disconnect(c, 2), CKPT_ACT_NONE);
   cr_assert(strstr(c->reason, "No space"), "the first reason stays: %s", c->reason);
 }
@@ -343,23 +385,23 @@ Test(coord_ckpt, bad_written_reports_abort)
   static const char *const names[] = {"", ".hidden", "a/b", "..", "MANIFEST", "a b", "x\n"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     to_write_phase();
-    cr_assert_eq(ckpt_on_written(c, 0, 1, names[i], "aaaaaaaa"), CKPT_ACT_ABORT,
+    cr_assert_eq(ckpt_on_written(c, 0, 1, names[i], "aaaaaaaa", 0), CKPT_ACT_ABORT,
                  "accepted file name '%s'", names[i]);
     ckpt_free(c);
   }
   to_write_phase();
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "ABCDEF01"), CKPT_ACT_ABORT);
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "ABCDEF01", 0), CKPT_ACT_ABORT);
   ckpt_free(c);
   to_write_phase();
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "abc"), CKPT_ACT_ABORT);
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "abc", 0), CKPT_ACT_ABORT);
   ckpt_free(c);
   to_write_phase();
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "twice");
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa", 0), CKPT_ACT_ABORT, "twice");
   ckpt_free(c);
   to_write_phase();
-  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa"), CKPT_ACT_NONE);
-  cr_assert_eq(ckpt_on_written(c, 1, 1, "r.img", "aaaaaaaa"), CKPT_ACT_ABORT, "same file");
+  cr_assert_eq(ckpt_on_written(c, 0, 1, "r.img", "aaaaaaaa", 0), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 1, "r.img", "aaaaaaaa", 0), CKPT_ACT_ABORT, "same file");
   cr_assert(strstr(c->reason, "both wrote"), "%s", c->reason);
 }
 
@@ -382,7 +424,7 @@ Test(coord_ckpt, statuses_outside_convergence_abort)
   cr_assert_eq(ckpt_on_progress(c, 0, 3), CKPT_ACT_ABORT);
   ckpt_free(c);
   c = ckpt_new(1, 2);
-  cr_assert_eq(ckpt_on_written(c, 0, 3, "a.img", "aaaaaaaa"), CKPT_ACT_ABORT);
+  cr_assert_eq(ckpt_on_written(c, 0, 3, "a.img", "aaaaaaaa", 0), CKPT_ACT_ABORT);
   ckpt_free(c);
   to_write_phase();
   cr_assert_eq(ckpt_on_seq(c, 0, e, 1, false), CKPT_ACT_ABORT);
@@ -406,7 +448,7 @@ Test(coord_ckpt, parked_crossing_drain_is_ignored)
   cr_assert_eq(ckpt_on_suspended(c, 0), CKPT_ACT_NONE);
   cr_assert_eq(ckpt_on_suspended(c, 1), CKPT_ACT_NONE);
   cr_assert_eq(ckpt_on_suspended(c, 2), CKPT_ACT_GO);
-  cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef"), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_written(c, 1, 3, "rank-000001.img", "0123456789abcdef", 0), CKPT_ACT_NONE);
 }
 
 Test(coord_ckpt, epochs_never_sent_abort)
@@ -574,8 +616,9 @@ Test(coord_ckpt, two_ranks_writing_one_file_abort)
   char file[64];
   for (size_t r = 0; r < 299; r++) {
     snprintf(file, sizeof(file), "rank-%06zu.img", r);
-    cr_assert_eq(ckpt_on_written(c, r, 10, file, "0123456789abcdef"), CKPT_ACT_NONE);
+    cr_assert_eq(ckpt_on_written(c, r, 10, file, "0123456789abcdef", 0), CKPT_ACT_NONE);
   }
-  cr_assert_eq(ckpt_on_written(c, 299, 10, "rank-000137.img", "0123456789abcdef"), CKPT_ACT_ABORT);
+  cr_assert_eq(ckpt_on_written(c, 299, 10, "rank-000137.img", "0123456789abcdef", 0),
+               CKPT_ACT_ABORT);
   cr_assert(strstr(c->reason, "ranks 137 and 299 both wrote rank-000137.img"), "%s", c->reason);
 }

@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "coord_manifest.h"
 #include "coord_proto.h"
 #include "coord_store.h"
+#include "coord_store_prune.h"
 #include "coord_store_sweep.h"
 
 static char top[64], dir[128];
@@ -336,4 +339,121 @@ Test(coord_store, manifest_read_back)
   cr_assert_eq(manifest_read(f, "M", &size, &images, err, sizeof(err)), -1);
   fclose(f);
   cr_assert(strstr(err, "not a mana manifest"), "%s", err);
+}
+
+/* needs= and depth= on GENERATION: written, read back; absent they mean a full generation. */
+Test(coord_store, manifest_chain)
+{
+  const struct manifest_rank ranks[1] = {{"r.img", 1, "aaaaaaaa", "h", 1}};
+  const struct manifest m = {.gen = 9, .size = 1, .needs = 5, .depth = 3, .ranks = ranks};
+  struct manifest_chain chain;
+  size_t len;
+  char *text = manifest_format(&m, &len);
+  uint32_t size;
+
+  cr_assert_not_null(text);
+  cr_assert(strstr(text, "\nGENERATION gen=9 previous=0 size=1 bytes=1 needs=5 depth=3\n"), "%s",
+            text);
+  FILE *f = fmemopen(text, len, "r");
+  cr_assert_eq(manifest_read_chain(f, "M", &size, NULL, &chain, err, sizeof(err)), 0, "%s", err);
+  fclose(f);
+  cr_assert_eq(chain.gen, 9);
+  cr_assert_eq(chain.needs, 5);
+  cr_assert_eq(chain.depth, 3);
+  cr_assert_eq(size, 1);
+  free(text);
+
+  const struct manifest full = {.gen = 4, .size = 1, .ranks = ranks};
+  text = manifest_format(&full, &len);
+  cr_assert(strstr(text, " needs=4 depth=0\n"), "needs defaults to the generation: %s", text);
+  free(text);
+
+  static const char old[] =
+      "MANA_MANIFEST v=1\nGENERATION gen=6 previous=2 size=1 bytes=1\n"
+      "RANK rank=0 file=r.img bytes=1 xxh=aaaaaaaa host=h pid=1\nEND ranks=1\n";
+  f = fmemopen((char *)old, sizeof(old) - 1, "r");
+  cr_assert_eq(manifest_read_chain(f, "M", &size, NULL, &chain, err, sizeof(err)), 0, "%s", err);
+  fclose(f);
+  cr_assert_eq(chain.gen, 6);
+  cr_assert_eq(chain.needs, 6, "an older MANIFEST is a full generation");
+  cr_assert_eq(chain.depth, 0);
+
+  static const char newer[] =
+      "MANA_MANIFEST v=1\nGENERATION gen=6 previous=2 size=1 bytes=1 "
+      "needs=7 depth=1\n"
+      "RANK rank=0 file=r.img bytes=1 xxh=aaaaaaaa host=h pid=1\nEND ranks=1\n";
+  f = fmemopen((char *)newer, sizeof(newer) - 1, "r");
+  cr_assert_eq(manifest_read_chain(f, "M", &size, NULL, &chain, err, sizeof(err)), -1);
+  fclose(f);
+  cr_assert(strstr(err, "generation 6 needs generation 7"), "%s", err);
+}
+
+static uint64_t floor_of(const struct prune_entry *e, size_t n, unsigned keep, uint64_t latest)
+{
+  return prune_floor(e, n, keep, latest);
+}
+
+Test(coord_store, prune_floor)
+{
+  /* 1 full, 2 and 3 on 1, 4 full, 5 on 4 */
+  struct prune_entry e[] = {
+      {1, 1, true}, {2, 1, true}, {3, 1, true}, {4, 4, true}, {5, 4, true},
+  };
+
+  cr_assert_eq(floor_of(e, 5, 0, 5), 0, "keep 0: keep everything");
+  cr_assert_eq(floor_of(e, 5, 2, 5), 4);
+  cr_assert_eq(floor_of(e, 5, 1, 5), 4);
+  cr_assert_eq(floor_of(e, 4, 2, 4), 1, "3 is among the two newest and needs 1");
+  cr_assert_eq(floor_of(e, 5, 3, 5), 1);
+  cr_assert_eq(floor_of(e, 5, 9, 5), 1, "fewer than keep: the oldest need");
+  cr_assert_eq(floor_of(e, 5, 2, 6), 0, "LATEST is not among them: nothing goes");
+  e[3].readable = false;
+  cr_assert_eq(floor_of(e, 5, 2, 5), 0, "a kept MANIFEST does not read: nothing goes");
+  cr_assert_eq(floor_of(e, 5, 1, 5), 4, "an unreadable one below the newest does not matter");
+  cr_assert_eq(floor_of(NULL, 0, 2, 5), 0);
+}
+
+static void commit_fake(uint64_t gen, uint64_t needs, uint64_t depth)
+{
+  const struct manifest_rank ranks[1] = {{"r.img", 1, "aaaaaaaa", "h", 1}};
+  const struct manifest m = {.gen = gen, .size = 1, .needs = needs, .depth = depth, .ranks = ranks};
+  size_t len;
+  char *text = manifest_format(&m, &len);
+
+  cr_assert_eq(store_gen_create(&store, gen, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(store_commit(&store, gen, text, len, err, sizeof(err)), 0, "%s", err);
+  free(text);
+}
+
+static bool gen_exists(uint64_t gen)
+{
+  char path[PATH_MAX + 32];
+
+  store_gen_path(&store, gen, path, sizeof(path));
+  return access(path, F_OK) == 0;
+}
+
+Test(coord_store, prune_removes_what_is_not_needed)
+{
+  char path[PATH_MAX + 64];
+
+  cr_assert_eq(store_open(&store, dir, 0, err, sizeof(err)), 0, "%s", err);
+  commit_fake(1, 1, 0);
+  commit_fake(2, 1, 1);
+  commit_fake(3, 3, 0);
+  commit_fake(4, 3, 1);
+  cr_assert_eq(store_gen_create(&store, 5, err, sizeof(err)), 0); /* being written */
+  store_gen_path(&store, 2, path, sizeof(path));
+  strcat(path, "/MANIFEST");
+  FILE *f = fopen(path, "w");
+  fputs("garbage\n", f);
+  fclose(f);
+
+  store_prune(&store, 4, 2);
+  cr_assert(!gen_exists(1));
+  cr_assert(gen_exists(2), "a MANIFEST that does not read is kept");
+  cr_assert(gen_exists(3) && gen_exists(4));
+  cr_assert(gen_exists(5), "never committed: not pruning's business");
+  store_prune(&store, 4, 1);
+  cr_assert(gen_exists(3), "4 needs 3");
 }

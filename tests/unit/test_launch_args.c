@@ -442,6 +442,22 @@ Test(launch_args, style_lookup)
   cr_assert_eq(style, LAUNCHER_STYLE_NONE);
 }
 
+Test(launch_args, incremental_options)
+{
+  expect_ok(parse("--incremental", "--full-every", "3", "--keep=0", "mpiexec", "-n", "2", "./app"),
+            "mpiexec -n 2 " LH " ./app");
+  cr_assert_str_eq(launch_plan_value(&plan, "MANA_INCREMENTAL"), "1");
+  cr_assert_str_eq(launch_plan_value(&plan, "MANA_FULL_EVERY"), "3");
+  cr_assert_str_eq(launch_plan_value(&plan, "MANA_KEEP"), "0");
+  cr_assert_neq(parse("--full-every", "0", "mpiexec", "./app"), 0);
+  cr_assert_str_eq(plan.error,
+                   "invalid value '0' for --full-every: expected a whole number of at least 1");
+  cr_assert_neq(parse("--keep", "x", "mpiexec", "./app"), 0);
+  cr_assert_str_eq(plan.error, "invalid value 'x' for --keep: expected a whole number");
+  cr_assert_neq(parse("--keep", "1000001", "mpiexec", "./app"), 0);
+  cr_assert_neq(parse("--incremental=1", "mpiexec", "./app"), 0);
+}
+
 Test(launch_args, flag_exported_as_one)
 {
   expect_ok(parse("--forked-writers", "mpiexec", "-n", "2", "./app"), "mpiexec -n 2 " LH " ./app");
