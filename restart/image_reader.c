@@ -247,9 +247,9 @@ static int base_open(struct mana_image_reader *r, uint64_t gen, struct mana_imag
   char why[1024];
   struct mana_image_reader *b = NULL;
   if (r->resolve(r->resolve_arg, gen, &b, why, sizeof(why)) < 0)
-    return mana_fail(err, errlen, errno,
-                     "%s: the image of generation %llu it refers to cannot be used: %s", r->name,
-                     ULL(gen), why);
+    return mana_fail_as(err, errlen, errno,
+                        "%s: the image of generation %llu it refers to cannot be used: %s", r->name,
+                        ULL(gen), why);
   r->bases[r->nbases++] = (struct img_base_open){gen, b};
   *out = b;
   return 0;
