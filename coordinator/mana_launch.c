@@ -360,6 +360,21 @@ static int use_given_coordinator(const char *ckptdir)
   return set_env(COORD_ENV_CKPTDIR, ckptdir);
 }
 
+/* How the checkpoints are written is a site's or a batch script's choice as much as the
+ * command line's: an option not given is taken from the caller's environment (a module file
+ * may set MANA_INCREMENTAL=1). The options were exported into it by export_settings. */
+static const char *policy(const char *env_name)
+{
+  const char *v = getenv(env_name);
+  return v && *v ? v : NULL;
+}
+
+static bool policy_on(const char *env_name)
+{
+  const char *v = policy(env_name);
+  return v && strcmp(v, "0") != 0;
+}
+
 static int start_coordinator(const struct launch_plan *plan, const char *bin_dir,
                              const char *ckptdir, char *command, struct launch_coord *lc)
 {
@@ -370,10 +385,10 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
       .interval = launch_plan_value(plan, "MANA_INTERVAL"),
       .ckpt_signal = launch_plan_value(plan, CKPT_SIGNAL_ENV),
       .ckpt_signal_action = launch_plan_value(plan, CKPT_SIGNAL_ACTION_ENV),
-      .forked_writers = launch_plan_value(plan, "MANA_FORKED_WRITERS") != NULL,
-      .incremental = launch_plan_value(plan, "MANA_INCREMENTAL") != NULL,
-      .full_every = launch_plan_value(plan, "MANA_FULL_EVERY"),
-      .keep = launch_plan_value(plan, "MANA_KEEP"),
+      .forked_writers = policy_on("MANA_FORKED_WRITERS"),
+      .incremental = policy_on("MANA_INCREMENTAL"),
+      .full_every = policy("MANA_FULL_EVERY"),
+      .keep = policy("MANA_KEEP"),
       .command = command,
       .host = launch_coordinator_host(plan, launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
   };

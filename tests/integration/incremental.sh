@@ -14,8 +14,10 @@
 #      options; gen 4 at 7000 is full again (--full-every 3), after which --keep 1 removes
 #      gens 1-3. The job ends with the native output.
 #   3. gen 4 restarted: native output again (pruning left what LATEST needs).
-#   4. --forked-writers --incremental: two checkpoints while the job runs, the second
-#      incremental; restarting it gives the native output.
+#   4. forked writers writing incrementally, switched on by the environment
+#      (MANA_FORKED_WRITERS=1 MANA_INCREMENTAL=1, as a site's module file would): two
+#      checkpoints while the job runs, both by forked writers, the second incremental;
+#      restarting it gives the native output.
 #
 # usage: incremental.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
@@ -147,8 +149,8 @@ cmp -s "$work/run3.out" "$work/native.out" || fail "gen 4 restarts to another re
 
 # ---- 4. forked writers, incrementally ------------------------------------------------------
 rm -rf "$work/ck" "$work"/h?
-ITERATIVE_PROGRESS=1000 ITERATIVE_HOLD="$work/h1:3000,$work/h2:5000" "$bin/mana_launch" \
-  --ckptdir "$work/ck" --incremental --forked-writers mpiexec.mpich -n 2 "${args[@]}" \
+ITERATIVE_PROGRESS=1000 ITERATIVE_HOLD="$work/h1:3000,$work/h2:5000" MANA_FORKED_WRITERS=1 \
+  MANA_INCREMENTAL=1 "$bin/mana_launch" --ckptdir "$work/ck" mpiexec.mpich -n 2 "${args[@]}" \
   >"$work/run4.out" 2>"$work/run4.err" &
 job=$!
 wait_step "$work/run4.err" 3000
@@ -163,6 +165,8 @@ job=""
 [ $rc -eq 0 ] || fail "the forked job exited $rc: $(tail -5 "$work/run4.err")"
 cmp -s "$work/run4.out" "$work/native.out" || fail "the forked job's output differs from native"
 grep -q "generation 2 is incremental" "$log" || fail "forked generation 2 is not incremental"
+[ "$(grep -c "started (.*written by forked writers while the job runs)" "$log")" -eq 2 ] ||
+  fail "MANA_FORKED_WRITERS=1 did not make forked generations: $(grep started "$log")"
 rc=0
 "$bin/mana_restart" --ckptdir "$work/ck" mpiexec.mpich -n 2 >"$work/run5.out" 2>"$work/run5.err" ||
   rc=$?
