@@ -15,22 +15,9 @@
 # usage: ckpt_signal.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
 
-me=ckpt_signal.sh
-bin="" program="" timeout=120
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
-    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
-[ -x "$program" ] || { echo "$me: --program must be tests/programs/ckpt_signal_app" >&2; exit 2; }
-bin=$(cd "$bin" && pwd)
-
-say() { printf '%s: %s\n' "$me" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
+me=ckpt_signal.sh timeout=120
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/ckpt_signal_app "$@"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-ckpt-signal.XXXXXX")
 launcher_pid=""

@@ -19,20 +19,8 @@
 set -euo pipefail
 
 me=forked_writer.sh
-bin="" program="" timeout=180
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
-    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
-[ -x "$program" ] || { echo "$me: --program must be tests/programs/iterative" >&2; exit 2; }
-
-say() { printf '%s: %s\n' "$me" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/iterative "$@"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-forked-writer.XXXXXX")
 job=""
 cleanup() {
@@ -43,30 +31,6 @@ trap cleanup EXIT
 
 iters=12000 every=1000
 st() { "$bin/mana_status" --ckptdir "$work/ck" "$@"; }
-# wait_step FILE K: rank 0 reported iteration K (or later) in FILE
-wait_step() {
-  local end=$((SECONDS + timeout))
-  until awk -v k="$2" '$1 == "iterative:" && $2 == "step" && $3 >= k { f = 1 } END { exit !f }' "$1"; do
-    [ $SECONDS -lt $end ] || fail "no step $2 in $1 after ${timeout}s: $(tail -3 "$1")"
-    kill -0 "$job" 2>/dev/null || fail "the job ended before step $2: $(tail -3 "$1")"
-    sleep 0.05
-  done
-}
-# checkpoint_when_connected: mana_status --checkpoint --wait, asked again while the ranks are
-# still connecting
-checkpoint_when_connected() {
-  local end=$((SECONDS + timeout)) out
-  until out=$(st --checkpoint --wait 2>&1); do
-    case $out in
-      *"ranks are connected"* | *"no rank has connected"* | *"no coordinator is running"*) ;;
-      *) echo "$out"; return 1 ;;
-    esac
-    [ $SECONDS -lt $end ] || { echo "$out"; return 1; }
-    sleep 0.1
-  done
-  echo "$out"
-}
-
 mpiexec.mpich -n 2 "$program" $iters >"$work/native.out" 2>"$work/native.err" ||
   fail "the native run failed: $(tail -3 "$work/native.err")"
 
@@ -76,7 +40,7 @@ ITERATIVE_PROGRESS=$every "$bin/mana_launch" --ckptdir "$work/ck" --forked-write
 job=$!
 for step in 2000 5000 8000; do
   wait_step "$work/run.err" $step
-  out=$(checkpoint_when_connected) || fail "checkpoint at step $step: $out"
+  out=$(ask "$work/ck" --checkpoint) || fail "checkpoint at step $step: $out"
   say "step $step: $out"
 done
 rc=0
@@ -103,7 +67,7 @@ MANA_FAULT=write-kill:1 ITERATIVE_PROGRESS=$every "$bin/mana_restart" --ckptdir 
   --generation 1 --forked-writers mpiexec.mpich -n 2 >"$work/fault.out" 2>"$work/fault.err" &
 job=$!
 wait_step "$work/fault.err" 5000
-if out=$(checkpoint_when_connected); then fail "the checkpoint with a killed writer committed: $out"; fi
+if out=$(ask "$work/ck" --checkpoint); then fail "the checkpoint with a killed writer committed: $out"; fi
 case $out in
   *"image writer (pid "*") was killed by signal 9"*) ;;
   *) fail "the abort does not name the writer's death: $out" ;;
@@ -144,7 +108,7 @@ if [ -n "${POSIX_LOG:-}" ]; then
     done
   }
   logs_reach 1000
-  out=$(checkpoint_when_connected) || fail "posix_log: the forked checkpoint: $out"
+  out=$(ask "$work/ck" --checkpoint) || fail "posix_log: the forked checkpoint: $out"
   touch "$work/log-first"
   logs_reach 3000
   out=$(st --kill --wait 2>&1) || fail "posix_log: the kill checkpoint: $out"

@@ -23,20 +23,8 @@
 set -euo pipefail
 
 me=incremental.sh
-bin="" program="" timeout=180
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
-    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
-[ -x "$program" ] || { echo "$me: --program must be tests/programs/iterative" >&2; exit 2; }
-
-say() { printf '%s: %s\n' "$me" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/iterative "$@"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-incremental.XXXXXX")
 job=""
 cleanup() {
@@ -48,29 +36,6 @@ trap cleanup EXIT
 iters=8000 nlocal=4096
 args=("$program" $iters $nlocal)
 holds="$work/h1:2000,$work/h2:4000,$work/h3:6000,$work/h4:7000"
-st() { "$bin/mana_status" --ckptdir "$work/ck" "$@"; }
-# wait_step FILE K: rank 0 reported iteration K (or later) in FILE
-wait_step() {
-  local end=$((SECONDS + timeout))
-  until awk -v k="$2" '$1 == "iterative:" && $2 == "step" && $3 >= k { f = 1 } END { exit !f }' "$1"; do
-    [ $SECONDS -lt $end ] || fail "no step $2 in $1 after ${timeout}s: $(tail -3 "$1")"
-    kill -0 "$job" 2>/dev/null || fail "the job ended before step $2: $(tail -3 "$1")"
-    sleep 0.05
-  done
-}
-# ask ARGS...: mana_status ARGS --wait, asked again while the ranks are still connecting
-ask() {
-  local end=$((SECONDS + timeout)) out
-  until out=$(st "$@" --wait 2>&1); do
-    case $out in
-      *"ranks are connected"* | *"no rank has connected"* | *"no coordinator is running"*) ;;
-      *) echo "$out"; return 1 ;;
-    esac
-    [ $SECONDS -lt $end ] || { echo "$out"; return 1; }
-    sleep 0.1
-  done
-  echo "$out"
-}
 image_bytes() { stat -c %s "$work/ck/gen-$(printf %06d "$1")/rank-$(printf %06d "$2").img"; }
 gens_left() { (cd "$work/ck" && ls -d gen-* 2>/dev/null | tr '\n' ' '); }
 log=$work/ck/.mana/coordinator.log
@@ -84,13 +49,13 @@ ITERATIVE_PROGRESS=1000 ITERATIVE_HOLD=$holds "$bin/mana_launch" "${opts[@]}" \
   mpiexec.mpich -n 2 "${args[@]}" >"$work/run1.out" 2>"$work/run1.err" &
 job=$!
 wait_step "$work/run1.err" 2000
-out=$(ask --checkpoint) || fail "gen 1: $out"
+out=$(ask "$work/ck" --checkpoint) || fail "gen 1: $out"
 touch "$work/h1"
 wait_step "$work/run1.err" 4000
-out=$(ask --checkpoint) || fail "gen 2: $out"
+out=$(ask "$work/ck" --checkpoint) || fail "gen 2: $out"
 touch "$work/h2"
 wait_step "$work/run1.err" 6000
-out=$(ask --kill) || fail "gen 3 (--kill): $out"
+out=$(ask "$work/ck" --kill) || fail "gen 3 (--kill): $out"
 rc=0
 wait "$job" || rc=$?
 job=""
@@ -128,7 +93,7 @@ ITERATIVE_PROGRESS=1000 "$bin/mana_restart" "${opts[@]}" mpiexec.mpich -n 2 \
   >"$work/run2.out" 2>"$work/run2.err" &
 job=$!
 wait_step "$work/run2.err" 7000
-out=$(ask --checkpoint) || fail "gen 4: $out"
+out=$(ask "$work/ck" --checkpoint) || fail "gen 4: $out"
 touch "$work/h4"
 rc=0
 wait "$job" || rc=$?
@@ -154,10 +119,10 @@ ITERATIVE_PROGRESS=1000 ITERATIVE_HOLD="$work/h1:3000,$work/h2:5000" MANA_FORKED
   >"$work/run4.out" 2>"$work/run4.err" &
 job=$!
 wait_step "$work/run4.err" 3000
-out=$(ask --checkpoint) || fail "forked gen 1: $out"
+out=$(ask "$work/ck" --checkpoint) || fail "forked gen 1: $out"
 touch "$work/h1"
 wait_step "$work/run4.err" 5000
-out=$(ask --checkpoint) || fail "forked gen 2: $out"
+out=$(ask "$work/ck" --checkpoint) || fail "forked gen 2: $out"
 touch "$work/h2"
 rc=0
 wait "$job" || rc=$?

@@ -1,0 +1,53 @@
+# job_lib.sh - what the integration scripts that drive one mana job by hand share (sourced).
+#
+# The sourcing script sets `me` (its name) first. Provides:
+#   parse_job_args WHAT "$@"  --bin DIR --program PATH [--timeout S] into bin, program and
+#                             timeout (default: $timeout if set, else 180); WHAT names the program for the usage error
+#   say, fail                 one line prefixed with $me; fail exits 1
+#   wait_step FILE K          until tests/programs/iterative (ITERATIVE_PROGRESS) reported step K
+#                             or later in FILE; fails when $job is gone or after $timeout s
+#   ask CKPTDIR ARGS...       mana_status --ckptdir CKPTDIR ARGS --wait, asked again while the
+#                             ranks are still connecting; prints its answer, non-zero on refusal
+
+parse_job_args() {
+  local what=$1
+  shift
+  bin="" program="" timeout=${timeout:-180}
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --bin) bin=$2; shift 2 ;;
+      --program) program=$2; shift 2 ;;
+      --timeout) timeout=$2; shift 2 ;;
+      *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+  done
+  [ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
+  [ -x "$program" ] || { echo "$me: --program must be $what" >&2; exit 2; }
+  bin=$(cd "$bin" && pwd)
+}
+
+say() { printf '%s: %s\n' "$me" "$*"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+wait_step() {
+  local end=$((SECONDS + timeout))
+  until awk -v k="$2" '$1 == "iterative:" && $2 == "step" && $3 >= k { f = 1 } END { exit !f }' "$1"; do
+    [ $SECONDS -lt $end ] || fail "no step $2 in $1 after ${timeout}s: $(tail -3 "$1")"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before step $2: $(tail -3 "$1")"
+    sleep 0.05
+  done
+}
+
+ask() {
+  local dir=$1 end=$((SECONDS + timeout)) out
+  shift
+  until out=$("$bin/mana_status" --ckptdir "$dir" "$@" --wait 2>&1); do
+    case $out in
+      *"ranks are connected"* | *"no rank has connected"* | *"no coordinator is running"*) ;;
+      *) echo "$out"; return 1 ;;
+    esac
+    [ $SECONDS -lt $end ] || { echo "$out"; return 1; }
+    sleep 0.1
+  done
+  echo "$out"
+}
