@@ -62,12 +62,8 @@ COORD_MS=${COORD_MS:-50} WRITE_PCT=${WRITE_PCT:-90} IMAGE_RATIO=${IMAGE_RATIO:-1
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
 
 die() { echo "$me: FAIL: $*" >&2; exit 3; }
-if [ -z "${MANA_BIN:-}" ]; then
-  for b in "${BUILD_DIR:-$src/build}/bin" "$src/build-tests/bin"; do
-    [ -x "$b/mana_launch" ] && MANA_BIN=$b && break
-  done
-fi
-[ -n "${MANA_BIN:-}" ] && [ -x "$MANA_BIN/mana_launch" ] || die "no mana build found (set MANA_BIN)"
+. "$src/benchmarks/bench_lib.sh"
+find_mana_bin
 app=${CKPT_APP_BIN:-}
 if [ -z "$app" ]; then
   app=$(dirname "$MANA_BIN")/benchmarks/ckpt_app
@@ -92,7 +88,6 @@ trap cleanup EXIT
 trap 'exit 3' INT TERM HUP
 
 now_us() { echo "${EPOCHREALTIME/./}"; }
-json_field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" | head -1; }
 st() { "$MANA_BIN/mana_status" --ckptdir "$ckdir" "$@"; }
 
 # dd_mbs MIB: MB/s of a direct, fsync'ed write of MIB MiB into the directory

@@ -44,12 +44,8 @@ done
 INCR_PCT=${INCR_PCT:-2}
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
 die() { echo "$me: FAIL: $*" >&2; exit 3; }
-if [ -z "${MANA_BIN:-}" ]; then
-  for b in "${BUILD_DIR:-$src/build}/bin" "$src/build-tests/bin"; do
-    [ -x "$b/mana_launch" ] && MANA_BIN=$b && break
-  done
-fi
-[ -n "${MANA_BIN:-}" ] && [ -x "$MANA_BIN/mana_launch" ] || die "no mana build found (set MANA_BIN)"
+. "$src/benchmarks/bench_lib.sh"
+find_mana_bin
 app=${INCR_APP_BIN:-$(dirname "$MANA_BIN")/benchmarks/incr_app}
 if [ ! -x "$app" ] || [ "$src/benchmarks/incr_app.c" -nt "$app" ]; then
   mkdir -p "${TMPDIR:-/tmp}/mana-bench-$(id -u)"
@@ -68,7 +64,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 3' INT TERM HUP
 
-json_field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" | head -1; }
 st() { "$MANA_BIN/mana_status" --ckptdir "$ckdir" "$@"; }
 wait_ready() { # wait_ready K FILE
   local end=$((SECONDS + 300))
