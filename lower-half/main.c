@@ -34,6 +34,7 @@
 #include "mana/exe_dir.h"
 #include "mana/upper_window.h"
 #include "mpi_threads.h"
+#include "huge_pages.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);
 
@@ -156,6 +157,7 @@ int main(int argc, char **argv, char **envp)
     first = 2;
   if (argc == 3 && strcmp(argv[1], "--restart") == 0) {
     mana_prepare_process(argv);
+    mana_huge_pages_init();
     if (mana_build_brk_wall() != 0 || mana_reserve_window() != 0)
       return 1;
     return restart(argv[2]);
@@ -166,6 +168,7 @@ int main(int argc, char **argv, char **envp)
     return help ? 0 : 2;
   }
   mana_prepare_process(argv);
+  mana_huge_pages_init();
 
   char app[PATH_MAX], stubs[PATH_MAX], err[512];
   if (resolve_app(argv[first], app, sizeof(app)) != 0) {

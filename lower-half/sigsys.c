@@ -43,6 +43,7 @@
 #include "mana/signals.h"
 #include "park.h"
 #include "mana/upper_window.h"
+#include "huge_pages.h"
 
 struct mana_trap_stats mana_trap_stats;
 
@@ -77,7 +78,8 @@ static long serve_mmap(uint64_t hint, uint64_t len, long prot, long flags, long 
     return -EINVAL;
   if (flags & MAP_32BIT) /* cannot be honoured inside the window; let the kernel place it */
     return raw_mmap(hint, len, prot, flags, fd, off);
-  uint64_t align = (flags & MAP_HUGETLB) ? (1UL << 21) : 4096;
+  bool huge = mana_huge_pages_for(len, flags);
+  uint64_t align = (flags & MAP_HUGETLB) || huge ? MANA_HUGE_PAGE : 4096;
   uint64_t addr = mana_window_alloc(w, len, align);
   if (addr == 0) {
     mana_trap_stats.failures++;
@@ -89,6 +91,8 @@ static long serve_mmap(uint64_t hint, uint64_t len, long prot, long flags, long 
     mana_window_free(w, addr, len);
     return r;
   }
+  if (huge)
+    mana_huge_pages_advise(addr, len);
   return r;
 }
 

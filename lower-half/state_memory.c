@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "huge_pages.h"
 #include "image.h"
 #include "mana/boundary.h"
 #include "mana/fail.h"
@@ -85,6 +86,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   size_t n = mana_image_region_count(r);
+  mana_image_set_huge_pages(r, mana_huge_pages_min());
   for (size_t i = 0; i < n; i++) {
     uint64_t start, len;
     if (mana_image_region_info(r, i, &start, &len, NULL, NULL, NULL) != 0)

@@ -148,6 +148,11 @@ int mana_image_open(struct mana_image_reader **r, int dirfd, const char *name,
 
 size_t mana_image_region_count(const struct mana_image_reader *r);
 
+/* Regions of at least `min_len` bytes that hold anonymous private memory (not SCAN_ALL) are
+ * advised MADV_HUGEPAGE when they are mapped back, before their pages are read in, so that
+ * they get transparent huge pages where the kernel allows. 0 (the default): never. */
+void mana_image_set_huge_pages(struct mana_image_reader *r, uint64_t min_len);
+
 /* Any output pointer may be NULL. `label` stays valid until mana_image_close. */
 int mana_image_region_info(const struct mana_image_reader *r, size_t i, uint64_t *start,
                            uint64_t *len, uint32_t *prot, uint32_t *flags, const char **label);

@@ -207,6 +207,11 @@ uint64_t mana_image_digest(const struct mana_image_reader *r)
   return r->hdr.header_hash;
 }
 
+void mana_image_set_huge_pages(struct mana_image_reader *r, uint64_t min_len)
+{
+  r->huge_min = min_len;
+}
+
 void mana_image_set_resolver(struct mana_image_reader *r, mana_image_resolve_fn *fn, void *arg)
 {
   r->resolve = fn;

@@ -43,6 +43,7 @@ struct mana_image_reader {
   size_t *region_seg;     /* version 2: region i's pieces are segs[region_seg[i]..[i+1]) */
   uint64_t ref_pages;     /* pages in refs */
   uint64_t oldest;        /* oldest generation referred to (own if none) */
+  uint64_t huge_min; /* mana_image_set_huge_pages */
   mana_image_resolve_fn *resolve;
   void *resolve_arg;
   struct img_base_open *bases;

@@ -285,6 +285,10 @@ static int map_region(struct mana_image_reader *r, size_t i, int extra, char *er
                         REGION_FMT "the kernel mapped it at %p instead (no MAP_FIXED_NOREPLACE?)",
                         REGION_ARGS(r, i), p);
   }
+  /* Before any page is read in: the faults then allocate huge pages. Refused (no THP): the
+   * region simply keeps 4 KiB pages. */
+  if (r->huge_min && g->length >= r->huge_min && !(g->flags & MANA_IMAGE_REGION_SCAN_ALL))
+    madvise(p, g->length, MADV_HUGEPAGE);
   return 0;
 }
 

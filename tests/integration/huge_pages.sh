@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# huge_pages.sh - with forked writers the application's large anonymous mappings get
+# transparent huge pages (lower-half/huge_pages.h: fork copies 512 times fewer page-table
+# entries), at launch and again after a restart; MANA_HUGE_PAGES=0 and the default
+# (synchronous writers) leave 4 KiB pages. Each run's output equals the native run's.
+#
+#   1. MANA_FORKED_WRITERS=1: tests/programs/iterative (4 MiB arrays per rank) held at step
+#      1000: every rank's upper half has AnonHugePages; a forked checkpoint, then a kill
+#      checkpoint; the restart, held at step 2000, has AnonHugePages again; it ends as natively.
+#   2. MANA_FORKED_WRITERS=1 MANA_HUGE_PAGES=0, and 3. no forked writers: no AnonHugePages.
+# Exits 77 (skipped) when the kernel's THP setting is "never".
+#
+# usage: huge_pages.sh --bin DIR --program PATH [--timeout S]
+set -euo pipefail
+
+me=huge_pages.sh
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/iterative "$@"
+thp=/sys/kernel/mm/transparent_hugepage/enabled
+if [ ! -r $thp ] || grep -q '\[never\]' $thp; then
+  say "SKIP: transparent huge pages are off here ($(cat $thp 2>/dev/null || echo "no $thp"))"
+  exit 77
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mana-huge-pages.XXXXXX")
+job=""
+cleanup() {
+  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
+  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
+}
+trap cleanup EXIT
+
+args=("$program" 3000)
+# huge_kb CKPTDIR: the least, over the ranks, of the AnonHugePages (kB) of their upper halves
+huge_kb() {
+  local pids p least="" end=$((SECONDS + timeout))
+  until pids=$("$bin/mana_status" --ckptdir "$1" --json 2>/dev/null |
+    sed -n 's/^      "pid": \([0-9]*\),\{0,1\}$/\1/p') && [ "$(echo $pids | wc -w)" -eq 2 ]; do
+    [ $SECONDS -lt $end ] || fail "mana_status does not list the two ranks' pids"
+    sleep 0.1
+  done
+  for p in $pids; do
+    kb=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { split($1, a, "-"); win = length(a[1]) == 12 && substr(a[1], 1, 2) == "60"; next }
+              /^AnonHugePages:/ { if (win) kb += $2 } END { print kb + 0 }' "/proc/$p/smaps")
+    if [ -z "$least" ] || [ "$kb" -lt "$least" ]; then least=$kb; fi
+  done
+  echo "$least"
+}
+# run_held NAME ENV...: launches the held job with ENV (job=its pid), waits for step 1000 and
+# sets kb to huge_kb
+run_held() {
+  local name=$1
+  shift
+  env "$@" ITERATIVE_PROGRESS=500 ITERATIVE_HOLD="$work/$name-h1:1000,$work/$name-h2:2000" \
+    "$bin/mana_launch" --ckptdir "$work/$name" mpiexec.mpich -n 2 "${args[@]}" \
+    >"$work/$name.out" 2>"$work/$name.err" &
+  job=$!
+  wait_step "$work/$name.err" 1000
+  kb=$(huge_kb "$work/$name")
+}
+
+mpiexec.mpich -n 2 "${args[@]}" >"$work/native.out" 2>"$work/native.err" ||
+  fail "the native run failed: $(tail -3 "$work/native.err")"
+
+# ---- 1. forked writers: huge pages, and again after a restart --------------------------------
+run_held forked MANA_FORKED_WRITERS=1
+[ "$kb" -gt 0 ] || fail "with forked writers a rank's upper half has no huge pages"
+out=$(ask "$work/forked" --checkpoint) || fail "the forked checkpoint: $out"
+out=$(ask "$work/forked" --kill) || fail "the kill checkpoint: $out"
+rc=0
+wait "$job" || rc=$?
+job=""
+[ $rc -eq 0 ] || fail "the job exited $rc after the kill checkpoint"
+touch "$work/forked-h1"
+MANA_FORKED_WRITERS=1 "$bin/mana_restart" --ckptdir "$work/forked" mpiexec.mpich -n 2 \
+  >"$work/restart.out" 2>"$work/restart.err" &
+job=$!
+wait_step "$work/restart.err" 2000
+kb2=$(huge_kb "$work/forked")
+[ "$kb2" -gt 0 ] || fail "after the restart a rank's upper half has no huge pages"
+touch "$work/forked-h2"
+rc=0
+wait "$job" || rc=$?
+job=""
+[ $rc -eq 0 ] || fail "the restarted job exited $rc: $(tail -3 "$work/restart.err")"
+cmp -s "$work/restart.out" "$work/native.out" || fail "the restarted job's output differs from native"
+say "forked writers: $kb kB of huge pages per rank at launch, $kb2 kB after the restart; output as native"
+
+# ---- 2. and 3. no huge pages when asked not to, or without forked writers -------------------
+for name in optout default; do
+  if [ $name = optout ]; then run_held $name MANA_FORKED_WRITERS=1 MANA_HUGE_PAGES=0
+  else run_held $name MANA_FORKED_WRITERS=; fi
+  [ "$kb" -eq 0 ] || fail "$name: $kb kB of huge pages in a rank's upper half"
+  touch "$work/$name-h1" "$work/$name-h2"
+  rc=0
+  wait "$job" || rc=$?
+  job=""
+  [ $rc -eq 0 ] || fail "$name: the job exited $rc"
+  cmp -s "$work/$name.out" "$work/native.out" || fail "$name: the output differs from native"
+done
+say "MANA_HUGE_PAGES=0 and synchronous writers: 4 KiB pages"
+say "PASS"
