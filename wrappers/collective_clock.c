@@ -156,21 +156,30 @@ static int register_guarded(struct mana_mpi_thread *self, uint64_t id)
 
 /* ---- application side ---- */
 
-/* The id the clock counts a communicator on: equal on every member and after restart. */
-static uint64_t comm_id(MPI_Comm comm)
+/* The id the clock counts a communicator on: equal on every member and after restart.
+ * Cached: MPI_COMM_WORLD's and MPI_COMM_SELF's here, a created communicator's in its slot. */
+static uint64_t world_id, self_id;
+
+static __attribute__((noinline)) uint64_t comm_id_slow(MPI_Comm comm, struct mana_slot *s)
 {
-  static uint64_t world_id, self_id;
   if (comm == MPI_COMM_WORLD)
     return world_id ? world_id : (world_id = mana_comm_cc_id(comm));
   if (comm == MPI_COMM_SELF)
     return self_id ? self_id : (self_id = mana_comm_cc_id(comm));
-  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)comm);
-  if (s && s->aux)
-    return s->aux;
   uint64_t id = mana_comm_cc_id(comm);
   if (s)
     s->aux = id;
   return id;
+}
+
+static inline uint64_t comm_id(MPI_Comm comm)
+{
+  if (comm == MPI_COMM_WORLD && world_id)
+    return world_id;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_COMM, (uint32_t)comm);
+  if (s && s->aux)
+    return s->aux;
+  return comm_id_slow(comm, s);
 }
 
 static void queue_raise(uint64_t ggid, uint64_t target)
@@ -198,12 +207,12 @@ static void wait_for_news(uint64_t news)
   }
 }
 
-static uint64_t comm_id(MPI_Comm comm);
-
 /* The fast path failed: decide under the lock.  The window is 0 while the thread waits for
  * the lock (a thread growing the table holds it and waits for windows at 1); deciding, it
- * holds the lock, which is all the checkpoint thread's snapshot needs. */
-static void enter_slow(struct mana_mpi_thread *t, uint64_t id, int constructor)
+ * holds the lock, which is all the checkpoint thread's snapshot needs.  Kept out of line: inlined,
+ * its registers made every collective's fast path save and restore six of them. */
+static __attribute__((noinline, cold)) void enter_slow(struct mana_mpi_thread *t, uint64_t id,
+                                                       int constructor)
 {
   enum cc_decision d = CC_PROCEED;
   uint64_t to = 0;
@@ -248,7 +257,7 @@ static void enter_slow(struct mana_mpi_thread *t, uint64_t id, int constructor)
 
 /* Before a collective enters MPI.  The fast path (no checkpoint pending, group in its home
  * slot) costs the window stores and a table hit. */
-static void enter_id(uint64_t id, int constructor)
+static inline __attribute__((always_inline)) void enter_id(uint64_t id, int constructor)
 {
   if (!id)
     return; /* no record: stub_can_checkpoint refuses this process anyway */
@@ -332,22 +341,20 @@ void mana_cc_peer_gate_leave(void)
   mana_cc_peer_wait(-1);
 }
 
-/* After the collective returned to the stub (and, for a constructor, after the new
- * communicator's record exists: `child` is it, or MPI_COMM_NULL). */
-void mana_cc_leave(enum mana_cc_call call, MPI_Comm child)
+/* mana_cc_leave (stub.h) of a constructor, after the collective returned to the stub and the
+ * new communicator's record exists: `child` is it, or MPI_COMM_NULL. */
+void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child)
 {
   struct mana_mpi_thread *t = mana_self_thread;
-  if (call != MANA_CC_COLLECTIVE) {
-    uint64_t id = child != MPI_COMM_NULL ? comm_id(child) : 0;
-    app_lock();
-    if (ensure_ready() == 0) {
-      if (id && !cc_is_member(&cc, id) && register_guarded(t, id) != 0)
-        cc.broken = true;
-      if (call == MANA_CC_CONSTRUCTOR)
-        cc_constructor_done(&cc, id);
-    }
-    app_unlock();
+  uint64_t id = child != MPI_COMM_NULL ? comm_id(child) : 0;
+  app_lock();
+  if (ensure_ready() == 0) {
+    if (id && !cc_is_member(&cc, id) && register_guarded(t, id) != 0)
+      cc.broken = true;
+    if (call == MANA_CC_CONSTRUCTOR)
+      cc_constructor_done(&cc, id);
   }
+  app_unlock();
   if (t)
     t->cc_window = 0;
 }

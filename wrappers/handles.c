@@ -50,14 +50,7 @@ uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
     fprintf(stderr, "mana: out of virtual handles of kind %#x (%u in use)\n", kind, t->in_use);
     abort();
   }
-  uint32_t index = t->free_head;
-  struct mana_slot *s = mana_slot_at(t, index);
-  t->free_head = s->next_free;
-  s->real = real;
-  s->aux = 0;
-  s->meta = NULL;
-  s->flags = MANA_SLOT_USED;
-  t->in_use++;
+  uint32_t index = mana_slot_take(t, real);
   mana_stub_lock_give();
   return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | index;
 }
@@ -65,8 +58,12 @@ uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
 void mana_handle_retire(enum mana_kind kind, uint32_t virt)
 {
   struct mana_slot *s = mana_handle_slot(kind, virt);
-  if (!s)
-    return;
+  if (s)
+    mana_handle_retire_slot(kind, s, virt);
+}
+
+void mana_handle_retire_slot(enum mana_kind kind, struct mana_slot *s, uint32_t virt)
+{
   struct mana_table *t = &mana_tables[kind];
   mana_stub_lock_take();
   if (__builtin_expect(mana_request_retiring != NULL, 0) && kind == MANA_KIND_REQUEST)
@@ -81,11 +78,7 @@ void mana_handle_retire(enum mana_kind kind, uint32_t virt)
     else
       free(s->meta);
   }
-  s->meta = NULL;
-  s->flags = 0;
-  s->next_free = t->free_head;
-  t->free_head = virt & MANA_HANDLE_INDEX_MASK;
-  t->in_use--;
+  mana_slot_put(t, s, virt & MANA_HANDLE_INDEX_MASK);
   mana_stub_lock_give();
 }
 

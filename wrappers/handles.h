@@ -135,6 +135,8 @@ extern void (*mana_request_retiring)(struct mana_slot *slot, uint32_t index);
 void mana_handles_init(void);
 uint32_t mana_handle_new(enum mana_kind kind, uint64_t real);
 void mana_handle_retire(enum mana_kind kind, uint32_t virt);
+/* The same for a caller that already holds the live slot `s` of `virt`. */
+void mana_handle_retire_slot(enum mana_kind kind, struct mana_slot *s, uint32_t virt);
 /* Real to virtual, for handles MPI passes to callbacks; slow path (scans the table). */
 uint32_t mana_handle_virtual_of(enum mana_kind kind, uint64_t real);
 
@@ -172,6 +174,33 @@ static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 {
   struct mana_slot *s = mana_handle_slot(kind, (uint32_t)v);
   return s ? s->real : v;
+}
+
+/* The free list of a kind's table; the caller holds the stub lock.  Take: the first free slot,
+ * made live for `real`, or UINT32_MAX when the table must grow (mana_handle_new does that).
+ * Put: a retired slot, its meta already released. */
+static inline uint32_t mana_slot_take(struct mana_table *t, uint64_t real)
+{
+  uint32_t index = t->free_head;
+  if (__builtin_expect(index == UINT32_MAX || t->capacity == 0, 0))
+    return UINT32_MAX;
+  struct mana_slot *s = mana_slot_at(t, index);
+  t->free_head = s->next_free;
+  s->real = real;
+  s->aux = 0;
+  s->meta = NULL;
+  s->flags = MANA_SLOT_USED;
+  t->in_use++;
+  return index;
+}
+
+static inline void mana_slot_put(struct mana_table *t, struct mana_slot *s, uint32_t index)
+{
+  s->meta = NULL;
+  s->flags = 0;
+  s->next_free = t->free_head;
+  t->free_head = index;
+  t->in_use--;
 }
 
 /* Marks a new request with its kind (generated wrappers, MANA_SLOT_REQ_*). */

@@ -44,11 +44,11 @@ static MPI_Request real_of(MPI_Request v)
 }
 
 /* `done`: the call completed this request (a persistent one becomes inactive); st its status
- * (a receive is counted from it). */
-static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_Status *st)
+ * (a receive is counted from it).  s: the slot of *virt (mana_handle_slot), or NULL. */
+static inline void settle_slot(MPI_Request *virt, struct mana_slot *s, MPI_Request *real_io,
+                               int done, MPI_Status *st)
 {
   MPI_Request real = *real_io;
-  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*virt);
   if (!s) {
     *virt = real; /* predefined or null: nothing virtual behind it */
     return;
@@ -67,13 +67,18 @@ static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_S
   }
   *real_io = real; /* a persistent request is back behind its stand-in */
   if (real == MPI_REQUEST_NULL) {
-    mana_handle_retire(MANA_KIND_REQUEST, (uint32_t)*virt);
+    mana_retire_request_slot(s, (uint32_t)*virt);
     *virt = MPI_REQUEST_NULL;
   } else {
     s->real = (uint64_t)(uint32_t)real;
     if (done)
       s->flags &= ~MANA_SLOT_ACTIVE;
   }
+}
+
+static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_Status *st)
+{
+  settle_slot(virt, mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*virt), real_io, done, st);
 }
 
 static void settle(MPI_Request *virt, MPI_Request real, int done, MPI_Status *st)
@@ -153,35 +158,69 @@ void mana_req_note_order(uint32_t virt)
  * receive is counted by the source its status names). */
 #define STATUS_OR_LOCAL(status, local) ((status) == MPI_STATUS_IGNORE ? &(local) : (status))
 
+/* The status a wait has MPI fill: the application's; else ours when the stub reads it (a
+ * receive is counted by its source; a stand-in reports a saved one), or none, which spares MPI
+ * filling one nobody reads. */
+static inline MPI_Status *wait_status(const struct mana_slot *s, MPI_Status *status,
+                                      MPI_Status *local)
+{
+  if (status != MPI_STATUS_IGNORE)
+    return status;
+  return s && (s->flags & MANA_REQ_SPECIAL) ? local : MPI_STATUS_IGNORE;
+}
+
 /* Completion calls park while the request is pending, but once MPI has completed (and maybe
  * freed) it, only after the virtual handle is settled (stub.h, MANA_LH_CALL_NOPARK): a
  * checkpoint must never find a slot whose real request is gone.  After a park point the real
  * handle is read again: the drain may have completed the request (a stand-in now), a restart
- * may have posted it again. */
-int mana_request_wait(MPI_Request *request, MPI_Status *st)
+ * may have posted it again.  status may be MPI_STATUS_IGNORE. */
+static inline __attribute__((always_inline)) int request_wait(MPI_Request *request,
+                                                              MPI_Status *status)
 {
-  MPI_Request real = real_of(*request);
+  /* One lookup of the slot serves the real handle, the kind of wait and the settling, until a
+   * park point, after which the drain or a restart may have changed it. */
+  MPI_Status local;
+  struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+  MPI_Request real = s ? (MPI_Request)(uint32_t)s->real : *request;
+  MPI_Status *st = wait_status(s, status, &local);
   int rc;
   if (real == MPI_REQUEST_NULL) {
     rc = MANA_LH_CALL_NOPARK(MPI_Wait, &real, st); /* empty status, as MPI defines it */
   } else {
     for (;;) {
       int flag = 0;
-      rc = WAIT_NOPARK(request, 1, test_until, &real, &flag, st);
+      if (__builtin_expect(!s || !(s->flags & MANA_SLOT_REQ_MPIWAIT), 1))
+        rc = MANA_UNTIL_NOPARK(test_until, &real, &flag, st);
+      else if (own_wait_enter()) {
+        rc = mana_direct_test_until(&real, &flag, st);
+        own_wait_leave();
+      } else
+        rc = MPI_SUCCESS;
       if (rc != MPI_SUCCESS || flag)
         break;
       mana_park_point();
-      real = real_of(*request);
+      s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
+      real = s ? (MPI_Request)(uint32_t)s->real : *request;
+      st = wait_status(s, status, &local);
     }
   }
-  settle(request, real, rc == MPI_SUCCESS, st);
+  if (__builtin_expect(s && real == MPI_REQUEST_NULL && !(s->flags & MANA_REQ_SPECIAL), 1)) {
+    mana_retire_request_slot(s, (uint32_t)*request); /* settle_slot's common case */
+    *request = MPI_REQUEST_NULL;
+  } else {
+    settle_slot(request, s, &real, rc == MPI_SUCCESS, st);
+  }
   return rc;
+}
+
+int mana_request_wait(MPI_Request *request, MPI_Status *st)
+{
+  return request_wait(request, st);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-  MPI_Status local;
-  int rc = mana_request_wait(request, STATUS_OR_LOCAL(status, local));
+  int rc = request_wait(request, status);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -12,6 +12,7 @@
 #include "mana/boundary.h"
 #include "mana/fs_switch.h"
 #include "mana/mpi_threads.h"
+#include "stub_lock.h"
 
 #define MANA_STACK_HANDLES 32
 
@@ -129,9 +130,37 @@ static inline int mana_real_is_created(uint32_t real)
   return (real & 0x80000000u) != 0 && !mana_handle_is_pair_type(real);
 }
 
+/* A new request, inline while the table has a free slot: every non-blocking call makes one,
+ * and mana_handle_new's call, generic table and growth path cost it a third of its time. */
+static inline uint32_t mana_new_request(uint32_t real)
+{
+  if (!mana_real_is_created(real))
+    return real;
+  mana_stub_lock_take();
+  uint32_t index = mana_slot_take(&mana_tables[MANA_KIND_REQUEST], real);
+  mana_stub_lock_give();
+  return __builtin_expect(index != UINT32_MAX, 1) ? mana_handle_make(MANA_KIND_REQUEST, index)
+                                                  : mana_handle_new(MANA_KIND_REQUEST, real);
+}
+
 static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)
 {
+  if (kind == MANA_KIND_REQUEST) /* a constant at every call site (MANA_NEW) */
+    return mana_new_request(real);
   return mana_real_is_created(real) ? mana_handle_new(kind, real) : real;
+}
+
+/* mana_handle_retire_slot for a request, inline when there is nothing to release and no kind
+ * waits for requests to go (the common case of every completed request). */
+static inline void mana_retire_request_slot(struct mana_slot *s, uint32_t virt)
+{
+  mana_stub_lock_take();
+  if (__builtin_expect(!s->meta && !mana_request_retiring && !mana_slot_retain[MANA_KIND_REQUEST],
+                       1))
+    mana_slot_put(&mana_tables[MANA_KIND_REQUEST], s, virt & MANA_HANDLE_INDEX_MASK);
+  else
+    mana_handle_retire_slot(MANA_KIND_REQUEST, s, virt);
+  mana_stub_lock_give();
 }
 
 static inline void *mana_new_ptr(enum mana_kind kind, void *real)
@@ -235,7 +264,19 @@ enum mana_cc_call {
   MANA_CC_CONSTRUCTOR,    /* a blocking constructor: child is the new communicator */
   MANA_CC_NB_CONSTRUCTOR, /* a non-blocking one (MPI_Comm_idup): child is not usable yet */
 };
-void mana_cc_leave(enum mana_cc_call call, MPI_Comm child);
+void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child);
+/* Inline: a collective that made no communicator only closes its window, and every
+ * collective wrapper pays for the call. */
+static inline void mana_cc_leave(enum mana_cc_call call, MPI_Comm child)
+{
+  if (call != MANA_CC_COLLECTIVE) {
+    mana_cc_leave_made(call, child);
+    return;
+  }
+  struct mana_mpi_thread *t = mana_self_thread;
+  if (t)
+    t->cc_window = 0;
+}
 void mana_cc_register(void);
 void mana_cc_after_restart(void);
 

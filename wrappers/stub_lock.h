@@ -34,32 +34,22 @@ static inline uint64_t mana_stub_lock_self(void)
   return mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
 }
 
-static inline void mana_stub_lock_take(void)
+/* The lock proper, for MPI_THREAD_MULTIPLE (stub_lock.c). */
+void mana_stub_lock_take_multiple(void);
+void mana_stub_lock_give_multiple(void);
+
+/* Inline to the flag test, which is all most programs pay: compiled as calls, the two cost a
+ * call and a return each around every handle made or retired. */
+static inline __attribute__((always_inline)) void mana_stub_lock_take(void)
 {
-  if (__builtin_expect(!mana_threads_concurrent, 1))
-    return;
-  struct mana_stub_lock *l = &mana_stub_lock;
-  uint64_t me = mana_stub_lock_self();
-  if (l->owner == me) {
-    l->depth++;
-    return;
-  }
-  while (__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE))
-    while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
-      mana_raw_syscall4(SYS_sched_yield, 0, 0, 0, 0);
-  l->owner = me;
-  l->depth = 1;
+  if (__builtin_expect(mana_threads_concurrent, 0))
+    mana_stub_lock_take_multiple();
 }
 
-static inline void mana_stub_lock_give(void)
+static inline __attribute__((always_inline)) void mana_stub_lock_give(void)
 {
-  if (__builtin_expect(!mana_threads_concurrent, 1))
-    return;
-  struct mana_stub_lock *l = &mana_stub_lock;
-  if (--l->depth == 0) {
-    l->owner = 0;
-    __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
-  }
+  if (__builtin_expect(mana_threads_concurrent, 0))
+    mana_stub_lock_give_multiple();
 }
 
 /* 1 if the calling thread holds the lock (it must not park). */
