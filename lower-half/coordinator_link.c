@@ -50,7 +50,9 @@ static pthread_cond_t begun_cond = PTHREAD_COND_INITIALIZER;
 static volatile uint64_t current_gen;
 static volatile int must_go_on;
 /* A peer is inside a collective on a group this rank has not joined yet (a constructor over
- * groups it has not entered): DONE as it is, it must not be held either. */
+ * groups it has not entered): DONE as it is, it must not be held either.  Only a hint: the
+ * coordinator now sends a rank the targets of its own groups only, so this rank learns of
+ * such a group when it joins it, and a test hold then ends at its time limit. */
 static volatile int awaited;
 /* The checkpoint directory of the newest CKPT (the parent of its generation directory). */
 static char ckpt_dir[4096];
@@ -132,6 +134,66 @@ static void quit(const char *reason)
   _exit(1);
 }
 
+/* The groups the coordinator knows this rank is a member of, sorted: it sends a rank the
+ * targets of those only, so a group joined after the SEQ table (a constructor that was in
+ * progress, or one the rank passed while converging) must be reported before the rank says
+ * its targets are met, or it could park below a target nobody sent it. */
+static uint64_t *reported;
+static size_t nreported, reported_cap;
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Where ggid is in reported, or where it goes. */
+static size_t reported_slot(uint64_t ggid)
+{
+  size_t lo = 0, hi = nreported;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (reported[mid] < ggid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Adds ggid; 1 if it is new, 0 if known, -1 when out of memory. */
+static int note_reported(uint64_t ggid)
+{
+  size_t i = reported_slot(ggid);
+  if (i < nreported && reported[i] == ggid)
+    return 0;
+  if (nreported == reported_cap) {
+    size_t cap = reported_cap ? 2 * reported_cap : 64;
+    uint64_t *bigger = realloc(reported, cap * sizeof(*bigger));
+    if (!bigger)
+      return -1;
+    reported = bigger;
+    reported_cap = cap;
+  }
+  memmove(&reported[i + 1], &reported[i], (nreported - i) * sizeof(*reported));
+  reported[i] = ggid;
+  nreported++;
+  return 1;
+}
+
+/* A RAISE of its own SEQ there makes the coordinator count this rank a member of each group
+ * it has joined since, and send it the target if that is higher. */
+static int report_joined(uint64_t gen, const struct mana_stub_cc *cc)
+{
+  uint64_t cursor = 0, ggid, seq;
+  while (cc->next(&cursor, &ggid, &seq)) {
+    int fresh = note_reported(ggid);
+    if (fresh < 0 || (fresh && coord_send_raise(link_conn, gen, ggid, seq) != 0))
+      return -1;
+  }
+  return 0;
+}
+
 /* This rank's SEQ table, as the coordinator's SEQ lines. */
 static int send_seq_table(uint64_t gen, const struct mana_stub_cc *cc)
 {
@@ -150,6 +212,21 @@ static int send_seq_table(uint64_t gen, const struct mana_stub_cc *cc)
     }
     e[n++] = (struct coord_entry){ggid, seq};
   }
+  nreported = 0;
+  if (e && n > reported_cap) {
+    uint64_t *bigger = realloc(reported, n * sizeof(*bigger));
+    if (!bigger) {
+      free(e);
+      return -1;
+    }
+    reported = bigger;
+    reported_cap = n;
+  }
+  for (size_t i = 0; e && i < n; i++)
+    reported[i] = e[i].ggid;
+  nreported = e ? n : 0;
+  if (nreported)
+    qsort(reported, nreported, sizeof(*reported), cmp_u64);
   int rc = e ? coord_send_seq(link_conn, gen, e, n) : -1;
   free(e);
   return rc;
@@ -187,10 +264,18 @@ static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
   __atomic_store_n(&awaited, cc->awaited && cc->awaited(), __ATOMIC_RELEASE);
   /* RAISEs first: the coordinator must know a target moved before it hears this status. */
   while (cc->pop_raise(&rg, &rt))
-    if (coord_send_raise(link_conn, gen, rg, rt) != 0)
+    if (note_reported(rg) < 0 || coord_send_raise(link_conn, gen, rg, rt) != 0)
       return -1;
   if (epoch == last->epoch && (int)st == last->status && ggid == last->ggid && seq == last->seq)
     return 0;
+  /* The status was taken first: every group joined before it is in the table now.  From one
+   * met status to another at the same epoch nothing was counted, so nothing was joined but
+   * the group of a collective it parks at, which PARKED reports itself; a RAISE then could
+   * also cross DRAIN, which the coordinator takes for a violation. */
+  bool met = st == CC_ST_PARKED || st == CC_ST_DONE;
+  bool was_met = last->status == CC_ST_PARKED || last->status == CC_ST_DONE;
+  if (met && !(was_met && epoch == last->epoch) && report_joined(gen, cc) != 0)
+    return -1;
   *last = (struct reported){epoch, ggid, seq, (int)st};
   __atomic_store_n(&must_go_on, st == CC_ST_RUNNING || st == CC_ST_BLOCKED, __ATOMIC_RELEASE);
   switch (st) {
