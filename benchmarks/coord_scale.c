@@ -16,8 +16,9 @@
  * docs/coordinator-protocol.md, "Scale").
  *
  * usage: coord_scale [RANKS...]     (default 1024 4096 16384 65536)
- * Prints one line per size and a verdict: the CPU time per rank at the largest size within
- * 3x of the smallest's (linear, not quadratic), and at most 1 s at 65,536 ranks.
+ * Prints one line per size and a verdict: the CPU time per rank and the target entries sent
+ * per rank at the largest size each within 3x of the smallest's (linear, not quadratic), and
+ * at most 1 s at 65,536 ranks.
  */
 #include <inttypes.h>
 #include <malloc.h>
@@ -62,15 +63,14 @@ static void die(const char *what, const struct ckpt *c)
 /* What the coordinator sends for an action, counted per rank. */
 static void send_for(enum ckpt_action a, const struct ckpt *c, struct tally *t)
 {
-  size_t cursor = 0, n = 0;
   struct coord_entry e;
   switch (a) {
   case CKPT_ACT_TARGETS_ALL:
   case CKPT_ACT_TARGETS_CHANGED:
-    while (ckpt_next_target(c, a == CKPT_ACT_TARGETS_ALL ? 0 : c->epoch, &cursor, &e))
-      n++;
+    for (size_t r = 0; r < c->size; r++)
+      for (size_t cursor = 0; ckpt_next_rank_target(c, r, &cursor, &e);)
+        t->entries++;
     t->out += c->size;
-    t->entries += n * c->size;
     break;
   case CKPT_ACT_DRAIN:
   case CKPT_ACT_GO:
@@ -167,6 +167,7 @@ int main(int argc, char **argv)
   printf("%8s %10s %10s %9s %12s %8s %9s %9s %8s %9s\n", "ranks", "msgs_in", "msgs_out", "per_rank",
          "entries_out", "epochs", "cpu_ms", "ns/rank", "memory", "parked_ms");
   double first_per_rank = 0, last_per_rank = 0, cpu_at_max = 0;
+  double first_entries = 0, last_entries = 0; /* target entries sent per rank */
   size_t max_ranks = 0;
   for (size_t i = 0; i < nsizes; i++) {
     struct tally t, best = {0};
@@ -181,9 +182,13 @@ int main(int argc, char **argv)
            sizes[i], best.in, best.out, (double)(best.in + best.out) / (double)sizes[i],
            best.entries, best.epochs, 1e3 * best.cpu_s, per_rank, best.bytes / 1048576.0,
            1e3 * best.parked_s);
-    if (i == 0)
+    double entries = (double)best.entries / (double)sizes[i];
+    if (i == 0) {
       first_per_rank = per_rank;
+      first_entries = entries;
+    }
     last_per_rank = per_rank;
+    last_entries = entries;
     if (sizes[i] >= max_ranks) {
       max_ranks = sizes[i];
       cpu_at_max = best.cpu_s;
@@ -191,9 +196,13 @@ int main(int argc, char **argv)
   }
   int linear = last_per_rank <= 3 * first_per_rank;
   int fast = max_ranks < 65536 || cpu_at_max <= 1.0;
+  int entries_linear = last_entries <= 3 * first_entries;
   printf("per rank: %.0f ns at %zu ranks, %.0f ns at %zu (%s); %.2f s at %zu ranks (%s)\n",
          first_per_rank, sizes[0], last_per_rank, sizes[nsizes - 1],
          linear ? "linear" : "NOT linear", cpu_at_max, max_ranks, fast ? "within 1 s" : "over 1 s");
-  printf("VERDICT: %s\n", linear && fast ? "PASS" : "FAIL");
-  return linear && fast ? 0 : 1;
+  printf("target entries per rank: %.2f at %zu ranks, %.2f at %zu (%s)\n", first_entries, sizes[0],
+         last_entries, sizes[nsizes - 1], entries_linear ? "linear" : "NOT linear");
+  int pass = linear && fast && entries_linear;
+  printf("VERDICT: %s\n", pass ? "PASS" : "FAIL");
+  return pass ? 0 : 1;
 }

@@ -37,6 +37,10 @@ void ckpt_free(struct ckpt *c)
     return;
   free(c->ranks);
   free(c->targets);
+  free(c->target_slots);
+  free(c->members);
+  free(c->sends);
+  free(c->changes);
   free(c->file_slots);
   free(c);
 }
@@ -58,27 +62,69 @@ enum ckpt_action ckpt_abort(struct ckpt *c, const char *fmt, ...)
 /* The target table                                                                      */
 /* ------------------------------------------------------------------------------------- */
 
-/* Index of ggid, or of where it would be inserted. */
-static size_t find_slot(const struct ckpt *c, uint64_t ggid)
+/* Grows *array to hold one more element of size bytes; false when out of memory. */
+static bool grow(void **array, size_t *cap, size_t n, size_t size)
 {
-  size_t lo = 0, hi = c->ntargets;
+  if (n < *cap)
+    return true;
+  size_t more = *cap ? *cap * 2 : 64;
+  void *grown = realloc(*array, more * size);
 
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
+  if (!grown)
+    return false;
+  *array = grown;
+  *cap = more;
+  return true;
+}
 
-    if (c->targets[mid].ggid < ggid)
-      lo = mid + 1;
-    else
-      hi = mid;
+static size_t hash_ggid(uint64_t ggid)
+{
+  return (size_t)((ggid * 0x9e3779b97f4a7c15ull) >> 17);
+}
+
+/* The slot of ggid in the hash: the one holding its index + 1, or the free one where it goes. */
+static size_t *target_slot(const struct ckpt *c, uint64_t ggid)
+{
+  for (size_t i = hash_ggid(ggid) & c->target_mask;; i = (i + 1) & c->target_mask) {
+    size_t *slot = &c->target_slots[i];
+    if (!*slot || c->targets[*slot - 1].ggid == ggid)
+      return slot;
   }
-  return lo;
+}
+
+/* Index of ggid in targets, or ntargets when there is none. */
+static size_t find_target(const struct ckpt *c, uint64_t ggid)
+{
+  if (!c->target_slots)
+    return c->ntargets;
+  size_t slot = *target_slot(c, ggid);
+  return slot ? slot - 1 : c->ntargets;
+}
+
+/* Keeps the hash at most half full; false when out of memory. */
+static bool room_for_target(struct ckpt *c)
+{
+  size_t slots = c->target_mask + 1;
+
+  if (c->target_slots && 2 * (c->ntargets + 1) <= slots)
+    return true;
+  slots = c->target_slots ? slots * 2 : 64;
+  size_t *fresh = calloc(slots, sizeof(*fresh));
+  if (!fresh)
+    return false;
+  free(c->target_slots);
+  c->target_slots = fresh;
+  c->target_mask = slots - 1;
+  for (size_t i = 0; i < c->ntargets; i++)
+    *target_slot(c, c->targets[i].ggid) = i + 1;
+  return true;
 }
 
 bool ckpt_target(const struct ckpt *c, uint64_t ggid, uint64_t *target)
 {
-  size_t i = find_slot(c, ggid);
+  size_t i = find_target(c, ggid);
 
-  if (i == c->ntargets || c->targets[i].ggid != ggid)
+  if (i == c->ntargets)
     return false;
   *target = c->targets[i].value;
   return true;
@@ -98,32 +144,147 @@ bool ckpt_next_target(const struct ckpt *c, uint64_t since, size_t *cursor, stru
   return false;
 }
 
-/* target[ggid] = max(target[ggid], value), the change belonging to epoch. Returns 1 if it
- * changed, 0 if not, -1 when out of memory. */
-static int raise_target(struct ckpt *c, uint64_t ggid, uint64_t value, uint64_t epoch)
+/* The cursor holds the next list element + 1, or SIZE_MAX once the list is over. */
+bool ckpt_next_rank_target(const struct ckpt *c, size_t rank, size_t *cursor,
+                           struct coord_entry *out)
 {
-  size_t i = find_slot(c, ggid);
+  const struct ckpt_rank *r = &c->ranks[rank];
+  bool first = c->epoch == 1;
+  size_t next, target;
 
-  if (i < c->ntargets && c->targets[i].ggid == ggid) {
-    if (value <= c->targets[i].value)
+  if (*cursor == SIZE_MAX || c->epoch == 0)
+    return false;
+  if (*cursor == 0)
+    *cursor = first ? r->groups : r->sends_epoch == c->epoch ? r->sends : 0;
+  if (*cursor == 0) {
+    *cursor = SIZE_MAX;
+    return false;
+  }
+  if (first) {
+    target = c->members[*cursor - 1].target;
+    next = c->members[*cursor - 1].next_in_rank;
+  } else {
+    target = c->sends[*cursor - 1].target;
+    next = c->sends[*cursor - 1].next;
+  }
+  *cursor = next ? next : SIZE_MAX;
+  out->ggid = c->targets[target].ggid;
+  out->value = c->targets[target].value;
+  return true;
+}
+
+static bool queue_change(struct ckpt *c, size_t target, size_t rank)
+{
+  if (!grow((void **)&c->changes, &c->changes_cap, c->nchanges, sizeof(*c->changes)))
+    return false;
+  c->changes[c->nchanges++] = (struct ckpt_change){.target = target, .rank = rank};
+  return true;
+}
+
+/* target[ggid] = max(target[ggid], value), the change belonging to epoch; *index is ggid's.
+ * Returns 1 if it changed, 0 if not, -1 when out of memory. A change for epoch c->epoch + 1
+ * is queued for the members, once per group. */
+static int raise_target(struct ckpt *c, uint64_t ggid, uint64_t value, uint64_t epoch,
+                        size_t *index)
+{
+  size_t i = find_target(c, ggid);
+
+  *index = i;
+  if (i < c->ntargets) {
+    struct ckpt_target *t = &c->targets[i];
+
+    if (value <= t->value)
       return 0;
-    c->targets[i].value = value;
-    c->targets[i].epoch = epoch;
+    bool queued = t->epoch == epoch;
+    t->value = value;
+    t->epoch = epoch;
+    if (c->epoch && epoch > c->epoch && !queued && !queue_change(c, i, SIZE_MAX))
+      return -1;
     return 1;
   }
-  if (c->ntargets == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 64;
-    struct ckpt_target *grown = realloc(c->targets, cap * sizeof(*grown));
-
-    if (!grown)
-      return -1;
-    c->targets = grown;
-    c->cap = cap;
-  }
-  memmove(&c->targets[i + 1], &c->targets[i], (c->ntargets - i) * sizeof(*c->targets));
+  if (!room_for_target(c) || !grow((void **)&c->targets, &c->cap, c->ntargets, sizeof(*c->targets)))
+    return -1;
   c->targets[i] = (struct ckpt_target){.ggid = ggid, .value = value, .epoch = epoch};
+  *target_slot(c, ggid) = i + 1;
   c->ntargets++;
+  if (c->epoch && epoch > c->epoch && !queue_change(c, i, SIZE_MAX))
+    return -1;
   return 1;
+}
+
+/* Makes rank a member of targets[target]; false when out of memory. */
+static bool add_member(struct ckpt *c, size_t target, size_t rank)
+{
+  if (!grow((void **)&c->members, &c->members_cap, c->nmembers, sizeof(*c->members)))
+    return false;
+  struct ckpt_target *t = &c->targets[target];
+  struct ckpt_rank *r = &c->ranks[rank];
+
+  c->members[c->nmembers] = (struct ckpt_member){
+      .target = target, .rank = rank, .next_in_target = t->members, .next_in_rank = r->groups};
+  t->members = r->groups = ++c->nmembers;
+  return true;
+}
+
+/* A rank's own groups are few; the group's members may be every rank. */
+static bool is_member(const struct ckpt *c, size_t target, size_t rank)
+{
+  for (size_t m = c->ranks[rank].groups; m; m = c->members[m - 1].next_in_rank)
+    if (c->members[m - 1].target == target)
+      return true;
+  return false;
+}
+
+/* rank reported ggid at seq (RAISE, PARKED): it is a member. One that was not yet (it joined
+ * the group after its SEQ) and is below the target must be told it in the next epoch.
+ * Returns 1 when that was queued, 0 when nothing needs telling, -1 when out of memory. */
+static int join(struct ckpt *c, size_t target, size_t rank, uint64_t seq)
+{
+  if (is_member(c, target, rank))
+    return 0;
+  if (!add_member(c, target, rank))
+    return -1;
+  const struct ckpt_target *t = &c->targets[target];
+  /* A change already queued for the next epoch reaches every member, this one included. */
+  if (t->epoch == c->epoch + 1 || t->value <= seq)
+    return 0;
+  return queue_change(c, target, rank) ? 1 : -1;
+}
+
+static bool add_send(struct ckpt *c, size_t target, size_t rank)
+{
+  if (!grow((void **)&c->sends, &c->sends_cap, c->nsends, sizeof(*c->sends)))
+    return false;
+  struct ckpt_rank *r = &c->ranks[rank];
+
+  if (r->sends_epoch != c->epoch) {
+    r->sends_epoch = c->epoch;
+    r->sends = 0;
+  }
+  c->sends[c->nsends] = (struct ckpt_send){.target = target, .next = r->sends};
+  r->sends = ++c->nsends;
+  return true;
+}
+
+/* The queued changes become the new epoch's TARGETS: the work is the number of entries sent,
+ * whatever the number of ranks and groups. */
+static bool build_sends(struct ckpt *c)
+{
+  c->nsends = 0;
+  for (size_t i = 0; i < c->nchanges; i++) {
+    const struct ckpt_change *ch = &c->changes[i];
+
+    if (ch->rank != SIZE_MAX) {
+      if (!add_send(c, ch->target, ch->rank))
+        return false;
+      continue;
+    }
+    for (size_t m = c->targets[ch->target].members; m; m = c->members[m - 1].next_in_target)
+      if (!add_send(c, ch->target, c->members[m - 1].rank))
+        return false;
+  }
+  c->nchanges = 0;
+  return true;
 }
 
 /* ------------------------------------------------------------------------------------- */
@@ -152,11 +313,13 @@ static void count_status(struct ckpt *c, const struct ckpt_rank *r, int sign)
     c->now_done += delta;
 }
 
-/* A new epoch: no rank has answered it yet. */
-static void next_epoch(struct ckpt *c)
+/* A new epoch: no rank has answered it yet, and the changes queued for it are its TARGETS.
+ * False when out of memory. */
+static bool next_epoch(struct ckpt *c)
 {
   c->epoch++;
   c->now_answered = c->now_running = c->now_blocked = c->now_parked = c->now_done = 0;
+  return build_sends(c);
 }
 
 enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_entry *seq,
@@ -168,9 +331,12 @@ enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_ent
     return CKPT_ACT_NONE;
   if (c->phase != CKPT_PHASE_SEQ || r->state != CKPT_RANK_ASKED)
     return ckpt_abort(c, "rank %zu sent SEQ twice", rank);
-  for (size_t i = 0; i < count; i++)
-    if (raise_target(c, seq[i].ggid, seq[i].value, 1) < 0)
+  for (size_t i = 0; i < count; i++) {
+    size_t target;
+
+    if (raise_target(c, seq[i].ggid, seq[i].value, 1, &target) < 0 || !add_member(c, target, rank))
       return ckpt_abort(c, "out of memory for the target table");
+  }
   if (more)
     return CKPT_ACT_NONE;
   r->state = CKPT_RANK_SEQ;
@@ -179,13 +345,15 @@ enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_ent
   c->phase = CKPT_PHASE_CONVERGE;
   for (size_t i = 0; i < c->size; i++)
     c->ranks[i].state = CKPT_RANK_RUNNING; /* at epoch 0: not counted */
-  next_epoch(c);
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
   return CKPT_ACT_TARGETS_ALL;
 }
 
 enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint64_t target)
 {
-  int changed;
+  int changed, told;
+  size_t index;
 
   if (aborted(c))
     return CKPT_ACT_NONE;
@@ -196,13 +364,21 @@ enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint6
   count_status(c, &c->ranks[rank], -1);
   c->ranks[rank].state = CKPT_RANK_RUNNING;
   count_status(c, &c->ranks[rank], 1);
-  changed = raise_target(c, ggid, target, c->epoch + 1);
-  if (changed < 0)
+  /* A group nobody reported, at 0 (a rank made it while converging and joined it): 0 is
+   * every rank's target until told otherwise, so it needs no epoch. */
+  bool nothing_to_tell = target == 0 && find_target(c, ggid) == c->ntargets;
+  changed = raise_target(c, ggid, target, nothing_to_tell ? c->epoch : c->epoch + 1, &index);
+  if (nothing_to_tell && changed >= 0)
+    return add_member(c, index, rank) ? CKPT_ACT_NONE
+                                      : ckpt_abort(c, "out of memory for the target table");
+  told = changed < 0 ? -1 : join(c, index, rank, target);
+  if (told < 0)
     return ckpt_abort(c, "out of memory for the target table");
-  if (changed == 0)
+  if (changed == 0 && told == 0)
     return CKPT_ACT_NONE; /* someone raised it as far already: nothing to tell */
-  c->raises++;
-  next_epoch(c);
+  c->raises += (uint64_t)changed;
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
   return CKPT_ACT_TARGETS_CHANGED;
 }
 
@@ -236,7 +412,9 @@ enum ckpt_action ckpt_release(struct ckpt *c)
 
     if (r->state != CKPT_RANK_PARKED)
       continue;
-    rc = raise_target(c, r->park_ggid, r->park_seq + 1, c->epoch + 1);
+    size_t index;
+
+    rc = raise_target(c, r->park_ggid, r->park_seq + 1, c->epoch + 1, &index);
     if (rc < 0)
       return ckpt_abort(c, "out of memory for the target table");
     raised += (size_t)rc;
@@ -244,7 +422,8 @@ enum ckpt_action ckpt_release(struct ckpt *c)
   if (!raised)
     return CKPT_ACT_NONE;
   c->releases++;
-  next_epoch(c);
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
   return CKPT_ACT_TARGETS_CHANGED;
 }
 
@@ -272,6 +451,25 @@ static enum ckpt_action check_status(struct ckpt *c, size_t rank, const char *ve
   return CKPT_ACT_NONE;
 }
 
+/* A rank parks only at a group it has joined, and its link reports every group it joined
+ * before such a status (with RAISE); taking the park as a join too keeps a rank that did not
+ * from being released at, or parked below, a target it never got. A group nobody reported
+ * is new to the table at the rank's own seq, which nobody needs telling. Returns 1 when a
+ * new epoch must tell something, 0 if not, -1 when out of memory. */
+static int park_join(struct ckpt *c, size_t rank, const struct ckpt_park *at)
+{
+  size_t index = find_target(c, at->ggid);
+  bool known = index < c->ntargets;
+  int changed = raise_target(c, at->ggid, at->seq, known ? c->epoch + 1 : c->epoch, &index);
+
+  if (changed < 0)
+    return -1;
+  if (!known)
+    return add_member(c, index, rank) ? 0 : -1;
+  int told = join(c, index, rank, at->seq);
+  return told < 0 ? -1 : (changed || told);
+}
+
 enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
                                 const struct ckpt_park *at)
 {
@@ -297,7 +495,15 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
   r->park_ggid = at ? at->ggid : 0;
   r->park_seq = at ? at->seq : 0;
   count_status(c, r, 1);
-  return after_status(c);
+  int told = at ? park_join(c, rank, at) : 0;
+  if (told < 0)
+    return ckpt_abort(c, "out of memory for the target table");
+  if (told == 0)
+    return after_status(c);
+  /* It parked below a target it was never sent: this status cannot count. */
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
+  return CKPT_ACT_TARGETS_CHANGED;
 }
 
 enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked)

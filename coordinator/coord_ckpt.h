@@ -8,13 +8,17 @@
  * engine):
  *
  *   SEQ       CKPT sent; every rank sends its collective-clock table (SEQ). When all have:
- *             target[g] = max over ranks of seq[g], epoch 1, TARGETS (all) to every rank.
+ *             target[g] = max over ranks of seq[g], epoch 1, TARGETS to every rank: to each
+ *             the targets of the groups it is a member of.
  *   CONVERGE  ranks run to their targets. Each answers every epoch with its status:
  *             RUNNING (a target unmet), RUNNING blocked=1 (unmet, waiting inside MPI),
  *             PARKED at a collective (all met, waiting at the entry of a collective on
  *             ggid with SEQ seq) or PARKED elsewhere (all met, not at a collective).
  *             A RAISE that increases a target starts a new epoch at once: the change goes
- *             to every rank. Stalled (all answered the current epoch, none RUNNING, some
+ *             to the group's members (every rank gets a TARGETS, empty or not). A RAISE also
+ *             makes its rank a member of the group: a rank that joined a group after its SEQ
+ *             says so with a RAISE of its SEQ there, and if the target is above it, a new
+ *             epoch carries the target to that rank. Stalled (all answered the current epoch, none RUNNING, some
  *             blocked, some parked at a collective) for a grace period: the coordinator
  *             releases the parked ranks (target = their seq + 1), a new epoch. Terminated
  *             (every rank PARKED at the current epoch): DRAIN to every rank.
@@ -65,8 +69,8 @@ enum ckpt_rank_state {
 
 enum ckpt_action {
   CKPT_ACT_NONE,
-  CKPT_ACT_TARGETS_ALL,     /* send every target (epoch 1) to every rank */
-  CKPT_ACT_TARGETS_CHANGED, /* send the targets changed at ckpt.epoch to every rank */
+  CKPT_ACT_TARGETS_ALL,     /* epoch 1: TARGETS to every rank (ckpt_next_rank_target) */
+  CKPT_ACT_TARGETS_CHANGED, /* a new epoch: TARGETS to every rank (ckpt_next_rank_target) */
   CKPT_ACT_DRAIN,           /* send DRAIN to every rank */
   CKPT_ACT_GO,              /* every rank SUSPENDED: send GO to every rank */
   CKPT_ACT_COMMIT,          /* every rank WRITTEN: commit */
@@ -82,12 +86,35 @@ struct ckpt_rank {
   char file[CKPT_FILE_MAX];
   char xxh[CKPT_XXH_MAX + 1];
   uint64_t oldest; /* WRITTEN: the oldest generation its image refers to (gen: none older) */
+  size_t groups;   /* its first ckpt_member + 1 (0: none) */
+  size_t sends;    /* its first ckpt_send of epoch sends_epoch + 1 (0: none) */
+  uint64_t sends_epoch;
 };
 
 struct ckpt_target {
   uint64_t ggid;
   uint64_t value;
   uint64_t epoch; /* the epoch that published its current value */
+  size_t members; /* its first ckpt_member + 1 (0: none) */
+};
+
+/* A rank is a member of a group (it reported it in SEQ, RAISE or PARKED). Each member is on
+ * two lists: its group's, walked when the target changes, and its rank's, walked for epoch 1. */
+struct ckpt_member {
+  size_t target, rank;
+  size_t next_in_target, next_in_rank; /* index + 1, 0: the end */
+};
+
+/* One entry of one rank's TARGETS at the current epoch. */
+struct ckpt_send {
+  size_t target;
+  size_t next; /* index + 1, 0: the end */
+};
+
+/* A change waiting for the next epoch: a target for all its members (rank SIZE_MAX) or for
+ * one rank that joined its group. */
+struct ckpt_change {
+  size_t target, rank;
 };
 
 struct ckpt {
@@ -95,13 +122,23 @@ struct ckpt {
   uint64_t base; /* the committed generation CKPT named as base=, 0: a full image */
   size_t size;
   enum ckpt_phase phase;
-  uint64_t epoch;              /* 0 until the first TARGETS */
-  struct ckpt_rank *ranks;     /* size entries */
-  size_t seq_done;             /* ranks whose SEQ table is complete */
-  size_t suspended;            /* ranks SUSPENDED */
-  size_t written;              /* ranks WRITTEN */
-  struct ckpt_target *targets; /* sorted by ggid */
+  uint64_t epoch;          /* 0 until the first TARGETS */
+  struct ckpt_rank *ranks; /* size entries */
+  size_t seq_done;         /* ranks whose SEQ table is complete */
+  size_t suspended;        /* ranks SUSPENDED */
+  size_t written;          /* ranks WRITTEN */
+  /* In order of first report; target_slots hashes ggid to index + 1 (0: free slot). Who gets
+   * which target is kept per group and per rank, so that no step walks every group for every
+   * rank: at 65,536 ranks with a communicator per node, that was 67 million entries. */
+  struct ckpt_target *targets;
   size_t ntargets, cap;
+  size_t *target_slots, target_mask;
+  struct ckpt_member *members;
+  size_t nmembers, members_cap;
+  struct ckpt_send *sends; /* the current epoch's, every rank's lists */
+  size_t nsends, sends_cap;
+  struct ckpt_change *changes; /* for the next epoch */
+  size_t nchanges, changes_cap;
   uint64_t raises, releases; /* statistics: targets raised by RAISE / by stall release */
   /* The ranks whose last status answers the current epoch, and how many of them are running,
    * blocked, parked at a collective or done: the termination and stall tests read these
@@ -126,8 +163,10 @@ void ckpt_free(struct ckpt *c);
 /* Events. rank < size always (the caller checked it). Protocol violations abort. */
 enum ckpt_action ckpt_on_seq(struct ckpt *c, size_t rank, const struct coord_entry *seq,
                              size_t count, bool more);
+/* target[ggid] = max(target[ggid], target), and rank is a member of ggid from now on. */
 enum ckpt_action ckpt_on_raise(struct ckpt *c, size_t rank, uint64_t ggid, uint64_t target);
-/* All targets met at epoch; at says where it waits, NULL when not at a collective. */
+/* All targets met at epoch; at says where it waits, NULL when not at a collective. A rank
+ * parked at a group it never reported joins it, as with RAISE of its seq there. */
 enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
                                 const struct ckpt_park *at);
 /* A target unmet; epoch 0 when the rank did not say which epoch it answers. */
@@ -148,10 +187,18 @@ enum ckpt_action ckpt_on_disconnect(struct ckpt *c, size_t rank);
 enum ckpt_action ckpt_abort(struct ckpt *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Targets published at epoch >= since (0: all), in ggid order: start with *cursor = 0;
- * false at the end. */
+/* Targets published at epoch >= since (0: all), in the order their groups were first
+ * reported: start with *cursor = 0; false at the end. The whole table: what a rank is sent
+ * is ckpt_next_rank_target's. */
 bool ckpt_next_target(const struct ckpt *c, uint64_t since, size_t *cursor,
                       struct coord_entry *out);
+
+/* The entries of rank's TARGETS at the current epoch: at epoch 1 the target of every group
+ * it is a member of; later, the targets of its groups that changed at this epoch and those of
+ * groups it joined that it must learn. Each group at most once, in no particular order. Valid
+ * until the next event; start with *cursor = 0, false at the end. */
+bool ckpt_next_rank_target(const struct ckpt *c, size_t rank, size_t *cursor,
+                           struct coord_entry *out);
 
 /* The termination test: in CONVERGE, every rank PARKED or DONE at the current epoch. */
 bool ckpt_converged(const struct ckpt *c);

@@ -199,22 +199,23 @@ static void commit(struct coordinator *co)
 /* Actions of the state machine                                                          */
 /* ------------------------------------------------------------------------------------- */
 
-/* TARGETS of the current epoch: every target (since 0) or those published at the current
- * epoch, in lines of at most COORD_TABLE_CHUNK entries, all but the last with more=1. */
-static void send_targets(struct coordinator *co, uint64_t since)
+/* TARGETS of the current epoch to one rank, in lines of at most COORD_TABLE_CHUNK entries,
+ * all but the last with more=1; a rank with nothing to learn still gets one (empty) line,
+ * which it answers. */
+static void send_targets_to(struct coordinator *co, size_t rank)
 {
   struct coord_entry chunk[COORD_TABLE_CHUNK];
   const struct ckpt *c = co->ckpt;
   struct coord_entry next;
   size_t cursor = 0, n = 0;
-  bool have = ckpt_next_target(c, since, &cursor, &next);
+  bool have = ckpt_next_rank_target(c, rank, &cursor, &next);
   struct coord_line line;
 
   do {
     n = 0;
     while (have && n < COORD_TABLE_CHUNK) {
       chunk[n++] = next;
-      have = ckpt_next_target(c, since, &cursor, &next);
+      have = ckpt_next_rank_target(c, rank, &cursor, &next);
     }
     start_line(co, &line, "TARGETS");
     coord_line_u64(&line, "epoch", c->epoch);
@@ -222,8 +223,21 @@ static void send_targets(struct coordinator *co, uint64_t since)
     coord_line_table(&line, "t", chunk, n);
     if (have)
       coord_line_u64(&line, "more", 1);
-    job_broadcast(co, &line);
+    if (coord_line_end(&line)) {
+      coord_log("internal error: could not format a TARGETS message");
+      return;
+    }
+    conn_queue(co->slots[rank].conn, line.buf, line.len);
   } while (have);
+}
+
+/* Each rank gets the targets of its own groups only: sent to every rank, a communicator per
+ * node made the entries grow with ranks x nodes. */
+static void send_targets(struct coordinator *co)
+{
+  for (size_t i = 0; i < co->size; i++)
+    if (co->slots[i].state == SLOT_CONNECTED)
+      send_targets_to(co, i);
 }
 
 static void act(struct coordinator *co, enum ckpt_action action)
@@ -234,10 +248,8 @@ static void act(struct coordinator *co, enum ckpt_action action)
   case CKPT_ACT_NONE:
     return;
   case CKPT_ACT_TARGETS_ALL:
-    send_targets(co, 0);
-    return;
   case CKPT_ACT_TARGETS_CHANGED:
-    send_targets(co, co->ckpt->epoch);
+    send_targets(co);
     return;
   case CKPT_ACT_DRAIN:
     coord_log("generation %" PRIu64 ": all ranks parked at epoch %" PRIu64 ", suspending",

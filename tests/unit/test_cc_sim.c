@@ -407,6 +407,10 @@ struct rank {
   enum cc_status said;
   uint64_t said_epoch;
   struct queue in, out;
+  /* The groups the coordinator knows this rank is in (SEQ and RAISE), as mana_lh's link keeps
+   * them: the coordinator sends a rank its own groups' targets only. */
+  uint64_t *told;
+  size_t ntold, told_cap;
 };
 
 struct inst {
@@ -424,6 +428,7 @@ struct stats {
   uint64_t epochs_max, raises_max, raises_sum, releases_max, releases_sum, needed_max;
   uint64_t needed_sum, overshoot, steps, deadlocks;
   uint64_t rank_raises, windows, late_joins, parks; /* how often the subtle paths ran */
+  uint64_t joins;    /* groups reported after SEQ (RAISE of the rank's own SEQ) */
   uint64_t catchups; /* collectives started below target while converging */
 };
 
@@ -473,10 +478,55 @@ static bool inst_complete(const struct sim *s, int comm, int inst)
   return s->inst[comm][inst].entered == s->ps->comms[comm].n;
 }
 
+static bool told(const struct rank *R, uint64_t ggid)
+{
+  for (size_t i = 0; i < R->ntold; i++)
+    if (R->told[i] == ggid)
+      return true;
+  return false;
+}
+
+static void note_told(struct rank *R, uint64_t ggid)
+{
+  if (told(R, ggid))
+    return;
+  if (R->ntold == R->told_cap) {
+    R->told_cap = R->told_cap ? 2 * R->told_cap : 8;
+    R->told = realloc(R->told, R->told_cap * sizeof *R->told);
+  }
+  R->told[R->ntold++] = ggid;
+}
+
 static void send_to_coord(struct sim *s, int r, struct msg m)
 {
-  m.ckpt = s->ranks[r].ckpt;
-  enqueue(&s->ranks[r].out, m);
+  struct rank *R = &s->ranks[r];
+  if (m.type == M_SEQ) {
+    R->ntold = 0;
+    for (size_t i = 0; i < m.ntab; i++)
+      note_told(R, m.tab[i].ggid);
+  } else if (m.type == M_RAISE) {
+    note_told(R, m.ggid);
+  }
+  m.ckpt = R->ckpt;
+  enqueue(&R->out, m);
+}
+
+/* Before a status that says all met, unless the last one did at this epoch (nothing counted
+ * since, so nothing joined): a RAISE of its SEQ for each group joined since the coordinator
+ * last heard of its groups, as mana_lh's link does. */
+static void tell_joined(struct sim *s, int r, enum cc_status st)
+{
+  struct rank *R = &s->ranks[r];
+  bool met = st == CC_ST_PARKED || st == CC_ST_DONE;
+  bool was_met = R->said == CC_ST_PARKED || R->said == CC_ST_DONE;
+  if (!met || (was_met && R->said_epoch == R->cc.epoch))
+    return;
+  uint64_t cursor = 0, ggid, seq;
+  while (cc_next(&R->cc, &cursor, &ggid, &seq))
+    if (!told(R, ggid)) {
+      send_to_coord(s, r, (struct msg){.type = M_RAISE, .ggid = ggid, .value = seq});
+      s->stats->joins++;
+    }
 }
 
 /* STATUS when it changed (or always, after new targets: the coordinator needs an answer for
@@ -490,6 +540,7 @@ static void tell_status(struct sim *s, int r, bool always)
   enum cc_status st = cc_status(&R->cc, where);
   if (!always && st == R->said && R->said_epoch == R->cc.epoch)
     return;
+  tell_joined(s, r, st);
   struct msg m = {.type = M_STATUS, .status = st, .epoch = R->cc.epoch};
   if (st == CC_ST_PARKED) {
     m.ggid = s->ps->comms[cur_op(s, r)->comm].ggid;
@@ -532,8 +583,6 @@ static void finish_blocking(struct sim *s, int r, const struct op *op)
   R->v = mix(R->v ^ result_of(op->comm, op->inst, s->inst[op->comm][op->inst].sum));
   if (op->kind == OP_CREATE) {
     uint64_t child = op->arg >= 0 ? s->ps->comms[op->arg].ggid : 0;
-    /* joining a group whose target arrived while this rank was inside the constructor */
-    s->stats->late_joins += child && !cc_is_member(&R->cc, child) && cc_target(&R->cc, child);
     cc_constructor_done(&R->cc, child);
   }
   advance(R);
@@ -746,19 +795,23 @@ static void broadcast(struct sim *s, struct msg m)
   free(m.tab);
 }
 
-/* TARGETS of the current epoch: everything at epoch 1, the changes afterwards. */
-static void send_targets(struct sim *s, uint64_t since)
+/* TARGETS of the current epoch, to each rank what the coordinator's state machine says it
+ * gets: its own groups' targets at epoch 1, their changes and its joins' afterwards. */
+static void send_targets(struct sim *s)
 {
-  struct msg m = {.type = M_TARGETS, .ckpt = s->ckpt_id, .epoch = s->coord->epoch};
-  size_t cap = s->coord->ntargets + 1, cursor = 0;
-  struct coord_entry e;
-  m.tab = malloc(cap * sizeof *m.tab);
-  while (ckpt_next_target(s->coord, since, &cursor, &e)) {
-    m.tab[m.ntab].ggid = e.ggid;
-    m.tab[m.ntab].value = e.value;
-    m.ntab++;
+  for (int r = 0; r < s->n; r++) {
+    struct msg m = {.type = M_TARGETS, .ckpt = s->ckpt_id, .epoch = s->coord->epoch};
+    size_t cap = 0, cursor = 0;
+    struct coord_entry e;
+    while (ckpt_next_rank_target(s->coord, (size_t)r, &cursor, &e)) {
+      if (m.ntab == cap) {
+        cap = cap ? 2 * cap : 8;
+        m.tab = realloc(m.tab, cap * sizeof *m.tab);
+      }
+      m.tab[m.ntab++] = (struct pair){.ggid = e.ggid, .value = e.value};
+    }
+    enqueue(&s->ranks[r].in, m);
   }
-  broadcast(s, m);
 }
 
 static void checkpoint_taken(struct sim *s);
@@ -770,10 +823,8 @@ static void act(struct sim *s, enum ckpt_action a)
   case CKPT_ACT_NONE:
     return;
   case CKPT_ACT_TARGETS_ALL:
-    send_targets(s, 0);
-    return;
   case CKPT_ACT_TARGETS_CHANGED:
-    send_targets(s, s->coord->epoch);
+    send_targets(s);
     return;
   case CKPT_ACT_DRAIN:
     checkpoint_taken(s);
@@ -816,9 +867,15 @@ static void coord_receive(struct sim *s, int r)
       act(s, a);
       break;
     }
-    case M_RAISE:
-      act(s, ckpt_on_raise(s->coord, (size_t)r, m.ggid, m.value));
+    case M_RAISE: {
+      uint64_t raises = s->coord->raises;
+      enum ckpt_action a = ckpt_on_raise(s->coord, (size_t)r, m.ggid, m.value);
+      /* a new epoch without a raise: the rank joined a group whose first collectives had
+       * started elsewhere, and only it is told the target */
+      s->stats->late_joins += a == CKPT_ACT_TARGETS_CHANGED && s->coord->raises == raises;
+      act(s, a);
       break;
+    }
     case M_STATUS:
       act(s, coord_status(s, r, &m));
       break;
@@ -1087,6 +1144,7 @@ static void sim_free(struct sim *s)
 {
   for (int r = 0; r < s->n; r++) {
     cc_destroy(&s->ranks[r].cc);
+    free(s->ranks[r].told);
     queue_clear(&s->ranks[r].in);
     queue_clear(&s->ranks[r].out);
     free(s->ranks[r].in.m);
@@ -1145,7 +1203,7 @@ static void report(const char *name, const struct stats *st)
           "aborted; per checkpoint: epochs max %llu, raises max %llu mean %.2f, releases max "
           "%llu mean %.3f (needed: max %llu, total %llu); overshoot raises %llu; "
           "%llu scheduler steps; paths: %llu catch-up collectives, %llu parks, %llu raises at "
-          "entry, %llu open windows, %llu late joins\n",
+          "entry, %llu open windows, %llu late joins, %llu groups reported after SEQ\n",
           name, (unsigned long long)st->runs, (unsigned long long)st->ranks_max,
           (unsigned long long)st->checkpoints, (unsigned long long)st->restarts,
           (unsigned long long)st->aborted, (unsigned long long)st->epochs_max,
@@ -1157,7 +1215,7 @@ static void report(const char *name, const struct stats *st)
           (unsigned long long)st->overshoot, (unsigned long long)st->steps,
           (unsigned long long)st->catchups, (unsigned long long)st->parks,
           (unsigned long long)st->rank_raises, (unsigned long long)st->windows,
-          (unsigned long long)st->late_joins);
+          (unsigned long long)st->late_joins, (unsigned long long)st->joins);
 }
 
 static void run_many(const char *name, uint64_t first_seed, int runs, const struct gen_cfg *cfg,
@@ -1221,8 +1279,9 @@ Test(cc_sim, collectives_only_never_need_a_release, .timeout = 60)
 }
 
 /* Many communicators created during the run: ranks join groups whose first collective may
- * already have started elsewhere when the checkpoint request came (targets that wait in the
- * foreign table, constructors in progress). */
+ * already have started elsewhere when the checkpoint request came (constructors in progress):
+ * the coordinator, which sends a rank only its own groups' targets, must tell a rank that
+ * joins such a group after its SEQ the target it missed (late joins). */
 Test(cc_sim, communicators_created_during_convergence, .timeout = 60)
 {
   struct gen_cfg cfg = {.min_ranks = 3,

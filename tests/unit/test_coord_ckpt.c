@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coord_ckpt.h"
@@ -58,7 +59,7 @@ Test(coord_ckpt, targets_are_max_over_ranks)
 {
   struct coord_entry e;
   size_t cursor = 0, n = 0;
-  uint64_t last = 0;
+  uint64_t sum = 0;
 
   three_ranks_converging();
   cr_assert_eq(target(G1), 7);
@@ -66,11 +67,155 @@ Test(coord_ckpt, targets_are_max_over_ranks)
   cr_assert_eq(target(G3), 1);
   cr_assert_eq(c->ntargets, 3);
   while (ckpt_next_target(c, 0, &cursor, &e)) {
-    cr_assert_gt(e.ggid, last, "targets come in ggid order");
-    last = e.ggid;
+    sum += e.ggid;
     n++;
   }
   cr_assert_eq(n, 3);
+  cr_assert_eq(sum, G1 + G2 + G3, "each group once");
+}
+
+/* --- who is sent which target ------------------------------------------------------------ */
+
+static int by_ggid(const void *a, const void *b)
+{
+  const struct coord_entry *x = a, *y = b;
+  return x->ggid < y->ggid ? -1 : x->ggid > y->ggid;
+}
+
+/* rank's TARGETS at the current epoch are exactly want[0..n), in any order. */
+static void expect_sent(size_t rank, const struct coord_entry *want, size_t n)
+{
+  struct coord_entry got[8];
+  size_t cursor = 0, k = 0;
+
+  while (k < 8 && ckpt_next_rank_target(c, rank, &cursor, &got[k]))
+    k++;
+  cr_assert(!ckpt_next_rank_target(c, rank, &cursor, &got[0]), "rank %zu: more than 8", rank);
+  cr_assert_eq(k, n, "rank %zu at epoch %lu: %zu entries, expected %zu", rank,
+               (unsigned long)c->epoch, k, n);
+  qsort(got, k, sizeof(*got), by_ggid);
+  for (size_t i = 0; i < n; i++) {
+    cr_assert_eq(got[i].ggid, want[i].ggid, "rank %zu: entry %zu is %lx", rank, i,
+                 (unsigned long)got[i].ggid);
+    cr_assert_eq(got[i].value, want[i].value, "rank %zu: %lx=%lu", rank, (unsigned long)got[i].ggid,
+                 (unsigned long)got[i].value);
+  }
+}
+
+Test(coord_ckpt, each_rank_is_sent_the_targets_of_its_own_groups_only)
+{
+  /* G1 everywhere, G2 on ranks 0 and 2, G3 on rank 1 only: each rank is in two groups */
+  const struct coord_entry r0[] = {{G1, 7}, {G2, 11}}, r1[] = {{G1, 7}, {G3, 1}};
+  const struct ckpt_park at = {G3, 1};
+
+  three_ranks_converging();
+  expect_sent(0, r0, 2);
+  expect_sent(1, r1, 2);
+  expect_sent(2, r0, 2);
+  /* a change goes to the group's members; the others get an empty TARGETS to answer */
+  cr_assert_eq(ckpt_on_raise(c, 2, G2, 12), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, (struct coord_entry[]){{G2, 12}}, 1);
+  expect_sent(1, NULL, 0);
+  expect_sent(2, (struct coord_entry[]){{G2, 12}}, 1);
+  /* so does a release */
+  cr_assert_eq(ckpt_on_running(c, 0, 2, true), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 2, &at), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, NULL, 0);
+  expect_sent(1, (struct coord_entry[]){{G3, 2}}, 1);
+  expect_sent(2, NULL, 0);
+  /* two changes in one epoch: a rank in both groups gets both */
+  cr_assert_eq(ckpt_on_parked(c, 0, 3, &(struct ckpt_park){G1, 7}), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 3, &(struct ckpt_park){G3, 2}), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, (struct coord_entry[]){{G1, 8}}, 1);
+  expect_sent(1, (struct coord_entry[]){{G1, 8}, {G3, 3}}, 2);
+  expect_sent(2, (struct coord_entry[]){{G1, 8}}, 1);
+}
+
+Test(coord_ckpt, a_rank_that_joins_a_group_after_seq_is_told_its_target)
+{
+  three_ranks_converging();
+  /* rank 0 left the constructor of G3 after its SEQ: it says so with a RAISE of its SEQ
+   * there, 0, below rank 1's 1; a new epoch tells rank 0 alone */
+  cr_assert_eq(ckpt_on_raise(c, 0, G3, 0), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(c->epoch, 2);
+  cr_assert_eq(c->raises, 0, "nothing was raised");
+  cr_assert_eq(target(G3), 1);
+  expect_sent(0, (struct coord_entry[]){{G3, 1}}, 1);
+  expect_sent(1, NULL, 0);
+  expect_sent(2, NULL, 0);
+  /* a member now: the next change of G3 reaches it */
+  cr_assert_eq(ckpt_on_raise(c, 1, G3, 2), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, (struct coord_entry[]){{G3, 2}}, 1);
+  expect_sent(1, (struct coord_entry[]){{G3, 2}}, 1);
+  expect_sent(2, NULL, 0);
+  /* joining at the target, or again, tells nothing */
+  cr_assert_eq(ckpt_on_raise(c, 2, G3, 2), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_raise(c, 0, G3, 0), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 3);
+  /* a group nobody reported yet: its first member's RAISE is a change for that member */
+  cr_assert_eq(ckpt_on_raise(c, 2, 0x4000, 1), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, NULL, 0);
+  expect_sent(1, NULL, 0);
+  expect_sent(2, (struct coord_entry[]){{0x4000, 1}}, 1);
+  /* one made while converging, joined at 0: nothing to tell anyone yet */
+  cr_assert_eq(ckpt_on_raise(c, 1, 0x6000, 0), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 4);
+  cr_assert_eq(target(0x6000), 0);
+  cr_assert_eq(ckpt_on_raise(c, 0, 0x6000, 1), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, (struct coord_entry[]){{0x6000, 1}}, 1);
+  expect_sent(1, (struct coord_entry[]){{0x6000, 1}}, 1);
+  expect_sent(2, NULL, 0);
+}
+
+Test(coord_ckpt, parking_at_a_group_never_reported_joins_it)
+{
+  three_ranks_converging();
+  park_all(1);
+  /* rank 2 parks at G3, which it never reported, below rank 1's target: its status cannot
+   * count, and a new epoch tells it the target */
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, &(struct ckpt_park){G3, 0}), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(c->epoch, 2);
+  cr_assert(!ckpt_converged(c));
+  expect_sent(0, NULL, 0);
+  expect_sent(1, NULL, 0);
+  expect_sent(2, (struct coord_entry[]){{G3, 1}}, 1);
+  /* at a group nobody has reported: a member at its own seq, nothing to tell */
+  cr_assert_eq(ckpt_on_parked(c, 0, 2, &(struct ckpt_park){0x5000, 0}), CKPT_ACT_NONE);
+  cr_assert_eq(c->epoch, 2);
+  cr_assert_eq(target(0x5000), 0);
+  /* released there, it is told */
+  cr_assert_eq(ckpt_on_running(c, 1, 2, true), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 2, 2, NULL), CKPT_ACT_NONE);
+  cr_assert(ckpt_stalled(c));
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
+  expect_sent(0, (struct coord_entry[]){{0x5000, 1}}, 1);
+  expect_sent(1, NULL, 0);
+  expect_sent(2, NULL, 0);
+}
+
+/* A communicator per node of 64 ranks: what a rank is sent does not grow with the job. */
+Test(coord_ckpt, entries_sent_per_rank_do_not_grow_with_the_ranks)
+{
+  const size_t ranks = 4096;
+
+  c = ckpt_new(1, ranks);
+  for (size_t r = 0; r < ranks; r++) {
+    const struct coord_entry seq[] = {{G1, 10 + r % 3}, {0x100 + r / 64, r % 5}};
+    cr_assert_eq(ckpt_on_seq(c, r, seq, 2, false),
+                 r + 1 < ranks ? CKPT_ACT_NONE : CKPT_ACT_TARGETS_ALL);
+  }
+  cr_assert_eq(c->ntargets, 1 + ranks / 64);
+  for (size_t r = 0; r < ranks; r++)
+    expect_sent(r, (struct coord_entry[]){{0x100 + r / 64, 4}, {G1, 12}}, 2);
+  cr_assert_eq(ckpt_on_raise(c, 5, G1, 13), CKPT_ACT_TARGETS_CHANGED);
+  for (size_t r = 0; r < ranks; r++)
+    expect_sent(r, (struct coord_entry[]){{G1, 13}}, 1);
+  cr_assert_eq(ckpt_on_raise(c, 70, 0x101, 5), CKPT_ACT_TARGETS_CHANGED);
+  for (size_t r = 0; r < ranks; r++)
+    expect_sent(r, (struct coord_entry[]){{0x101, 5}}, r / 64 == 1);
 }
 
 Test(coord_ckpt, seq_in_chunks)
@@ -505,7 +650,7 @@ Test(coord_ckpt, large_tables)
   static struct coord_entry a[5000], b[5000];
   struct coord_entry e;
   size_t cursor = 0, n = 0;
-  uint64_t last = 0;
+  static bool seen[5004];
 
   for (size_t i = 0; i < 5000; i++) {
     a[i] = (struct coord_entry){.ggid = (i * 7919) % 5003 + 1, .value = i};
@@ -516,9 +661,9 @@ Test(coord_ckpt, large_tables)
   cr_assert_eq(ckpt_on_seq(c, 1, b, 5000, false), CKPT_ACT_TARGETS_ALL);
   cr_assert_eq(c->ntargets, 5000);
   while (ckpt_next_target(c, 0, &cursor, &e)) {
-    cr_assert_gt(e.ggid, last);
+    cr_assert(!seen[e.ggid], "%lx twice", (unsigned long)e.ggid);
+    seen[e.ggid] = true;
     cr_assert_geq(e.value, 2500);
-    last = e.ggid;
     n++;
   }
   cr_assert_eq(n, 5000);
