@@ -43,10 +43,7 @@ for step in 2000 5000 8000; do
   out=$(ask "$work/ck" --checkpoint) || fail "checkpoint at step $step: $out"
   say "step $step: $out"
 done
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the job exited $rc: $(tail -5 "$work/run.err")"
+wait_job "the job" "$work/run.err"
 cmp -s "$work/run.out" "$work/native.out" || fail "the job's output differs from the native run"
 log=$work/ck/.mana/coordinator.log
 [ "$(grep -c "started (.*written by forked writers while the job runs)" "$log")" -eq 3 ] ||
@@ -75,10 +72,7 @@ esac
 [ "$(cat "$work/ck/LATEST")" = "$latest" ] || fail "LATEST changed to $(cat "$work/ck/LATEST")"
 left=$(find "$work/ck" -maxdepth 1 -name 'gen-*' -newer "$work/ck/LATEST" | head -3)
 [ -z "$left" ] || fail "the aborted generation left $left"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the job exited $rc after the aborted checkpoint: $(tail -5 "$work/fault.err")"
+wait_job "the job after the aborted checkpoint" "$work/fault.err"
 cmp -s "$work/fault.out" "$work/native.out" || fail "after the aborted checkpoint the output differs"
 say "a killed writer: '$out'; LATEST still $latest; the job ended with the native output"
 
@@ -112,10 +106,7 @@ if [ -n "${POSIX_LOG:-}" ]; then
   touch "$work/log-first"
   logs_reach 3000
   out=$(st --kill --wait 2>&1) || fail "posix_log: the kill checkpoint: $out"
-  rc=0
-  wait "$job" || rc=$?
-  job=""
-  [ $rc -eq 0 ] || fail "posix_log exited $rc after the kill checkpoint"
+  wait_job "posix_log after the kill checkpoint"
   touch "$work/log-second"
   rc=0
   "$bin/mana_restart" --ckptdir "$work/ck" mpiexec.mpich -n 2 >"$work/log2.out" 2>"$work/log2.err" ||

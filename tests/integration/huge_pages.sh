@@ -67,10 +67,7 @@ run_held forked MANA_FORKED_WRITERS=1
 [ "$kb" -gt 0 ] || fail "with forked writers a rank's upper half has no huge pages"
 out=$(ask "$work/forked" --checkpoint) || fail "the forked checkpoint: $out"
 out=$(ask "$work/forked" --kill) || fail "the kill checkpoint: $out"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the job exited $rc after the kill checkpoint"
+wait_job "the job after the kill checkpoint"
 touch "$work/forked-h1"
 MANA_FORKED_WRITERS=1 "$bin/mana_restart" --ckptdir "$work/forked" mpiexec.mpich -n 2 \
   >"$work/restart.out" 2>"$work/restart.err" &
@@ -79,10 +76,7 @@ wait_step "$work/restart.err" 2000
 kb2=$(huge_kb "$work/forked")
 [ "$kb2" -gt 0 ] || fail "after the restart a rank's upper half has no huge pages"
 touch "$work/forked-h2"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the restarted job exited $rc: $(tail -3 "$work/restart.err")"
+wait_job "the restarted job" "$work/restart.err"
 cmp -s "$work/restart.out" "$work/native.out" || fail "the restarted job's output differs from native"
 say "forked writers: $kb kB of huge pages per rank at launch, $kb2 kB after the restart; output as native"
 
@@ -92,10 +86,7 @@ for name in optout default; do
   else run_held $name MANA_FORKED_WRITERS=; fi
   [ "$kb" -eq 0 ] || fail "$name: $kb kB of huge pages in a rank's upper half"
   touch "$work/$name-h1" "$work/$name-h2"
-  rc=0
-  wait "$job" || rc=$?
-  job=""
-  [ $rc -eq 0 ] || fail "$name: the job exited $rc"
+  wait_job "$name: the job"
   cmp -s "$work/$name.out" "$work/native.out" || fail "$name: the output differs from native"
 done
 say "MANA_HUGE_PAGES=0 and synchronous writers: 4 KiB pages"

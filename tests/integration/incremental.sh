@@ -56,10 +56,7 @@ out=$(ask "$work/ck" --checkpoint) || fail "gen 2: $out"
 touch "$work/h2"
 wait_step "$work/run1.err" 6000
 out=$(ask "$work/ck" --kill) || fail "gen 3 (--kill): $out"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the job exited $rc after the kill checkpoint: $(tail -5 "$work/run1.err")"
+wait_job "the job after the kill checkpoint" "$work/run1.err"
 grep -q "generation 1 .*incremental" "$log" && fail "generation 1 is not full: $(grep 'generation 1 ' "$log")"
 for g in 2 3; do
   grep -q "generation $g is incremental" "$log" ||
@@ -95,10 +92,7 @@ job=$!
 wait_step "$work/run2.err" 7000
 out=$(ask "$work/ck" --checkpoint) || fail "gen 4: $out"
 touch "$work/h4"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the restarted job exited $rc: $(tail -5 "$work/run2.err")"
+wait_job "the restarted job" "$work/run2.err"
 cmp -s "$work/run2.out" "$work/native.out" ||
   fail "the restart from the incremental gen 3 differs from native: $(diff "$work/run2.out" "$work/native.out" | head -5)"
 grep -q "generation 4 is incremental" "$log" && fail "generation 4 is not full (--full-every 3)"
@@ -124,10 +118,7 @@ touch "$work/h1"
 wait_step "$work/run4.err" 5000
 out=$(ask "$work/ck" --checkpoint) || fail "forked gen 2: $out"
 touch "$work/h2"
-rc=0
-wait "$job" || rc=$?
-job=""
-[ $rc -eq 0 ] || fail "the forked job exited $rc: $(tail -5 "$work/run4.err")"
+wait_job "the forked job" "$work/run4.err"
 cmp -s "$work/run4.out" "$work/native.out" || fail "the forked job's output differs from native"
 grep -q "generation 2 is incremental" "$log" || fail "forked generation 2 is not incremental"
 [ "$(grep -c "started (.*written by forked writers while the job runs)" "$log")" -eq 2 ] ||

@@ -8,6 +8,8 @@
 #                             or later in FILE; fails when $job is gone or after $timeout s
 #   ask CKPTDIR ARGS...       mana_status --ckptdir CKPTDIR ARGS --wait, asked again while the
 #                             ranks are still connecting; prints its answer, non-zero on refusal
+#   wait_job WHAT [ERRFILE]   waits for $job and clears it; fails unless it exited 0, naming
+#                             WHAT and the end of ERRFILE
 
 parse_job_args() {
   local what=$1
@@ -50,4 +52,11 @@ ask() {
     sleep 0.1
   done
   echo "$out"
+}
+
+wait_job() {
+  local rc=0
+  wait "$job" || rc=$?
+  job=""
+  [ $rc -eq 0 ] || fail "$1 exited $rc${2:+: $(tail -5 "$2")}"
 }
