@@ -51,14 +51,14 @@ static struct mana_image_reader *open_base(struct mana_image_writer *w, const ch
     close(fd);
   }
   if (!base)
-    fprintf(stderr, "mana_lh: rank %u: the image is written in full, not incrementally: %s\n",
-            rank, why);
+    fprintf(stderr, "mana_lh: rank %u: the image is written in full, not incrementally: %s\n", rank,
+            why);
   return base;
 }
 
 /* With `captured`, capture_all ran already (in the rank, before a forked writer). */
-static int write_image(const char *dir, const char *name, uint64_t generation,
-                       const char *base_dir, const struct mana_rank_facts *facts,
+static int write_image(const char *dir, const char *name, uint64_t generation, const char *base_dir,
+                       const struct mana_rank_facts *facts,
                        const struct mana_write_progress *progress, int captured,
                        struct mana_written *out, char *err, size_t errlen)
 {

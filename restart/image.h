@@ -62,8 +62,8 @@ struct mana_image_stats {
   uint64_t pages_filler; /* zero pages written anyway to stay within the run budget */
   uint64_t runs;         /* runs of consecutive saved pages */
   uint64_t blob_bytes;
-  uint64_t pages_referenced; /* unchanged since the base: referred to, not written */
-  uint64_t refs;             /* references to runs of pages in older images */
+  uint64_t pages_referenced;  /* unchanged since the base: referred to, not written */
+  uint64_t refs;              /* references to runs of pages in older images */
   uint64_t oldest_generation; /* the oldest image referred to; the image's own if none */
 };
 

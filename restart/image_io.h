@@ -46,7 +46,7 @@ struct img_io {
   int fd;        /* ordinary descriptor */
   int direct_fd; /* O_DIRECT descriptor of the same file, or -1 */
   bool writing;
-  uint64_t limit;        /* bytes per batch */
+  uint64_t limit; /* bytes per batch */
   /* Reading: called with every piece of each batch once it has arrived (the checksum, or
    * each page against its expected hash), while the worker moves the next batch; or NULL. */
   img_io_arrived_fn *arrived;

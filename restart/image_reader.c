@@ -52,8 +52,8 @@ static int load_tables(struct mana_image_reader *r, char *err, size_t errlen)
   if (r->hdr.version < 2)
     return 0;
   if (load_table(r, "reference table", &r->hdr.refs, (void **)&r->refs, err, errlen) < 0 ||
-      load_table(r, "page hash table", &r->hdr.page_hashes, (void **)&r->page_hashes, err,
-                 errlen) < 0)
+      load_table(r, "page hash table", &r->hdr.page_hashes, (void **)&r->page_hashes, err, errlen) <
+          0)
     return -1;
   return img_check_refs(r, err, errlen);
 }

@@ -37,13 +37,13 @@ struct mana_image_reader {
   struct img_region *regions;
   struct img_run *runs;
   struct img_blob *blobs;
-  struct img_ref *refs;   /* version 2 (empty for version 1) */
-  uint64_t *page_hashes;  /* version 2 */
-  struct img_seg *segs;   /* version 2: every region's pieces, region after region */
-  size_t *region_seg;     /* version 2: region i's pieces are segs[region_seg[i]..[i+1]) */
-  uint64_t ref_pages;     /* pages in refs */
-  uint64_t oldest;        /* oldest generation referred to (own if none) */
-  uint64_t huge_min; /* mana_image_set_huge_pages */
+  struct img_ref *refs;  /* version 2 (empty for version 1) */
+  uint64_t *page_hashes; /* version 2 */
+  struct img_seg *segs;  /* version 2: every region's pieces, region after region */
+  size_t *region_seg;    /* version 2: region i's pieces are segs[region_seg[i]..[i+1]) */
+  uint64_t ref_pages;    /* pages in refs */
+  uint64_t oldest;       /* oldest generation referred to (own if none) */
+  uint64_t huge_min;     /* mana_image_set_huge_pages */
   mana_image_resolve_fn *resolve;
   void *resolve_arg;
   struct img_base_open *bases;

@@ -171,10 +171,10 @@ static int read_refs(struct mana_image_reader *r, size_t i, bool into, struct pa
     uint64_t chunk = into ? seg->page_count : IMG_VERIFY_BATCH / IMG_PAGE;
     for (uint64_t done = 0; done < seg->page_count && !c->bad; done += chunk) {
       uint64_t n = seg->page_count - done < chunk ? seg->page_count - done : chunk;
-      void *dst = into ? (void *)(uintptr_t)(g->start + (seg->first_page + done) * IMG_PAGE)
-                       : r->bounce;
-      if (read_ref_pages(r, i, (size_t)seg->ref, seg->first_page + done, n, dst, c, err,
-                         errlen) < 0)
+      void *dst =
+          into ? (void *)(uintptr_t)(g->start + (seg->first_page + done) * IMG_PAGE) : r->bounce;
+      if (read_ref_pages(r, i, (size_t)seg->ref, seg->first_page + done, n, dst, c, err, errlen) <
+          0)
         return -1;
     }
   }

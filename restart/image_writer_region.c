@@ -177,10 +177,10 @@ static int refer_page(struct region_walk *rw, uint64_t page, uint64_t hash,
   uint64_t offset = s->offset + k * IMG_PAGE;
   if (close_run(rw) < 0)
     return -1;
-  if (rw->ref_count && (page != rw->ref_first + rw->ref_count || s->generation != rw->ref_gen ||
-                        s->digest != rw->ref_digest ||
-                        offset != rw->ref_offset + rw->ref_count * IMG_PAGE ||
-                        rw->ref_count == UINT32_MAX) &&
+  if (rw->ref_count &&
+      (page != rw->ref_first + rw->ref_count || s->generation != rw->ref_gen ||
+       s->digest != rw->ref_digest || offset != rw->ref_offset + rw->ref_count * IMG_PAGE ||
+       rw->ref_count == UINT32_MAX) &&
       close_ref(rw) < 0)
     return -1;
   if (!rw->ref_count) {

@@ -74,20 +74,14 @@ static long launched_size(void)
 
 int main(int argc, char **argv)
 {
-  static const struct option opts[] = {{"ckptdir", required_argument, 0, 'd'},
-                                       {"generation", required_argument, 0, 'g'},
-                                       {"interval", required_argument, 0, 'i'},
-                                       {"ckpt-signal", required_argument, 0, 's'},
-                                       {"forked-writers", no_argument, 0, 'f'},
-                                       {"ckpt-signal-action", required_argument, 0, 'a'},
-                                       {"incremental", no_argument, 0, 'I'},
-                                       {"full-every", required_argument, 0, 'F'},
-                                       {"keep", required_argument, 0, 'K'},
-                                       {"check", no_argument, 0, 'c'},
-                                       {"which", no_argument, 0, 'w'},
-                                       {"verbose", no_argument, 0, 'v'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"ckptdir", required_argument, 0, 'd'},  {"generation", required_argument, 0, 'g'},
+      {"interval", required_argument, 0, 'i'}, {"ckpt-signal", required_argument, 0, 's'},
+      {"forked-writers", no_argument, 0, 'f'}, {"ckpt-signal-action", required_argument, 0, 'a'},
+      {"incremental", no_argument, 0, 'I'},    {"full-every", required_argument, 0, 'F'},
+      {"keep", required_argument, 0, 'K'},     {"check", no_argument, 0, 'c'},
+      {"which", no_argument, 0, 'w'},          {"verbose", no_argument, 0, 'v'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL, *why;
   const char *ckpt_signal = NULL, *ckpt_signal_action = NULL;
   const char *full_every = NULL, *keep = NULL;

@@ -55,9 +55,9 @@ static struct mana_image_stats write_gen(uint64_t gen, uint64_t base_gen, uint64
   cr_assert_eq(mana_image_writer_open(&w, dir.fd, name, &info, err, sizeof(err)), 0, "%s", err);
   if (base)
     cr_assert_eq(mana_image_writer_set_base(w, base, err, sizeof(err)), 0, "%s", err);
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)mem, REGION_LEN, PROT_READ | PROT_WRITE, 0,
-                                     "data"),
-               0, "%s", mana_image_writer_error(w));
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)mem, REGION_LEN, PROT_READ | PROT_WRITE, 0, "data"), 0,
+      "%s", mana_image_writer_error(w));
   cr_assert_eq(mana_image_add_blob(w, 1, "blob", 4), 0);
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
@@ -116,8 +116,7 @@ Test(image_incremental, unchanged_pages_are_referred_to_where_they_are_stored)
   fill_random(mem + 40 * PAGE, PAGE, 9);
   memset(mem + 20 * PAGE, 0, PAGE);
   struct mana_image_stats s2 = write_gen(2, 1, &size2);
-  cr_assert_eq(s2.pages_saved, 3, "changed pages stored: %llu",
-               (unsigned long long)s2.pages_saved);
+  cr_assert_eq(s2.pages_saved, 3, "changed pages stored: %llu", (unsigned long long)s2.pages_saved);
   cr_assert_eq(s2.pages_referenced, 44);
   /* 0-2, 5-19, 21-39, 41-47 */
   cr_assert_eq(s2.refs, 4);
@@ -235,9 +234,8 @@ Test(image_incremental, a_base_of_another_rank_or_a_newer_generation_is_refused)
   cr_assert_eq(errno, EINVAL);
   cr_assert_str_eq(err, "x.img: gen5.img cannot be its base: it is of another rank or world size");
   /* The writer goes on as a full image. */
-  cr_assert_eq(mana_image_add_region(w, (uintptr_t)mem, REGION_LEN, PROT_READ | PROT_WRITE, 0,
-                                     "data"),
-               0);
+  cr_assert_eq(
+      mana_image_add_region(w, (uintptr_t)mem, REGION_LEN, PROT_READ | PROT_WRITE, 0, "data"), 0);
   struct mana_image_stats st;
   mana_image_writer_stats(w, &st);
   cr_assert_eq(st.pages_saved, 48);
