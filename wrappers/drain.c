@@ -119,6 +119,14 @@ static double now(void)
   return MANA_LH_ANY(MPI_Wtime);
 }
 
+/* Between two polls that found nothing: a drain waits for a peer rank, which on a node with
+ * as many busy threads as cores may be waiting for this very core; spinning would keep it
+ * off for a whole time slice (milliseconds of every rank's pause). */
+static void let_others_run(void)
+{
+  mana_raw_syscall4(SYS_sched_yield, 0, 0, 0, 0);
+}
+
 /* Tests one operation of the drain's own until it completes. */
 static int wait_own(struct drain *d, MPI_Request *req, const char *what)
 {
@@ -135,6 +143,7 @@ static int wait_own(struct drain *d, MPI_Request *req, const char *what)
       put(d, " did not finish in time (a rank did not drain?)");
       return -1;
     }
+    let_others_run();
   }
 }
 
@@ -436,6 +445,7 @@ static int run(struct drain *d)
       }
       return -1;
     }
+    let_others_run();
   }
   if (agree_on_persistent_collectives(d) != 0)
     return -1;
