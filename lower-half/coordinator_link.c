@@ -455,6 +455,7 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg, const char *base_in
     *slash = '\0';
   else
     ckpt_dir[0] = '\0';
+  mana_rank_checkpoint_prepare();
   if (mana_restart_wait_resumed(RESUME_TIMEOUT_MS) != 0) {
     note_begun(gen);
     coord_send_refuse(link_conn, gen,

@@ -71,6 +71,7 @@ static void *run(void *arg)
   struct local_report report = {facts.rank};
   struct rank_peers none = {&report,       NULL, NULL, local_refused, local_failed,
                             local_written, NULL, 0,    NULL,          NULL};
+  mana_rank_checkpoint_prepare();
   mana_rank_checkpoint(&none, getenv("MANA_TEST_CHECKPOINT_DIR"), 1, &facts);
   if (getenv("MANA_TEST_CHECKPOINT_KILL")) {
     /* Every rank must have written before any exits: the launcher tears the job down when the

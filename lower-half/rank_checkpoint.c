@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "huge_pages.h"
 #include "park.h"
 
 /* A state mana cannot restore (boundary.h, stub_can_checkpoint): 1 with the reason. */
@@ -38,6 +39,11 @@ static int drain_with_peers(const struct rank_peers *peers, const struct mana_ra
     return RANK_CKPT_REPORTED;
   }
   return 0;
+}
+
+void mana_rank_checkpoint_prepare(void)
+{
+  mana_huge_pages_recollapse_stop();
 }
 
 enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers, const char *dir,
@@ -95,6 +101,9 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
     peers->failed(peers->arg, reason);
   else
     peers->written(peers->arg, name, &written);
+  /* The application ran while the writer did: keep its next fork cheap. */
+  if (peers->forked)
+    mana_huge_pages_recollapse_start(mana_checkpoint_writer_nice());
   return RANK_CKPT_REPORTED;
 }
 

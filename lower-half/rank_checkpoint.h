@@ -46,6 +46,10 @@ enum rank_checkpoint_outcome {
   RANK_CKPT_REPORTED = 1, /* written, refused or failed here, and said so through `peers` */
 };
 
+/* As soon as the rank hears of a checkpoint, while its application still runs: stops the
+ * background work of the last forked writer's generation (huge_pages.h). */
+void mana_rank_checkpoint_prepare(void);
+
 /* Parks every application thread, settles what only MPI's own wait completes, meets the
  * other ranks, drains, checks that nothing unrestorable is open and writes this rank's image
  * of generation `gen` into `dir`.  The threads stay parked: the caller ends with

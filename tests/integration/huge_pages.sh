@@ -7,7 +7,12 @@
 #   1. MANA_FORKED_WRITERS=1: tests/programs/iterative (4 MiB arrays per rank) held at step
 #      1000: every rank's upper half has AnonHugePages; a forked checkpoint, then a kill
 #      checkpoint; the restart, held at step 2000, has AnonHugePages again; it ends as natively.
-#   2. MANA_FORKED_WRITERS=1 MANA_HUGE_PAGES=0, and 3. no forked writers: no AnonHugePages.
+#   2. the application rewrites its arrays while a forked writer still shares them (the writer
+#      held by MANA_TEST_WRITER_HOLD): the copy-on-write splits the huge pages; once the
+#      generation is written they are huge again within seconds
+#      (lower-half/huge_pages_collapse.c), long before khugepaged would get to them; the job
+#      ends as natively. The writers run at nice 10.
+#   3. MANA_FORKED_WRITERS=1 MANA_HUGE_PAGES=0, and 4. no forked writers: no AnonHugePages.
 # Exits 77 (skipped) when the kernel's THP setting is "never".
 #
 # usage: huge_pages.sh --bin DIR --program PATH [--timeout S]
@@ -80,7 +85,39 @@ wait_job "the restarted job" "$work/restart.err"
 cmp -s "$work/restart.out" "$work/native.out" || fail "the restarted job's output differs from native"
 say "forked writers: $kb kB of huge pages per rank at launch, $kb2 kB after the restart; output as native"
 
-# ---- 2. and 3. no huge pages when asked not to, or without forked writers -------------------
+# ---- 2. huge pages split while a writer runs are huge again after it ------------------------
+run_held split MANA_FORKED_WRITERS=1 MANA_TEST_WRITER_HOLD="$work/writer-go"
+[ "$kb" -gt 0 ] || fail "split: a rank's upper half has no huge pages at launch"
+ask "$work/split" --checkpoint >"$work/split-ask.out" 2>&1 &
+asker=$!
+until "$bin/mana_status" --ckptdir "$work/split" --json 2>/dev/null | grep -Eq '"phase": *"writing"'; do
+  kill -0 $asker 2>/dev/null || fail "split: the checkpoint ended early: $(cat "$work/split-ask.out")"
+  sleep 0.05
+done
+# the writers run at nice 10 (MANA_WRITER_NICE's default), behind the application
+pids=$("$bin/mana_status" --ckptdir "$work/split" --json | sed -n 's/^      "pid": \([0-9]*\),\{0,1\}$/\1/p')
+for p in $pids; do
+  w=$(pgrep -P "$p" | head -1) || fail "split: rank pid $p has no writer process"
+  nice=$(awk '{ print $19 }' "/proc/$w/stat")
+  [ "$nice" = 10 ] || fail "split: the writer $w of rank pid $p runs at nice $nice, not 10"
+done
+touch "$work/split-h1" # the arrays are rewritten a thousand times while the writer waits
+wait_step "$work/split.err" 2000
+kb_split=$(huge_kb "$work/split")
+[ "$kb_split" -lt "$kb" ] || fail "split: still $kb_split kB of huge pages after the rewrite (the test needs a split)"
+touch "$work/writer-go"
+wait $asker || fail "split: the checkpoint: $(cat "$work/split-ask.out")"
+end=$((SECONDS + 8)) # khugepaged scans 16 MiB per 10 s; the collapse after a writer takes ms
+until kb_again=$(huge_kb "$work/split"); [ "$kb_again" -ge "$kb" ]; do
+  [ $SECONDS -lt $end ] || fail "split: $kb_again kB of huge pages 8 s after the writer (was $kb, $kb_split while it ran)"
+  sleep 0.1
+done
+touch "$work/split-h2"
+wait_job "split: the job" "$work/split.err"
+cmp -s "$work/split.out" "$work/native.out" || fail "split: the output differs from native"
+say "a rewrite during the writer split the huge pages ($kb -> $kb_split kB per rank); $kb_again kB after it"
+
+# ---- 3. and 4. no huge pages when asked not to, or without forked writers -------------------
 for name in optout default; do
   if [ $name = optout ]; then run_held $name MANA_FORKED_WRITERS=1 MANA_HUGE_PAGES=0
   else run_held $name MANA_FORKED_WRITERS=; fi

@@ -1,0 +1,57 @@
+/* Listing the upper half's mappings (upper_mappings.h). */
+#define _GNU_SOURCE
+#include "upper_mappings.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mana/boundary.h"
+#include "mana/fail.h"
+
+static int parse_maps_line(const char *line, struct mana_mapping *m)
+{
+  char perms[8] = "";
+  unsigned long lo, hi, inode;
+  int path_at = 0;
+  if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path_at) < 4)
+    return -1;
+  m->start = lo;
+  m->end = hi;
+  m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+            (perms[2] == 'x' ? PROT_EXEC : 0);
+  m->shared = perms[3] == 's';
+  m->file_backed = inode != 0;
+  snprintf(m->path, sizeof(m->path), "%s", line + path_at);
+  m->path[strcspn(m->path, "\n")] = '\0';
+  return 0;
+}
+
+static int is_upper(const struct mana_mapping *m)
+{
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  if (m->start >= MANA_WINDOW_BASE && m->end <= MANA_WINDOW_END)
+    return 1;
+  for (uint32_t i = 0; i < b->n_extra_ranges; i++)
+    if (m->start >= b->extra_ranges[i].start && m->end <= b->extra_ranges[i].end)
+      return 1;
+  return 0;
+}
+
+int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg), void *arg,
+                             char *err, size_t errlen)
+{
+  FILE *maps = fopen("/proc/self/maps", "re");
+  if (!maps)
+    return mana_fail(err, errlen, errno, "cannot read /proc/self/maps");
+  char line[512];
+  int rc = 0;
+  while (rc == 0 && fgets(line, sizeof(line), maps)) {
+    struct mana_mapping m;
+    if (parse_maps_line(line, &m) == 0 && is_upper(&m))
+      rc = fn(&m, arg);
+  }
+  fclose(maps);
+  return rc;
+}

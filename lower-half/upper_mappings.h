@@ -1,0 +1,21 @@
+/* The upper half's mappings as /proc/self/maps lists them now: every mapping inside the window
+ * and in the boundary's extra ranges (a non-PIE application's segments). */
+#ifndef MANA_UPPER_MAPPINGS_H
+#define MANA_UPPER_MAPPINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mana_mapping {
+  uint64_t start, end;
+  uint32_t prot; /* PROT_* */
+  int shared, file_backed;
+  char path[256]; /* "" for anonymous memory */
+};
+
+/* Calls fn for each upper-half mapping in address order until fn returns non-zero (returned).
+ * -1 with err set when /proc/self/maps cannot be read. */
+int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg), void *arg,
+                             char *err, size_t errlen);
+
+#endif
