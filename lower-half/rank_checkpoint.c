@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/fault.h"
 #include "huge_pages.h"
 #include "park.h"
 
@@ -41,6 +42,18 @@ static int drain_with_peers(const struct rank_peers *peers, const struct mana_ra
   return 0;
 }
 
+/* MANA_FAULT=park-fail[:RANK] (fault.h): once per process. */
+static int park_fault(uint32_t rank, char *reason, size_t len)
+{
+  static int fired;
+  if (fired || !mana_fault("park-fail", (long)rank))
+    return 0;
+  fired = 1;
+  snprintf(reason, len, "rank %u: a thread did not park (fault injected by MANA_FAULT=park-fail)",
+           rank);
+  return 1;
+}
+
 void mana_rank_checkpoint_prepare(void)
 {
   mana_huge_pages_recollapse_stop();
@@ -50,7 +63,8 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
                                                   uint64_t gen, const struct mana_rank_facts *facts)
 {
   char reason[512], name[64];
-  if (mana_park_all(MANA_PARK_SIGNAL, MANA_RANK_PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0) {
+  if (mana_park_all(MANA_PARK_SIGNAL, MANA_RANK_PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0 ||
+      park_fault(facts->rank, reason, sizeof(reason))) {
     peers->failed(peers->arg, reason);
     return RANK_CKPT_REPORTED;
   }

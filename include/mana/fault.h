@@ -9,6 +9,9 @@
  *   write-kill             a rank is killed (SIGKILL) in the middle of writing its image
  *   coord-kill-in-write    the coordinator is killed once a rank has begun writing
  *   restart-kill           a restarting rank is killed before it joins MPI
+ *   park-fail              a rank reports, once per process, that a thread would not park
+ *                          (its threads are parked then, as in a real failure some are):
+ *                          the generation is aborted before any rank drains
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H
