@@ -7,6 +7,9 @@
  *                                      this one to go on; the call then goes on
  *                                      (every rank waits at MPI_Finalize until it has begun
  *                                      the checkpoint)
+ *   MANA_TEST_CHECKPOINT_AT_CALL=J,K   the same at call K, after a plain checkpoint at call
+ *                                      J < K (forked or incremental as the job's options
+ *                                      say: a chain of two generations to restart from)
  *   MANA_TEST_CHECKPOINT_RANK=R        the rank that counts (default 0)
  *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
  *                                      committed (as mana_status --checkpoint --kill)
@@ -41,6 +44,8 @@
 
 static uint32_t trigger_rank;
 static const char *count_file;
+/* K of "J,K", armed once the plain checkpoint at J was asked for; 0: none. */
+static uint64_t second_call;
 
 static int count_written;
 /* Every rank of a job with a test checkpoint: finalizing waits for it (see the gate). */
@@ -93,7 +98,10 @@ void mana_test_trigger_init(uint32_t rank)
   gate_finalize = at && !b->restarted;
   if (!at || (who ? strtoul(who, NULL, 10) : 0) != rank)
     return;
-  uint64_t k = strtoull(at, NULL, 10);
+  char *rest;
+  uint64_t k = strtoull(at, &rest, 10);
+  if (*rest == ',' && !b->restarted)
+    second_call = strtoull(rest + 1, NULL, 10);
   if (k > b->mpi_calls)
     b->test_checkpoint_at_call = k;
   else if (!b->restarted) /* K fell inside MPI_Init, before the link was up: fire now */
@@ -122,16 +130,25 @@ static void trigger(int hold, uint64_t k)
                                            the application's) */
     return;
   }
+  /* The first of two is plain, and arms the second (a K not after J: the next crossing). */
+  int keep = getenv("MANA_TEST_CHECKPOINT_KEEP") != NULL;
+  if (second_call) {
+    keep = 1;
+    uint64_t next = second_call > b->mpi_calls ? second_call : b->mpi_calls + 1;
+    second_call = 0;
+    __atomic_store_n(&b->test_checkpoint_at_call, next, __ATOMIC_RELEASE);
+  }
   /* A rank may reach its K-th call before the other ranks have connected (they connect at
-   * the end of their MPI_Init): ask again until they have, rather than lose the checkpoint.
+   * the end of their MPI_Init), or while the first of two checkpoints is still written: ask
+   * again until they have, rather than lose the checkpoint.
    * This rank waits here, inside its call; the others do not need it to connect. */
   int rc;
   struct timespec pause = {0, 20 * 1000000L};
   for (int waited_ms = 0;; waited_ms += 20) {
-    rc =
-        mana_ask_checkpoint(!getenv("MANA_TEST_CHECKPOINT_KEEP"), 0, false, &gen, err, sizeof(err));
+    rc = mana_ask_checkpoint(!keep, 0, false, &gen, err, sizeof(err));
     if (rc == 0 || waited_ms >= BEGIN_TIMEOUT_MS ||
-        (!strstr(err, "ranks are connected") && !strstr(err, "no rank has connected")))
+        (!strstr(err, "ranks are connected") && !strstr(err, "no rank has connected") &&
+         !strstr(err, "already in progress"))) /* the first of two, written by forked writers */
       break;
     nanosleep(&pause, NULL);
   }

@@ -11,9 +11,17 @@
 #   restart  runtests -mpiexec=mana-restart-mpiexec, once per seed: every test checkpointed at
 #            a call K drawn from the seed and its call count, killed, and restarted with
 #            mana_restart (see mana-restart-mpiexec for the formula)
+#   restart2 the same with a plain checkpoint at a call J between MPI_Init and K before the
+#            kill at K: the restart reads a chain of two generations (with MANA_FORKED_WRITERS=1
+#            MANA_INCREMENTAL=1 in the environment the first is written by forked writers and
+#            the second refers to it); counted with restart for --min-restart-pass
+#   abort    once per seed, the checkpoint at K is aborted (the last rank reports that a thread
+#            would not park, MANA_FAULT=park-fail): every test must still pass, as if no
+#            checkpoint had been asked for, like the launch mode
 #
 # Options:
-#   --modes LIST             modes to run, comma separated (default native,launch,restart).
+#   --modes LIST             modes to run, comma separated (default native,launch,restart;
+#                            also restart2, abort).
 #                            Without native, the cached baseline is used; tests that have
 #                            none are run natively first (a native timeout is cached too:
 #                            --refresh or the native mode runs it again).  Without launch, the restart mode
@@ -109,14 +117,14 @@ done
 [[ "$multiplier" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--timeout-multiplier must be a number"
 [[ "$native_scale" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--native-scale must be a number"
 [[ "$min_restart" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "--min-restart-pass must be a number"
-run_native=0 run_launch=0 run_restart=0
+run_native=0 run_launch=0 run_restart=0 seeded=()
 IFS=, read -r -a mode_list <<<"$modes"
 for m in "${mode_list[@]}"; do
   case "$m" in
     native) run_native=1 ;;
     launch) run_launch=1 ;;
-    restart) run_restart=1 ;;
-    *) die_usage "unknown mode '$m' (native, launch, restart)" ;;
+    restart|restart2|abort) run_restart=1 seeded+=("$m") ;;
+    *) die_usage "unknown mode '$m' (native, launch, restart, restart2, abort)" ;;
   esac
 done
 if [ -n "$list" ]; then
@@ -239,13 +247,15 @@ if [ $run_launch -eq 1 ]; then
   MANA_SUITE_LOGDIR=$work/logs/launch run_mode launch "$here/mana-launch-mpiexec" "$work/native-pass"
   report_modes+=(--mode "launch=$work/launch.junit.xml,$work/logs/launch")
 fi
-if [ $run_restart -eq 1 ]; then
+for m in "${seeded[@]}"; do
+  variant=""
+  case $m in restart2) variant=two ;; abort) variant=abort ;; esac
   for s in "${seeds[@]}"; do
-    MANA_SUITE_SEED=$s MANA_SUITE_LOGDIR=$work/logs/restart-s$s \
-      run_mode "restart-s$s" "$here/mana-restart-mpiexec" "$work/native-pass"
-    report_modes+=(--mode "restart-s$s=$work/restart-s$s.junit.xml,$work/logs/restart-s$s")
+    MANA_SUITE_VARIANT=$variant MANA_SUITE_SEED=$s MANA_SUITE_LOGDIR=$work/logs/$m-s$s \
+      run_mode "$m-s$s" "$here/mana-restart-mpiexec" "$work/native-pass"
+    report_modes+=(--mode "$m-s$s=$work/$m-s$s.junit.xml,$work/logs/$m-s$s")
   done
-fi
+done
 
 echo
 python3 "$here/suite.py" report --manifest "$work/manifest" --state "$state" \

@@ -439,9 +439,10 @@ def cmd_report(a):
         if name == 'native':
             continue
         good = sum(outcome[(name, k)] == 'pass' for k in npass)
-        if name == 'launch':
-            parts.append('launch %d/%d (%s)' % (good, len(npass), pct(good, len(npass))))
-            launch_ok = good == len(npass)
+        if name == 'launch' or name.startswith('abort'):
+            # an aborted checkpoint must leave every test as if none had been asked for
+            parts.append('%s %d/%d (%s)' % (name, good, len(npass), pct(good, len(npass))))
+            launch_ok = launch_ok and good == len(npass)
         elif name.startswith('restart'):
             restart_pass += good
             restart_total += len(npass)
@@ -480,7 +481,7 @@ def cmd_report(a):
     out.append('')
     verdict = []
     if not launch_ok:
-        verdict.append('launch mode fails tests that pass natively')
+        verdict.append('launch or abort mode fails tests that pass natively')
     if not restart_ok:
         verdict.append('restart mode passes %s, under the threshold of %g%%' % (
             pct(restart_pass, restart_total), a.min_restart_pass))
