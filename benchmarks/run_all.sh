@@ -8,7 +8,7 @@
 #   -k       keep the logs directory (printed)
 #
 # Parts, in this order (each prints its own table; their logs are kept in one directory):
-#   1. run_ckpt_bench.sh -n 2 -m 64 and -m 1024, synchronous and --forked: pause per
+#   1. run_ckpt_bench.sh -n 2 -m 64 and -m 1024, synchronous and --forked (5 s apart): pause per
 #      checkpoint (the application's own longest stall), coordination, write rate against dd;
 #   2. run_incremental_bench.sh -n 2 -m 1024 -c "0 1 10": bytes of a generation after 0, 1
 #      and 10 % of the memory changed, against the full one;
@@ -39,8 +39,8 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/mana-run-all.XXXXXX")
 [ "$keep" = 1 ] && echo "logs in $logs"
 trap '[ "$keep" = 1 ] || rm -rf "$logs"' EXIT
 
-small=64 big=1024 reps=3 incr=1024 img=1024 orounds=3
-[ "$quick" = 1 ] && big=256 reps=1 incr=128 img=256 orounds=1
+small=64 big=1024 reps=3 incr=1024 img=1024 orounds=3 space=5
+[ "$quick" = 1 ] && big=256 reps=1 incr=128 img=256 orounds=1 space=1
 broken=0
 part() { # part NAME COMMAND...: runs it, output to the terminal and to $logs/NAME
   local name=$1 rc
@@ -55,8 +55,10 @@ part() { # part NAME COMMAND...: runs it, output to the terminal and to $logs/NA
 echo "date $(date -Is)  host $(uname -n)  kernel $(uname -r)  $(nproc) CPUs  mana $MANA_BIN"
 part ckpt_sync "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$small" -r "$reps" -d "$dir"
 part ckpt_sync_big "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$big" -r "$reps" -d "$dir"
-part ckpt_forked "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$small" -r "$reps" -d "$dir" --forked
-part ckpt_forked_big "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$big" -r "$reps" -d "$dir" --forked
+# Forked checkpoints 5 s apart (-s): the background work after one (collapsing the huge pages
+# its writer's copy-on-write split) is over before the next, as with any real interval.
+part ckpt_forked "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$small" -r "$reps" -d "$dir" --forked -s "$space"
+part ckpt_forked_big "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$big" -r "$reps" -d "$dir" --forked -s "$space"
 part incremental "$src/benchmarks/run_incremental_bench.sh" -n 2 -m "$incr" -c "0 1 10" -d "$dir"
 IMAGE_BENCH_BIN=${IMAGE_BENCH_BIN:-$bench/image_bench} \
   part image sh "$src/benchmarks/run_image_bench.sh" "$dir" -s "$img" -r "$reps"

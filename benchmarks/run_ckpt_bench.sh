@@ -9,6 +9,11 @@
 #                figures are about this directory's storage
 #   --forked     forked writers (mana_launch --forked-writers): each rank resumes once drained
 #                while a forked child writes its image (the kill checkpoint stays synchronous)
+#   -s SECONDS   time from one checkpoint's commit to the next request (default 0.3), as an
+#                interval would space them; after a forked generation the ranks collapse the
+#                huge pages its copy-on-write split (docs/checkpoint-engine.md, 3.1), about
+#                0.3 s of CPU per GiB at the writers' nice value, and a checkpoint that comes
+#                before that is over forks with 4 KiB page tables again
 #   --overhead   also run benchmarks/run_overhead.sh (per-call runtime overhead, no checkpoints)
 #   -k           keep the work directory (printed)
 #
@@ -39,13 +44,14 @@ set -euo pipefail
 
 me=run_ckpt_bench.sh
 src=$(cd "$(dirname "$0")/.." && pwd)
-ranks_list="1 2 4" mib=64 reps=3 dir=${TMPDIR:-/tmp} overhead=0 keep=0 forked=()
+ranks_list="1 2 4" mib=64 reps=3 dir=${TMPDIR:-/tmp} overhead=0 keep=0 forked=() space=0.3
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks_list=$2; shift 2 ;;
     -m) mib=$2; shift 2 ;;
     -r) reps=$2; shift 2 ;;
+    -s) space=$2; shift 2 ;;
     -d) dir=$2; shift 2 ;;
     --overhead) overhead=1; shift ;;
     --forked) forked=(--forked-writers); shift ;;
@@ -58,6 +64,7 @@ for v in "$mib" "$reps" $ranks_list; do
   case "$v" in ''|*[!0-9]*) echo "$me: '$v' is not a whole number" >&2; exit 2 ;; esac
 done
 [ "$reps" -ge 1 ] || { echo "$me: -r must be at least 1" >&2; exit 2; }
+case "$space" in ''|*[!0-9.]*) echo "$me: -s '$space' is not a number of seconds" >&2; exit 2 ;; esac
 COORD_MS=${COORD_MS:-50} WRITE_PCT=${WRITE_PCT:-90} IMAGE_RATIO=${IMAGE_RATIO:-1.02}
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
 
@@ -147,7 +154,7 @@ first_after_us() {
 
 echo "date $(date -Is)  host $(uname -n)  kernel $(uname -r)  $(nproc) CPUs"
 echo "dir  $dir: $(df -PT "$dir" | awk 'NR==2 {print $2 " on " $1}')"
-echo "mana $MANA_BIN   app $app   $mib MiB per rank, $reps checkpoint(s) + 1 kill/restart per rank count"
+echo "mana $MANA_BIN   app $app   $mib MiB per rank, $reps checkpoint(s) + 1 kill/restart per rank count, $space s from a commit to the next request"
 echo "targets: coordination <= $COORD_MS ms (2-4 ranks), write >= $WRITE_PCT % of dd, image <= $IMAGE_RATIO x upper-half RSS"
 echo
 summary=()
@@ -182,7 +189,7 @@ for n in $ranks_list; do
     t_done=$(now_us)
     if [ "${#kill_opt[@]}" -eq 0 ]; then
       j=$(st --json)
-      sleep 0.3
+      sleep "$space"
       pause=$(max_gap_ms "$t_req" "$t_done")
     else
       # the ranks exit once it is committed: read the phase times from the manifest
