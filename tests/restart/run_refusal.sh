@@ -15,10 +15,19 @@ timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>/dev/null || fail "
 timeout 120 "$bin/mana_launch" --ckptdir "$work/ckpt" mpiexec.mpich -n "$ranks" "$@" \
   >"$work/mana" 2>"$work/mana.err" &
 job=$!
-sleep 1
-if out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); then
-  fail "the checkpoint was not refused: $out"
-fi
+# asked as soon as every rank has connected (the job holds its partitioned request from
+# MPI_Init on), again while they are still connecting
+end=$((SECONDS + 100))
+until out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); do
+  case $out in
+    *"ranks are connected"* | *"no rank has connected"* | *"no coordinator is running"*) ;;
+    *) break ;;
+  esac
+  [ $SECONDS -lt $end ] || fail "the ranks did not connect within 100 s: $out"
+  kill -0 "$job" 2>/dev/null || fail "the job ended before its ranks connected: $(tail -3 "$work/mana.err")"
+  sleep 0.1
+done
+[ -n "$out" ] && ! grep -q "committed" <<<"$out" || fail "the checkpoint was not refused: $out"
 echo "refused as expected: $out"
 printf '%s\n' "$out" | grep -q "$pattern" || fail "the refusal does not say why: $out"
 wait "$job" || fail "the job failed after the refusal: $(tail -3 "$work/mana.err")"
