@@ -83,6 +83,11 @@ int mana_coordinator_link_may_hold(uint64_t gen)
          !__atomic_load_n(&awaited, __ATOMIC_ACQUIRE);
 }
 
+int mana_coordinator_link_in_checkpoint(void)
+{
+  return __atomic_load_n(&current_gen, __ATOMIC_ACQUIRE) != 0;
+}
+
 int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
 {
   struct timespec until;

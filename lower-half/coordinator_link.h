@@ -16,4 +16,7 @@ int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms);
  * target it must still reach (holding the application's thread cannot keep the ranks from
  * converging, unless a peer waits for a message it is about to send). */
 int mana_coordinator_link_may_hold(uint64_t gen);
+/* 1 from a generation's CKPT until this rank's application threads run again (released after
+ * the verdict, or once a forked writer exists). */
+int mana_coordinator_link_in_checkpoint(void);
 #endif

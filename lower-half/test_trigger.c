@@ -48,8 +48,13 @@ static const char *count_file;
 static uint64_t second_call;
 
 static int count_written;
-/* Every rank of a job with a test checkpoint: finalizing waits for it (see the gate). */
+/* Every rank of a job with a test checkpoint: finalizing waits for it (see the gate), and
+ * for the second of "J,K" (generation 2 in a fresh directory) too. */
 static int gate_finalize;
+static int gate_two;
+/* The armed call is the second of two: asked for only once the first has let go of this
+ * rank's threads (they must park for it, and this call would hold one of them). */
+static int second_armed;
 /* The application's MPI_Init has returned.  Inside it the rank cannot park (it is inside a
  * communicator constructor), so a checkpoint asked for there would stall until the hold below
  * ran out, and a short program could end first. */
@@ -93,9 +98,14 @@ void mana_test_trigger_init(uint32_t rank)
   if (count_file && *count_file)
     atexit(mana_test_trigger_finalizing);
   app_ready = b->restarted != 0; /* a restarted rank is past its MPI_Init */
+  /* A call armed when the image was taken (the second of "J,K") belongs to the run that armed
+   * it: the restarted job must not checkpoint again unless its own environment asks. */
+  if (b->restarted)
+    b->test_checkpoint_at_call = 0;
   const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
   const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
   gate_finalize = at && !b->restarted;
+  gate_two = at && strchr(at, ',') != NULL;
   if (!at || (who ? strtoul(who, NULL, 10) : 0) != rank)
     return;
   char *rest;
@@ -130,9 +140,15 @@ static void trigger(int hold, uint64_t k)
                                            the application's) */
     return;
   }
+  if (second_armed && mana_coordinator_link_in_checkpoint()) {
+    __atomic_store_n(&b->test_checkpoint_at_call, b->mpi_calls + 1, __ATOMIC_RELEASE);
+    return;
+  }
+  second_armed = 0;
   /* The first of two is plain, and arms the second (a K not after J: the next crossing). */
   int keep = getenv("MANA_TEST_CHECKPOINT_KEEP") != NULL;
   if (second_call) {
+    second_armed = 1;
     keep = 1;
     uint64_t next = second_call > b->mpi_calls ? second_call : b->mpi_calls + 1;
     second_call = 0;
@@ -196,11 +212,24 @@ void mana_test_trigger_finalize_gate(void)
       trigger(1, k);
     return;
   }
-  if (mana_coordinator_link_wait_begun(1, BEGIN_TIMEOUT_MS) != 0)
+  if (mana_coordinator_link_wait_begun(1, BEGIN_TIMEOUT_MS) != 0) {
     fprintf(stderr,
             "mana: test checkpoint: rank %u finalizes MPI: no checkpoint began "
             "within %d s\n",
             trigger_rank, BEGIN_TIMEOUT_MS / 1000);
+    return;
+  }
+  if (!gate_two)
+    return;
+  /* The second: this thread may have to park for the first before it ends, which it cannot
+   * while it waits here; then it goes on into MPI_Finalize (and the second may be refused). */
+  struct timespec ms = {0, 1000000L};
+  for (int i = 0; i < BEGIN_TIMEOUT_MS && mana_coordinator_link_wait_begun(2, 0) != 0; i++) {
+    if (mana_coordinator_link_in_checkpoint() &&
+        __atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE))
+      return;
+    nanosleep(&ms, NULL);
+  }
 }
 
 void mana_test_checkpoint_now(void)
