@@ -19,13 +19,7 @@ set -euo pipefail
 me=aborted_checkpoint.sh
 . "$(dirname "$0")/job_lib.sh"
 parse_job_args tests/programs/iterative "$@"
-work=$(mktemp -d "${TMPDIR:-/tmp}/mana-aborted.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
+job_workdir aborted
 
 iters=12000 every=1000
 mpiexec.mpich -n 2 "$program" $iters >"$work/native.out" 2>"$work/native.err" ||

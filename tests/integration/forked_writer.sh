@@ -21,13 +21,7 @@ set -euo pipefail
 me=forked_writer.sh
 . "$(dirname "$0")/job_lib.sh"
 parse_job_args tests/programs/iterative "$@"
-work=$(mktemp -d "${TMPDIR:-/tmp}/mana-forked-writer.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
+job_workdir forked-writer
 
 iters=12000 every=1000
 st() { "$bin/mana_status" --ckptdir "$work/ck" "$@"; }

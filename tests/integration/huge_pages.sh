@@ -27,13 +27,7 @@ if [ ! -r $thp ] || grep -q '\[never\]' $thp; then
   exit 77
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/mana-huge-pages.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
+job_workdir huge-pages
 
 args=("$program" 3000)
 # huge_kb CKPTDIR: the least, over the ranks, of the AnonHugePages (kB) of their upper halves

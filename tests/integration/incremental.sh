@@ -25,13 +25,7 @@ set -euo pipefail
 me=incremental.sh
 . "$(dirname "$0")/job_lib.sh"
 parse_job_args tests/programs/iterative "$@"
-work=$(mktemp -d "${TMPDIR:-/tmp}/mana-incremental.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
+job_workdir incremental
 
 iters=8000 nlocal=4096
 args=("$program" $iters $nlocal)

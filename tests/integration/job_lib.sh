@@ -10,6 +10,8 @@
 #                             ranks are still connecting; prints its answer, non-zero on refusal
 #   wait_job WHAT [ERRFILE]   waits for $job and clears it; fails unless it exited 0, naming
 #                             WHAT and the end of ERRFILE
+#   job_workdir NAME          work: a new directory ${TMPDIR:-/tmp}/mana-NAME.XXXXXX; job=""; at
+#                             exit $job (if set) is killed and $work removed (KEEP=1 keeps it)
 
 parse_job_args() {
   local what=$1
@@ -59,4 +61,15 @@ wait_job() {
   wait "$job" || rc=$?
   job=""
   [ $rc -eq 0 ] || fail "$1 exited $rc${2:+: $(tail -5 "$2")}"
+}
+
+job_workdir() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/mana-$1.XXXXXX")
+  job=""
+  trap job_cleanup EXIT
+}
+
+job_cleanup() {
+  if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
+  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
 }
