@@ -130,7 +130,7 @@ struct writer_result {
  * as long. */
 #define WRITER_NICE_DEFAULT 10
 
-int mana_checkpoint_writer_nice(void)
+static int configured_nice(void)
 {
   static int nice_value = -1;
   if (nice_value >= 0)
@@ -147,6 +147,16 @@ int mana_checkpoint_writer_nice(void)
       nice_value = (int)n;
   }
   return nice_value;
+}
+
+/* Never ahead of the rank: a job started with nice 15 keeps its writers at 15 (as root,
+ * setting 10 would have raised them above the application). */
+int mana_checkpoint_writer_nice(void)
+{
+  errno = 0;
+  int own = getpriority(PRIO_PROCESS, 0); /* this thread's; -1 is a valid value */
+  int wanted = configured_nice();
+  return errno == 0 && own > wanted ? own : wanted;
 }
 
 /* MANA_TEST_WRITER_HOLD=FILE (testing aid): the writer waits until FILE exists, at most
@@ -170,7 +180,7 @@ static _Noreturn void run_writer(int out, const char *dir, const char *name, uin
   sigprocmask(SIG_SETMASK, &all, NULL);
   /* A writer must not outlive its rank (a killed rank's generation is never committed). */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  setpriority(PRIO_PROCESS, 0, nice_value); /* refused: the writer runs at the rank's */
+  setpriority(PRIO_PROCESS, 0, nice_value);
   hold_for_test();
   r.rc = write_image(dir, name, generation, base_dir, facts, NULL, 1, &r.written, r.err,
                      sizeof(r.err));

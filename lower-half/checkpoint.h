@@ -50,7 +50,8 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
  * died). */
 int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, struct mana_written *out, char *err,
                                 size_t errlen);
-/* The nice value forked writers run at: MANA_WRITER_NICE, 0 to 19 (default 10). */
+/* The nice value forked writers run at: MANA_WRITER_NICE, 0 to 19 (default 10), or the
+ * calling thread's own when that is higher. */
 int mana_checkpoint_writer_nice(void);
 
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
