@@ -10,7 +10,11 @@
 #include "coord_layout.h"
 
 struct mana_rank_facts {
-  uint32_t rank, world_size, thread_level, pad;
+  uint32_t rank, world_size, thread_level;
+  /* MANA_BOUNDARY_VERSION of the mana that wrote the image: the stub inside the image and the
+   * lower half that restarts it must agree on the boundary page's layout (0 in images written
+   * before this field existed). */
+  uint32_t boundary_version;
 };
 
 /* How a writer reports how far it is: progress(bytes so far, arg) every `every` bytes. */

@@ -434,7 +434,8 @@ static int drain_and_write(uint64_t gen, const char *dir, const char *base_dir, 
   struct rank_peers peers = {&lp,           peers_suspended, peers_drained, peers_refused,
                              peers_failed,  peers_written,   &progress,     forked,
                              peers_resumed, base_dir};
-  struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(), 0};
+  struct mana_rank_facts facts = {my_rank, my_size, (uint32_t)mana_mpi_thread_level(),
+                                  MANA_BOUNDARY_VERSION};
   enum rank_checkpoint_outcome out = mana_rank_checkpoint(&peers, dir, gen, &facts);
   *resumed = lp.resumed;
   if (out != RANK_CKPT_REPORTED)

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mana/boundary.h"
 #include "lower_threads.h"
 #include "rank_checkpoint.h"
 #include "services.h"
@@ -67,7 +68,7 @@ static void *run(void *arg)
   }
   struct mana_rank_facts facts = {env_u32("PMI_RANK", "SLURM_PROCID"),
                                   env_u32("PMI_SIZE", "SLURM_NTASKS"),
-                                  (uint32_t)mana_mpi_thread_level(), 0};
+                                  (uint32_t)mana_mpi_thread_level(), MANA_BOUNDARY_VERSION};
   struct local_report report = {facts.rank};
   struct rank_peers none = {&report,       NULL, NULL, local_refused, local_failed,
                             local_written, NULL, 0,    NULL,          NULL};

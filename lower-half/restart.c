@@ -63,6 +63,15 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
     return mana_fail(err, errlen, 0, "%s: no rank record", path);
   }
   struct mana_rank_facts facts = *saved_facts;
+  /* Before anything is restored: the stub in the image reads the boundary page with the
+   * layout it was built with, which this lower half would fill with its own. */
+  uint32_t contract = MANA_BOUNDARY_VERSION + mana_fault("restart-other-build", (long)facts.rank);
+  if (facts.boundary_version != contract)
+    return mana_fail(err, errlen, 0,
+                     "the image was written by another build of mana (the contract between its "
+                     "halves is version %u, this mana's is %u): restart it with the mana that "
+                     "wrote it",
+                     facts.boundary_version, contract);
   const struct mana_lh_table *table = MANA_BOUNDARY->lh;
   for (size_t i = 0; mana_state_kinds[i]; i++)
     if (mana_state_kinds[i]->restore(r, err, errlen) != 0)

@@ -12,6 +12,8 @@
  *   park-fail              a rank reports, once per process, that a thread would not park
  *                          (its threads are parked then, as in a real failure some are):
  *                          the generation is aborted before any rank drains
+ *   restart-other-build    a restarting rank takes itself for a build of mana whose boundary
+ *                          page (mana/boundary.h) has another version than the image's
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H

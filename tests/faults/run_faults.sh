@@ -6,7 +6,7 @@
 #   usage: run_faults.sh [--bin DIR] [--program PATH] [CASE...]
 #     CASE   run only these (default: all): write-kill coord-kill-in-write enospc
 #            restart-kill restart-kill-launcher flipped-byte truncated missing-image
-#            wrong-ranks wrong-ranks-per-rank
+#            wrong-ranks wrong-ranks-per-rank other-build
 #
 # Every case must end with one clear error line; a lost rank must take the whole job down
 # within 10 s, while a checkpoint that failed otherwise must leave the job running on (it
@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#cases[@]} -gt 0 ] || cases=(write-kill coord-kill-in-write enospc restart-kill
-  restart-kill-launcher flipped-byte truncated missing-image wrong-ranks wrong-ranks-per-rank)
+  restart-kill-launcher flipped-byte truncated missing-image wrong-ranks wrong-ranks-per-rank
+  other-build)
 command -v mpiexec.mpich >/dev/null || { echo "run_faults.sh: no mpiexec.mpich"; exit 77; }
 
 iters=${MANA_FAULTS_ITERS:-40000}
@@ -248,6 +249,14 @@ for case in "${cases[@]}"; do
       # every rank says which rank and host it is (the per-rank form has no launcher to)
       refused_restart "$case" "rank [0-9] on [^:]*: generation 1 has 2 ranks but 3 were started" \
         mpiexec.mpich -n 3 "$bin/mana_restart" --ckptdir "$ck" ;;
+    other-build)
+      # the image's stub and this lower half disagree on the boundary page: every rank says
+      # so before it restores anything
+      refused_restart "$case" "written by another build of mana" \
+        env MANA_FAULT=restart-other-build mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$ck"
+      [ "$(grep -c "written by another build of mana" "$work/$case.both")" -ge 2 ] ||
+        fail "not every rank said why: $(grep -c "another build" "$work/$case.both") line(s)"
+      check_intact "$ck" ;;
     *) echo "run_faults.sh: unknown case $case" >&2; exit 2 ;;
   esac
 done
