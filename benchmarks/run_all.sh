@@ -13,7 +13,9 @@
 #   2. run_incremental_bench.sh -n 2 -m 1024 -c "0 1 10": bytes of a generation after 0, 1
 #      and 10 % of the memory changed, against the full one;
 #   3. run_image_bench.sh -s 1024: image write and restore (read into place) against dd;
-#   4. run_overhead.sh -r 3: per-call overhead of local queries and communicating calls;
+#   4. run_overhead.sh -r 9: per-call overhead of local queries and communicating calls (nine
+#      rounds: one job of the same binary differs from the next by up to 30 ns on a 2-vCPU VM,
+#      and the median of three rounds moved a 60 ns target's verdict from run to run);
 #   5. coord_scale: the coordinator at 1,024 to 65,536 simulated ranks.
 # Summary: one line per target of issue 11 with the measured figure, PASS or MISS. The
 # figures only mean something on an idle machine; the load average is printed before and after
@@ -39,7 +41,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/mana-run-all.XXXXXX")
 [ "$keep" = 1 ] && echo "logs in $logs"
 trap '[ "$keep" = 1 ] || rm -rf "$logs"' EXIT
 
-small=64 big=1024 reps=3 incr=1024 img=1024 orounds=3 space=5
+small=64 big=1024 reps=3 incr=1024 img=1024 orounds=9 space=5
 [ "$quick" = 1 ] && big=256 reps=1 incr=128 img=256 orounds=1 space=1
 broken=0
 part() { # part NAME COMMAND...: runs it, output to the terminal and to $logs/NAME
