@@ -402,9 +402,15 @@ say "output identical to the native run ($(wc -l <"$work/native.out") lines, $ge
 # then the hosts go, then no /dev/shm file the ranks had mapped.
 if [ -n "$slurm_dir" ]; then
   # mana's epilog ran on every node of every job (the native one, the launch, the restart:
-  # two nodes each) and removed each job's runtime directory
-  epilogs=$(tail -n +"$hooks_from" "$hooks_log" 2>/dev/null | grep -c "mana-epilog\[[0-9]*\] job [0-9]*: done" || true)
-  [ "$epilogs" -ge 6 ] || fail "mana's epilog ran $epilogs time(s) for 3 jobs on 2 nodes each"
+  # two nodes each) and removed each job's runtime directory.  slurmd runs it after srun has
+  # returned, so the last job's may still be running: waited for, up to 60 s.
+  deadline=$((SECONDS + 60))
+  while :; do
+    epilogs=$(tail -n +"$hooks_from" "$hooks_log" 2>/dev/null | grep -c "mana-epilog\[[0-9]*\] job [0-9]*: done" || true)
+    [ "$epilogs" -lt 6 ] && [ $SECONDS -lt $deadline ] || break
+    sleep 0.2
+  done
+  [ "$epilogs" -ge 6 ] || fail "mana's epilog ran $epilogs time(s) for 3 jobs on 2 nodes each (after 60 s)"
   for j in $(tail -n +"$hooks_from" "$hooks_log" | sed -n 's/.*mana-epilog\[[0-9]*\] job \([0-9]*\): done.*/\1/p' | sort -u); do
     [ ! -e "/run/mana/job-$j" ] || fail "the epilog left /run/mana/job-$j"
   done
