@@ -45,7 +45,11 @@ static volatile uint32_t cc_fast_off;
 static volatile uint64_t cc_news;
 
 /* Application threads inside an MPI call that may wait for another rank's program (an RMA
- * lock waiting for its grant: window_sync.c).  Such a rank is never done (cc_status_op). */
+ * lock waiting for its grant: window_sync.c).  Such a rank is never done (cc_status_op).  A
+ * thread is counted by the gate's decision that lets it in, never before: counted on its way
+ * to the gate, it turned a rank that had reported done into a blocked one at the same epoch,
+ * although the gate was about to park it, and that status could cross DRAIN (the coordinator
+ * then aborts the generation: seen once in restart.trigger.rma_lock_contention.3ranks). */
 static volatile int peer_waits;
 
 /* RAISEs queued by the application thread, sent by the checkpoint thread before its next
@@ -212,7 +216,7 @@ static void wait_for_news(uint64_t news)
  * holds the lock, which is all the checkpoint thread's snapshot needs.  Kept out of line: inlined,
  * its registers made every collective's fast path save and restore six of them. */
 static __attribute__((noinline, cold)) void enter_slow(struct mana_mpi_thread *t, uint64_t id,
-                                                       int constructor)
+                                                       int constructor, int peer)
 {
   enum cc_decision d = CC_PROCEED;
   uint64_t to = 0;
@@ -220,6 +224,8 @@ static __attribute__((noinline, cold)) void enter_slow(struct mana_mpi_thread *t
   app_lock();
   t->cc_window = 1;
   if (ensure_ready() != 0) {
+    if (peer)
+      __atomic_add_fetch(&peer_waits, 1, __ATOMIC_SEQ_CST);
     t->cc_window = 2;
     app_unlock();
     return;
@@ -251,13 +257,16 @@ static __attribute__((noinline, cold)) void enter_slow(struct mana_mpi_thread *t
    * than 240 s to reach its safe point). */
   if (d == CC_RAISE && id != comm_id(MPI_COMM_SELF))
     queue_raise(id, to);
+  if (peer) /* under the lock the status snapshot takes */
+    __atomic_add_fetch(&peer_waits, 1, __ATOMIC_SEQ_CST);
   t->cc_window = 2;
   app_unlock();
 }
 
 /* Before a collective enters MPI.  The fast path (no checkpoint pending, group in its home
- * slot) costs the window stores and a table hit. */
-static inline __attribute__((always_inline)) void enter_id(uint64_t id, int constructor)
+ * slot) costs the window stores and a table hit.  `peer`: the call may wait for another
+ * rank's program (peer_waits), a constant everywhere. */
+static inline __attribute__((always_inline)) void enter_id(uint64_t id, int constructor, int peer)
 {
   if (!id)
     return; /* no record: stub_can_checkpoint refuses this process anyway */
@@ -270,21 +279,25 @@ static inline __attribute__((always_inline)) void enter_id(uint64_t id, int cons
   else
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
   if (!constructor && __builtin_expect(cc_ready, 1) && !cc_fast_off && cc_tick_fast(&cc, id)) {
+    /* Counted while the window is still 1: a checkpoint that begins now waits for the window
+     * (cc_begin_op), so its first status sees the count. */
+    if (peer)
+      __atomic_add_fetch(&peer_waits, 1, __ATOMIC_SEQ_CST);
     t->cc_window = 2;
     return;
   }
-  enter_slow(t, id, constructor);
+  enter_slow(t, id, constructor, peer);
 }
 
 void mana_cc_enter(MPI_Comm comm, int constructor)
 {
-  enter_id(comm_id(comm), constructor);
+  enter_id(comm_id(comm), constructor, 0);
 }
 
 /* Constructors over groups count on an id their caller computed (comm.c). */
 void mana_cc_enter_id(uint64_t id, int constructor)
 {
-  enter_id(id, constructor);
+  enter_id(id, constructor, 0);
 }
 
 /* MPI_Init makes MPI_COMM_WORLD and MPI_COMM_SELF: until both are registered the rank is
@@ -314,31 +327,26 @@ void mana_cc_init_leave(int initialized)
 /* Collective file operations count on the file's communicator. */
 void mana_cc_enter_file(MPI_File fh)
 {
-  enter_id(mana_file_cc_id(fh), 0);
+  enter_id(mana_file_cc_id(fh), 0, 0);
 }
 
 /* Fences and MPI_Win_free count on the window's own communicator. */
 void mana_cc_enter_win(MPI_Win win)
 {
-  enter_id(mana_win_cc_id(win), 0);
+  enter_id(mana_win_cc_id(win), 0, 0);
 }
 
-void mana_cc_peer_wait(int delta)
-{
-  __atomic_add_fetch(&peer_waits, delta, __ATOMIC_SEQ_CST);
-}
-
-/* Marked first, then the gate: a rank cannot report done, then enter the call unseen. */
+/* Counted by the decision that lets the thread in (enter_id): a rank cannot report done, then
+ * enter the call unseen, nor look blocked while the gate is about to park it. */
 void mana_cc_peer_gate_enter(void)
 {
-  mana_cc_peer_wait(1);
-  enter_id(comm_id(MPI_COMM_SELF), 0);
+  enter_id(comm_id(MPI_COMM_SELF), 0, 1);
 }
 
 void mana_cc_peer_gate_leave(void)
 {
   mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
-  mana_cc_peer_wait(-1);
+  __atomic_sub_fetch(&peer_waits, 1, __ATOMIC_SEQ_CST);
 }
 
 /* mana_cc_leave (stub.h) of a constructor, after the collective returned to the stub and the

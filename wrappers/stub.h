@@ -250,8 +250,6 @@ void mana_cc_init_leave(int initialized);
 void mana_cc_enter_win(MPI_Win win);
 /* The displacement MPI gets for an RMA operation (window_shm.c: shared windows). */
 MPI_Aint mana_win_target_disp(MPI_Win win, int target_rank, MPI_Aint target_disp);
-/* Around an MPI call that may wait for another rank's program (+1 before, -1 after). */
-void mana_cc_peer_wait(int delta);
 /* Around an MPI call that may wait for another rank's program and cannot be left to park
  * (MPICH's MPI_Win_lock, MPI_Win_unlock, MPI_Buffer_detach): entered through the clock on
  * MPI_COMM_SELF, so that during a checkpoint a rank whose targets are met waits before it,

@@ -9,7 +9,7 @@
  * another rank's unlock gives: a rank inside one may wait for a peer's program and cannot be
  * parked.  They are therefore entered through the collective clock on MPI_COMM_SELF (a rank
  * whose targets are met waits before the lock, parkable, instead of inside it) and, while
- * inside, the rank is never "done" (mana_cc_peer_wait): no safe point is declared while a rank
+ * inside, the rank is never "done" (collective_clock.c, peer_waits): no safe point is declared while a rank
  * waits for a grant, and a parked holder is released by the stall rule.  Unlock, unlock_all
  * and the flushes wait only for the targets' progress engines (their acknowledgements), which
  * a parked or suspended target drives (collective_clock.c, coordinator_link.c): they are plain

@@ -39,3 +39,15 @@ target_compile_options(test_stub_drained PRIVATE -fno-stack-protector)
 target_link_libraries(test_stub_drained PRIVATE ${CRITERION_LIB})
 add_test(NAME unit.stub_drained COMMAND test_stub_drained)
 set_tests_properties(unit.stub_drained PROPERTIES LABELS unit)
+
+# The collective clock's peer gate (wrappers/collective_clock.c) against a fake lower half.
+add_executable(test_stub_peer_gate ${CMAKE_CURRENT_LIST_DIR}/test_stub_peer_gate.c
+                                   ${stub_dir}/collective_clock.c ${stub_dir}/cc_algorithm.c
+                                   ${stub_dir}/stub_lock.c)
+add_dependencies(test_stub_peer_gate mana_generated)
+target_include_directories(test_stub_peer_gate PRIVATE ${stub_dir} ${stub_gen}
+                           ${CMAKE_SOURCE_DIR}/include ${MANA_MPI_INCLUDE_DIR})
+target_compile_options(test_stub_peer_gate PRIVATE -fno-stack-protector)
+target_link_libraries(test_stub_peer_gate PRIVATE ${CRITERION_LIB} Threads::Threads)
+add_test(NAME unit.stub_peer_gate COMMAND test_stub_peer_gate)
+set_tests_properties(unit.stub_peer_gate PROPERTIES LABELS unit)
