@@ -75,7 +75,8 @@ static enum cc_status status_on_the_way = CC_ST_NONE;
 static long f_sigprocmask_raw(int how, const uint64_t *set, uint64_t *old)
 {
   (void)set, (void)old;
-  if (is_gate_thread && how == SIG_BLOCK && __atomic_exchange_n(&probe_armed, 0, __ATOMIC_ACQ_REL)) {
+  if (is_gate_thread && how == SIG_BLOCK &&
+      __atomic_exchange_n(&probe_armed, 0, __ATOMIC_ACQ_REL)) {
     uint64_t ggid = 0, seq = 0;
     status_on_the_way = MANA_BOUNDARY->stub_cc->status(&ggid, &seq);
   }
