@@ -398,6 +398,12 @@ bool ckpt_stalled(const struct ckpt *c)
   return all_current(c) && c->now_running == 0 && c->now_blocked > 0 && c->now_parked > 0;
 }
 
+bool ckpt_waits_on_done(const struct ckpt *c)
+{
+  return all_current(c) && c->now_running == 0 && c->now_parked == 0 && c->now_blocked > 0 &&
+         c->now_done > 0;
+}
+
 /* Lets every rank parked at a collective pass it: that collective is about to start on
  * every member anyway, and the blocked rank may be waiting for what comes after it. */
 enum ckpt_action ckpt_release(struct ckpt *c)

@@ -208,6 +208,12 @@ bool ckpt_converged(const struct ckpt *c);
  * it sends only after that collective). */
 bool ckpt_stalled(const struct ckpt *c);
 
+/* In CONVERGE, every rank answered the current epoch, none is RUNNING or PARKED, some is
+ * BLOCKED and the others are DONE: only a done rank's own progress can move the blocked ones
+ * (an RMA lock it holds, a message it has yet to send).  The coordinator then tells the ranks
+ * (NUDGE), so that a rank held by the test trigger goes on instead of waiting for its limit. */
+bool ckpt_waits_on_done(const struct ckpt *c);
+
 /* Lets every rank PARKED at a collective pass it (target = its seq + 1) and starts a new
  * epoch: CKPT_ACT_TARGETS_CHANGED, or CKPT_ACT_NONE when nothing changed. Safe at any time;
  * the coordinator calls it when a stall has lasted a grace period. */

@@ -168,6 +168,10 @@ int coord_cmd_decode(const struct coord_msg *msg, struct coord_cmd *cmd, char *e
     cmd->kind = COORD_CMD_DRAIN;
     return 0;
   }
+  if (strcmp(verb, "NUDGE") == 0) {
+    cmd->kind = COORD_CMD_NUDGE;
+    return 0;
+  }
   if (strcmp(verb, "GO") == 0) {
     cmd->kind = COORD_CMD_GO;
     return 0;

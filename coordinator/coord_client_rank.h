@@ -43,6 +43,7 @@ enum coord_cmd_kind {
   COORD_CMD_CKPT,      /* start generation gen, images go to dir */
   COORD_CMD_TARGETS,   /* targets of epoch (all of them for epoch 1, else the change) */
   COORD_CMD_DRAIN,     /* every rank is at a safe point: park every thread, SUSPENDED */
+  COORD_CMD_NUDGE,     /* blocked ranks wait for done ones: a held rank goes on (no answer) */
   COORD_CMD_GO,        /* every rank is suspended: drain and write */
   COORD_CMD_COMMITTED, /* the generation is committed: resume, or exit if then_exit */
   COORD_CMD_ABORT,     /* the generation is abandoned: resume */

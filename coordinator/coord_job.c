@@ -451,6 +451,22 @@ static void watch_stall(struct coordinator *co)
     co->stall_deadline = coord_now_ms() + co->stall_grace_ms;
 }
 
+/* Once per generation: a rank the test trigger holds inside its call may be the one the
+ * blocked ranks wait for (docs/coordinator-protocol.md, NUDGE).  Ranks that hold nothing
+ * ignore it. */
+static void nudge_if_waiting(struct coordinator *co)
+{
+  struct coord_line line;
+
+  if (!co->ckpt || co->nudged_gen == co->ckpt->gen || !ckpt_waits_on_done(co->ckpt))
+    return;
+  co->nudged_gen = co->ckpt->gen;
+  coord_log("generation %" PRIu64 ": ranks blocked at epoch %" PRIu64
+            " wait for ranks that are done; NUDGE sent",
+            co->ckpt->gen, co->ckpt->epoch);
+  job_broadcast(co, start_line(co, &line, "NUDGE"));
+}
+
 void job_rank_message(struct coordinator *co, struct conn *c, const struct coord_msg *msg)
 {
   rank_handler handler = find_handler(msg->verb);
@@ -488,6 +504,7 @@ void job_rank_message(struct coordinator *co, struct conn *c, const struct coord
   }
   act(co, action);
   watch_stall(co);
+  nudge_if_waiting(co);
 }
 
 /* ------------------------------------------------------------------------------------- */

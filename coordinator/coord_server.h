@@ -124,6 +124,7 @@ struct coordinator {
   long long ckpt_deadline;                /* abort if not draining by then, -1: none */
   long long stall_deadline;               /* release parked ranks if still stalled, -1: none */
   unsigned stall_grace_ms;                /* doubles with every release of this generation */
+  uint64_t nudged_gen;                    /* the generation whose ranks were told NUDGE */
   long long ckpt_start_ms;                /* monotonic */
   long long ckpt_start_us, ckpt_drain_us; /* monotonic: CKPT sent, DRAIN sent (0: not yet) */
   long long ckpt_drained_us; /* monotonic: the last rank reported its drain done (0: not yet) */

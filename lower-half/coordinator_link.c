@@ -54,6 +54,9 @@ static volatile int must_go_on;
  * coordinator now sends a rank the targets of its own groups only, so this rank learns of
  * such a group when it joins it, and a test hold then ends at its time limit. */
 static volatile int awaited;
+/* The generation whose coordinator said that blocked ranks wait for done ones (NUDGE): this
+ * rank, done, may be the one they wait for, so a test trigger holding it lets it go. */
+static volatile uint64_t nudged_gen;
 /* The checkpoint directory of the newest CKPT (the parent of its generation directory). */
 static char ckpt_dir[4096];
 
@@ -80,7 +83,8 @@ int mana_coordinator_link_may_hold(uint64_t gen)
 {
   return __atomic_load_n(&current_gen, __ATOMIC_ACQUIRE) == gen &&
          !__atomic_load_n(&must_go_on, __ATOMIC_ACQUIRE) &&
-         !__atomic_load_n(&awaited, __ATOMIC_ACQUIRE);
+         !__atomic_load_n(&awaited, __ATOMIC_ACQUIRE) &&
+         __atomic_load_n(&nudged_gen, __ATOMIC_ACQUIRE) != gen;
 }
 
 int mana_coordinator_link_in_checkpoint(void)
@@ -314,6 +318,9 @@ static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cm
         return 0;
       case COORD_CMD_DRAIN:
         return 1;
+      case COORD_CMD_NUDGE:
+        __atomic_store_n(&nudged_gen, gen, __ATOMIC_RELEASE);
+        break;
       case COORD_CMD_TARGETS:
         if (apply_targets(cmd, cc) != 0)
           return -2;

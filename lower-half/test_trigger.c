@@ -13,6 +13,8 @@
  *   MANA_TEST_CHECKPOINT_RANK=R        the rank that counts (default 0)
  *   MANA_TEST_CHECKPOINT_KEEP=1        a plain checkpoint; by default the job ends once it is
  *                                      committed (as mana_status --checkpoint --kill)
+ *   MANA_TEST_HOLD_MAX_MS=N            the longest the rank that asks holds its call (default
+ *                                      15000; see trigger())
  *   MANA_TEST_COUNT_CALLS=FILE         every rank appends "rank R calls N" to FILE when the
  *                                      application calls MPI_Finalize, or exits without it
  *                                      (how a test harness learns the range to draw K from),
@@ -40,9 +42,10 @@
 #include "mana/fail.h"
 
 #define BEGIN_TIMEOUT_MS 60000
-#define HOLD_MAX_MS 15000
+#define HOLD_MAX_MS_DEFAULT 15000
 
 static uint32_t trigger_rank;
+static long hold_max_ms = HOLD_MAX_MS_DEFAULT;
 static const char *count_file;
 /* K of "J,K", armed once the plain checkpoint at J was asked for; 0: none. */
 static uint64_t second_call;
@@ -102,6 +105,9 @@ void mana_test_trigger_init(uint32_t rank)
    * it: the restarted job must not checkpoint again unless its own environment asks. */
   if (b->restarted)
     b->test_checkpoint_at_call = 0;
+  const char *max = getenv("MANA_TEST_HOLD_MAX_MS");
+  if (max && *max)
+    hold_max_ms = strtol(max, NULL, 10);
   const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
   const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
   gate_finalize = at && !b->restarted;
@@ -181,14 +187,15 @@ static void trigger(int hold, uint64_t k)
   }
   /* A short program would otherwise run on to MPI_Finalize while the ranks agree on the safe
    * point, and the checkpoint be refused: this rank holds its call until the ranks park.  It
-   * goes on as soon as the agreement needs it to (a target it has not reached, or a peer
-   * inside a constructor over groups this rank has not entered yet), or the
-   * generation ends; and after HOLD_MAX_MS in any case, since a peer may be waiting for a
-   * message this call is about to send, which the coordinator cannot see.  The hold waits for
-   * a state, not for a time: on a loaded machine the agreement can take seconds. */
+   * goes on as soon as the agreement needs it to (a target it has not reached, a peer inside a
+   * constructor over groups this rank has not entered yet, or the coordinator's NUDGE: every
+   * other rank is blocked or done, so the blocked ones may wait for this rank's lock or
+   * message), or the generation ends; and after hold_max_ms in any case, since a peer that
+   * busy-polls memory this rank is to write looks RUNNING to the coordinator.  The hold waits
+   * for a state, not for a time: on a loaded machine the agreement can take seconds. */
   struct timespec ms = {0, 1000000L};
-  for (int i = 0; hold && i < HOLD_MAX_MS && mana_coordinator_link_may_hold(gen) &&
-                  !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE);
+  for (long i = 0; hold && i < hold_max_ms && mana_coordinator_link_may_hold(gen) &&
+                   !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE);
        i++)
     nanosleep(&ms, NULL);
 }

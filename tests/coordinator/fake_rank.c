@@ -347,6 +347,9 @@ static int on_command(struct rank *r, const struct coord_cmd *cmd)
     return on_targets(r, cmd);
   case COORD_CMD_DRAIN:
     return on_drain(r);
+  case COORD_CMD_NUDGE:
+    say(r, "nudge gen %" PRIu64, cmd->gen);
+    return 0;
   case COORD_CMD_GO:
     return on_go(r);
   case COORD_CMD_COMMITTED:

@@ -433,6 +433,33 @@ Test(coord_ckpt, no_stall_without_a_rank_at_a_collective)
   cr_assert(!ckpt_stalled(c), "nobody can be released");
 }
 
+/* The state NUDGE is sent in: blocked ranks and done ones, nobody running or parked. */
+Test(coord_ckpt, blocked_ranks_waiting_on_done_ones)
+{
+  const struct ckpt_park at = {G1, 7};
+
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 2, 1, true), CKPT_ACT_NONE);
+  cr_assert(!ckpt_waits_on_done(c), "rank 0 has not answered");
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
+  cr_assert(ckpt_waits_on_done(c));
+  cr_assert(!ckpt_stalled(c));
+  /* the done one parked at a collective instead: a stall, for the stall rule */
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, &at), CKPT_ACT_NONE);
+  cr_assert(!ckpt_waits_on_done(c));
+  cr_assert(ckpt_stalled(c));
+  cr_assert_eq(ckpt_on_parked(c, 0, 1, NULL), CKPT_ACT_NONE);
+  cr_assert(ckpt_waits_on_done(c));
+  /* one of the blocked ones running: it moves by itself */
+  cr_assert_eq(ckpt_on_running(c, 2, 1, false), CKPT_ACT_NONE);
+  cr_assert(!ckpt_waits_on_done(c));
+  /* nobody blocked: nothing to wait for */
+  cr_assert_eq(ckpt_on_parked(c, 2, 1, NULL), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_parked(c, 1, 1, NULL), CKPT_ACT_DRAIN);
+  cr_assert(!ckpt_waits_on_done(c));
+}
+
 Test(coord_ckpt, stale_blocked_does_not_stall)
 {
   const struct ckpt_park at = {G1, 7};

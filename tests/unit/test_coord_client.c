@@ -307,6 +307,9 @@ Test(coord_client, decode_commands)
   cr_assert_eq(cmd.count, 0);
   cr_assert_eq(decode("DRAIN gen=3", &cmd), 0);
   cr_assert_eq(cmd.kind, COORD_CMD_DRAIN);
+  cr_assert_eq(decode("NUDGE gen=3", &cmd), 0);
+  cr_assert_eq(cmd.kind, COORD_CMD_NUDGE);
+  cr_assert_eq(cmd.gen, 3);
   cr_assert_eq(decode("COMMITTED gen=3", &cmd), 0);
   cr_assert(!cmd.then_exit);
   cr_assert_eq(decode("COMMITTED gen=3 then=exit", &cmd), 0);
