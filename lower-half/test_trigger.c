@@ -106,8 +106,15 @@ void mana_test_trigger_init(uint32_t rank)
   if (b->restarted)
     b->test_checkpoint_at_call = 0;
   const char *max = getenv("MANA_TEST_HOLD_MAX_MS");
-  if (max && *max)
-    hold_max_ms = strtol(max, NULL, 10);
+  if (max && *max) {
+    char *end;
+    long v = strtol(max, &end, 10);
+    if (*end || v < 0)
+      fprintf(stderr, "mana: MANA_TEST_HOLD_MAX_MS=%s is not a number of milliseconds; using %d\n",
+              max, HOLD_MAX_MS_DEFAULT);
+    else
+      hold_max_ms = v;
+  }
   const char *at = getenv("MANA_TEST_CHECKPOINT_AT_CALL");
   const char *who = getenv("MANA_TEST_CHECKPOINT_RANK");
   gate_finalize = at && !b->restarted;
