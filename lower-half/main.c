@@ -34,6 +34,7 @@
 #include "mana/exe_dir.h"
 #include "mana/upper_window.h"
 #include "mpi_threads.h"
+#include "fs_selector.h"
 #include "huge_pages.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);
@@ -92,7 +93,10 @@ static int stub_dir(char *out, size_t outlen)
   return 0;
 }
 
-static void fill_boundary(const struct mana_upper_start *up)
+/* launching: this process runs the application from its start, so the main thread moves onto
+ * holder 0 now; a restart does that once the image is in place (mana_restart_refill_boundary),
+ * as the restored memory may need the low addresses holder 0 would take. */
+static void fill_boundary(const struct mana_upper_start *up, int launching)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
   int fsgs = (getauxval(AT_HWCAP2) & 2) != 0;
@@ -101,7 +105,7 @@ static void fill_boundary(const struct mana_upper_start *up)
   b->magic = MANA_BOUNDARY_MAGIC;
   b->version = MANA_BOUNDARY_VERSION;
   b->have_fsgsbase = (uint32_t)fsgs;
-  b->lower_fs = mana_get_fs(fsgs);
+  b->lower_fs = launching ? mana_mpi_threads_main_fs() : mana_get_fs(fsgs);
   b->lh = &table;
   b->app_base = up->app_base;
   b->ldso_base = up->ldso_base;
@@ -142,7 +146,7 @@ static int restart(const char *dir)
   snprintf(path, sizeof(path), "%s/%s", dir, name);
   struct mana_upper_start none;
   memset(&none, 0, sizeof(none));
-  fill_boundary(&none);
+  fill_boundary(&none, 0);
   mana_restart_from(path, err, sizeof(err));
   fprintf(stderr, "mana_lh: cannot restart from %s: %s\n", path, err);
   take_the_job_down();
@@ -155,8 +159,13 @@ int main(int argc, char **argv, char **envp)
   int first = 1;
   if (argc > 1 && strcmp(argv[1], "--") == 0)
     first = 2;
+  char err[512];
   if (argc == 3 && strcmp(argv[1], "--restart") == 0) {
     mana_prepare_process(argv);
+    if (mana_fs_switch_configure(err, sizeof(err)) != 0) {
+      fprintf(stderr, "mana_lh: %s\n", err);
+      return 2;
+    }
     mana_huge_pages_init();
     if (mana_build_brk_wall() != 0 || mana_reserve_window() != 0)
       return 1;
@@ -168,9 +177,13 @@ int main(int argc, char **argv, char **envp)
     return help ? 0 : 2;
   }
   mana_prepare_process(argv);
+  if (mana_fs_switch_configure(err, sizeof(err)) != 0) {
+    fprintf(stderr, "mana_lh: %s\n", err);
+    return 2;
+  }
   mana_huge_pages_init();
 
-  char app[PATH_MAX], stubs[PATH_MAX], err[512];
+  char app[PATH_MAX], stubs[PATH_MAX];
   if (resolve_app(argv[first], app, sizeof(app)) != 0) {
     fprintf(stderr, "mana_lh: %s: %s\n", argv[first], strerror(errno));
     return 127;
@@ -194,7 +207,7 @@ int main(int argc, char **argv, char **envp)
     fprintf(stderr, "mana_lh: %s\n", err);
     return 1;
   }
-  fill_boundary(&up);
+  fill_boundary(&up, 1);
 
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0 ||
       mana_ckpt_signal_install() != 0 || mana_mpi_threads_start() != 0)

@@ -18,17 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fs_selector.h"
 #include "mana/fs_switch.h"
 #include "mana/mpi_threads.h"
 #include "mana/raw_syscall.h"
 #include "mana/signals.h"
 #include "mana/fail.h"
 
-#define HOLDER_STACK (64 * 1024)
+#define HOLDER_STACK (128 * 1024)
 
 /* Ids of the threads the parking machinery must leave alone (holders, the factory). */
 static volatile pid_t quiet_tids[MANA_MAX_MPI_THREADS + 1];
@@ -67,6 +69,7 @@ int mana_mpi_threads_is_quiet(pid_t tid)
 
 struct holder_start {
   volatile uint64_t fs;
+  volatile pid_t tid;
   volatile uint32_t ready;
 };
 
@@ -91,7 +94,8 @@ static void *holder_main(void *arg)
     struct timespec ts = {holder_quiet_delay_ms / 1000, (holder_quiet_delay_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
   }
-  note_quiet(gettid());
+  h->tid = gettid();
+  note_quiet(h->tid);
   h->fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
   __atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
   futex_wake(&h->ready);
@@ -100,25 +104,74 @@ static void *holder_main(void *arg)
   return NULL;
 }
 
-/* A new holder; its thread pointer, or 0 with a message. */
-static uint64_t make_holder(uint32_t slot)
+/* A new holder for `slot`, and the selector a crossing to it loads (*sel, 0 for wrfsbase); its
+ * thread pointer, or 0 with a message.  Its stack, and with it its thread control block, is
+ * below 4 GiB when that can be had (fs_selector.c); it is never freed, as holders never end. */
+static uint64_t make_holder(uint32_t slot, uint32_t *sel, pid_t *tid)
 {
-  struct holder_start h = {0, 0};
+  struct holder_start h = {0, 0, 0};
   pthread_attr_t attr;
   pthread_t t;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, HOLDER_STACK);
+  void *stack = mana_fs_low_stack(HOLDER_STACK);
+  if (stack)
+    pthread_attr_setstack(&attr, stack, HOLDER_STACK);
+  else
+    pthread_attr_setstacksize(&attr, HOLDER_STACK);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   int rc = pthread_create(&t, &attr, holder_main, &h);
   pthread_attr_destroy(&attr);
+  *sel = 0;
   if (rc != 0) {
     fprintf(stderr, "mana_lh: cannot make a lower-half thread for MPI thread slot %u: %s\n", slot,
             strerror(rc));
+    if (stack)
+      munmap(stack, HOLDER_STACK);
     return 0;
   }
   while (!__atomic_load_n(&h.ready, __ATOMIC_ACQUIRE))
     futex_wait(&h.ready, 0);
+  *sel = mana_fs_selector_for(slot, h.fs);
+  if (tid)
+    *tid = h.tid;
   return h.fs;
+}
+
+/* Gives `slot` a fresh holder: the selector first, so that a thread that sees the thread
+ * pointer also sees how to enter with it. */
+static uint64_t give_holder(struct mana_mpi_thread *s, uint32_t slot)
+{
+  uint32_t sel;
+  uint64_t fs = make_holder(slot, &sel, NULL);
+  s->lower_sel = sel;
+  __atomic_store_n(&s->lower_fs, fs, __ATOMIC_RELEASE);
+  return fs;
+}
+
+/* Holder 0, whose thread pointer the lower half's main thread runs on from the first call of
+ * mana_mpi_threads_main_fs, and its selector. */
+static uint64_t main_fs;
+static uint32_t main_sel;
+static pid_t main_holder_tid;
+
+pid_t mana_mpi_threads_main_holder_tid(void)
+{
+  return main_fs ? main_holder_tid : 0;
+}
+
+uint64_t mana_mpi_threads_main_fs(void)
+{
+  int fsgs = (int)MANA_BOUNDARY->have_fsgsbase;
+  if (main_fs)
+    return main_fs;
+  uint64_t fs = make_holder(0, &main_sel, &main_holder_tid);
+  if (!fs)
+    return mana_get_fs(fsgs); /* reported; slot 0 then enters with wrfsbase */
+  /* Same stack guard and pointer guard (pthread_create copies them from this thread), so the
+   * functions now on the stack return through their checks. */
+  mana_set_fs(fsgs, fs);
+  main_fs = fs;
+  return fs;
 }
 
 static volatile uint32_t factory_ready;
@@ -137,7 +190,7 @@ static void *factory_main(void *arg)
     seen = request_word;
     uint32_t slot = request_slot;
     if (slot < MANA_MAX_MPI_THREADS)
-      MANA_MPI_THREADS->slot[slot].lower_fs = make_holder(slot);
+      give_holder(&MANA_MPI_THREADS->slot[slot], slot);
     __atomic_add_fetch(&done_word, 1, __ATOMIC_RELEASE);
     futex_wake(&done_word);
   }
@@ -147,6 +200,7 @@ static void *factory_main(void *arg)
 int mana_mpi_threads_start(void)
 {
   struct mana_mpi_threads *a = MANA_MPI_THREADS;
+  a->slot[0].lower_sel = MANA_BOUNDARY->lower_fs == main_fs ? main_sel : 0;
   a->slot[0].lower_fs = MANA_BOUNDARY->lower_fs;
   if (factory_running)
     return 0;
@@ -191,8 +245,9 @@ int mana_mpi_threads_restore(char *err, size_t errlen)
   for (uint32_t i = 1; i < a->n_used && i < MANA_MAX_MPI_THREADS; i++) {
     struct mana_mpi_thread *s = &a->slot[i];
     /* A free slot gets its holder again when a thread claims it. */
-    s->lower_fs = s->upper_fs ? make_holder(i) : 0;
-    if (s->upper_fs && !s->lower_fs) {
+    s->lower_sel = 0;
+    s->lower_fs = 0;
+    if (s->upper_fs && !give_holder(s, i)) {
       return mana_fail(err, errlen, 0, "cannot give MPI thread slot %u a lower-half thread", i);
     }
   }

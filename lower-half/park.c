@@ -235,9 +235,11 @@ int mana_park_install(int signo)
   }
   MANA_PARK->main_tid_at_start = (uint32_t)gettid();
   /* Where glibc keeps the kernel thread id in its struct pthread (the upper half runs the same
-   * glibc): found by looking, not assumed, so a glibc update cannot silently break restart. */
+   * glibc): found by looking, not assumed, so a glibc update cannot silently break restart.
+   * The main thread runs on holder 0's descriptor, which holds holder 0's id. */
   const uint32_t *self = (const uint32_t *)(uintptr_t)pthread_self();
-  uint32_t tid = (uint32_t)gettid();
+  pid_t holder = mana_mpi_threads_main_holder_tid();
+  uint32_t tid = (uint32_t)(holder ? holder : gettid());
   MANA_PARK->tid_offset = 0;
   for (uint32_t off = 0x100; off < 0x1000; off += 4)
     if (self[off / 4] == tid) {

@@ -91,9 +91,9 @@ void mana_restart_refill_boundary(const struct mana_lh_table *table)
   /* The restored boundary page is the old process's: point it at this lower half. */
   MANA_BOUNDARY->lh = table;
   struct mana_boundary *b = MANA_BOUNDARY;
-  int fsgs = (getauxval(AT_HWCAP2) & 2) != 0;
-  b->have_fsgsbase = (uint32_t)fsgs;
-  b->lower_fs = mana_get_fs(fsgs);
+  b->have_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;
+  /* after the restore: holder 0 may take low addresses the image's mappings need */
+  b->lower_fs = mana_mpi_threads_main_fs();
   b->park_requested = 0;
   b->restarted++;
 }

@@ -24,7 +24,8 @@ struct mana_mpi_thread *mana_thread_attach(void);
 void mana_thread_attach_main(void);
 
 /* Calls the real MPI function `fn` in the lower half: switch FS to this thread's lower-half
- * thread pointer, call through the lower half's table, switch back.  The slot counts the
+ * thread pointer (by loading its selector where the lower half gave one), call through the
+ * lower half's table, switch back.  The slot counts the
  * crossing, so the checkpoint machinery knows the thread is inside MPI.
  * The arguments are evaluated after the switch: they must not call into the upper half's libc
  * (atoi, strlen, malloc ... use its thread-local state); compute such values first. */
@@ -35,8 +36,12 @@ void mana_thread_attach_main(void);
     t_ = mana_thread_attach();                                             \
   int fsgs_ = b_->have_fsgsbase;                                           \
   uint64_t ufs_ = t_->upper_fs;                                            \
+  uint32_t sel_ = t_->lower_sel;                                           \
   t_->in_lower++;                                                          \
-  mana_set_fs(fsgs_, t_->lower_fs);                                        \
+  if (sel_)                                                                \
+    mana_load_fs_selector(sel_);                                           \
+  else                                                                     \
+    mana_set_fs(fsgs_, t_->lower_fs);                                      \
   if (__builtin_expect(++b_->mpi_calls == b_->test_checkpoint_at_call, 0)) \
   b_->lh->svc.test_checkpoint_now()
 #define MANA_LH_LEAVE()                        \

@@ -39,4 +39,12 @@ static inline void mana_set_fs(int have_fsgsbase, uint64_t v)
   mana_raw_syscall2(SYS_arch_prctl, ARCH_SET_FS, v);
 }
 
+/* Enters the lower half by loading `sel`, an LDT selector whose base is the lower-half thread
+ * pointer (lower-half/fs_selector.c); cheaper than wrfsbase on some CPUs.  The selector stays
+ * in FS after the base is written back: the kernel preserves a written base across switches. */
+static inline void mana_load_fs_selector(uint32_t sel)
+{
+  __asm__ volatile("movw %w0, %%fs" ::"r"(sel) : "memory");
+}
+
 #endif

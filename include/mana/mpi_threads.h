@@ -4,10 +4,11 @@
  * application thread that crosses into the lower half must therefore run there on a lower-half
  * thread pointer, and two application threads inside MPI at once (MPI_THREAD_MULTIPLE) must
  * not share one: MPICH's recursive locks, its per-thread error state and errno would be mixed
- * up between them.  The application's main thread uses the lower half's main thread pointer
- * (it is the same kernel thread).  Every other thread that calls MPI gets a slot here on its
- * first call; the lower half gives the slot the thread pointer of a thread of its own that was
- * made for that purpose and never runs (lower-half/mpi_threads.c, "holders").
+ * up between them.  Every thread that calls MPI gets a slot here on its first call; the lower
+ * half gives the slot the thread pointer of a thread of its own that was made for that purpose
+ * and never runs (lower-half/mpi_threads.c, "holders").  The application's main thread has
+ * slot 0 and holder 0, whose thread pointer the lower half's main thread (the same kernel
+ * thread) also runs on from its start.
  *
  * The table lives in the window's control area, so it is part of the image: each slot keeps
  * its owner across a restart, and the restarted lower half gives every slot a fresh holder.
@@ -38,7 +39,9 @@ struct mana_mpi_thread {
   /* The collective clock's window word (docs/checkpoint-protocol.md 1.11): 0 outside a
    * collective wrapper, 1 deciding whether to count, 2 counted and not yet inside MPI. */
   volatile uint32_t cc_window;
-  uint32_t pad;
+  /* The LDT selector whose base is lower_fs, loaded to enter the lower half; 0: write lower_fs
+   * with wrfsbase instead (lower-half/fs_selector.c).  Set before lower_fs. */
+  volatile uint32_t lower_sel;
   /* Where the thread waits at a collective entry, parked (0: it does not). */
   volatile uint64_t waiting_ggid, waiting_seq;
   uint64_t pad2[2];

@@ -51,3 +51,15 @@ target_compile_options(test_stub_peer_gate PRIVATE -fno-stack-protector)
 target_link_libraries(test_stub_peer_gate PRIVATE ${CRITERION_LIB} Threads::Threads)
 add_test(NAME unit.stub_peer_gate COMMAND test_stub_peer_gate)
 set_tests_properties(unit.stub_peer_gate PROPERTIES LABELS unit)
+
+# A crossing entering the lower half by an LDT selector (lower-half/fs_selector.c, stub.h).
+add_executable(test_fs_selector ${CMAKE_CURRENT_LIST_DIR}/test_fs_selector.c
+                                ${CMAKE_SOURCE_DIR}/lower-half/fs_selector.c)
+add_dependencies(test_fs_selector mana_generated)
+target_include_directories(test_fs_selector PRIVATE ${stub_dir} ${stub_gen}
+                           ${CMAKE_SOURCE_DIR}/lower-half ${CMAKE_SOURCE_DIR}/include
+                           ${MANA_MPI_INCLUDE_DIR})
+target_compile_options(test_fs_selector PRIVATE -fno-stack-protector)
+target_link_libraries(test_fs_selector PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.fs_selector COMMAND test_fs_selector)
+set_tests_properties(unit.fs_selector PROPERTIES LABELS unit)
