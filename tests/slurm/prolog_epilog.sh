@@ -103,11 +103,14 @@ fails=0
 checks=0
 ok() { echo "ok: $*"; checks=$((checks + 1)); }
 bad() { echo "FAIL: $*"; checks=$((checks + 1)); fails=$((fails + 1)); }
-# check DESCRIPTION COMMAND...: one line, ok or FAIL
+# check DESCRIPTION COMMAND...: one line, ok or FAIL; status 1 on FAIL
 check() {
   local what=$1
   shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
+  if "$@"; then ok "$what"; else
+    bad "$what"
+    return 1
+  fi
 }
 # check_that DESCRIPTION 'EXPRESSION': the same for a compound shell expression
 check_that() {
@@ -217,7 +220,16 @@ alive() {
 }
 start_of() { cut -d' ' -f22 "/proc/$1/stat"; }
 segment_exists() { awk -v id="$1" '$2 == id { found = 1 } END { exit !found }' /proc/sysvipc/shm; }
+segment_detached() { awk -v id="$1" '$2 == id { n = $7 } END { exit n != 0 }' /proc/sysvipc/shm; }
 gone() { ! "$@"; }
+# segment_report ID JOB: what the epilog of JOB saw of segment ID, after a check about it failed
+segment_report() {
+  local cpid
+  echo "  segment $1 now: $(awk -v id="$1" '$2 == id' /proc/sysvipc/shm)"
+  cpid=$(awk -v id="$1" '$2 == id { print $5 }' /proc/sysvipc/shm)
+  [ -n "$cpid" ] && echo "  its maker $cpid: $(cat "/proc/$cpid/stat" 2>/dev/null || echo gone)"
+  grep -F "job $2:" "$log" | sed 's/^/  /'
+}
 
 echo "$me: user $user (uid $uid), jobs $j1 $j2 $j3 $j4, in $tmp"
 
@@ -417,9 +429,15 @@ check "... and J2 still runs" alive "$crank" "$crank_start"
 # The control job ends; its epilog runs with nothing else of the user left on the node.
 kill -KILL "$crank" "$cholder"
 wait_for 20 "the control job ended" proc_gone "$crank" && wait_for 20 "... all of it" proc_gone "$cholder"
+# The state the check below names: the segment unattached.  The kernel detaches it as the
+# holder's memory goes, before the holder shows as a zombie, so this should pass at once; it is
+# waited for because one CI run found the segment kept by this epilog, without a record of
+# why (not reproduced in 90 runs under load since; segment_report prints it next time).
+wait_for 20 "J2's segment is detached" segment_detached "$seg2"
 hook mana-epilog "$j2" SLURM_JOB_USER="$user"
 check_hook "epilog of J2"
-check "J2's segment, now unattached and its maker gone, is removed" gone segment_exists "$seg2"
+check "J2's segment, now unattached and its maker gone, is removed" gone segment_exists "$seg2" ||
+  segment_report "$seg2" "$j2"
 check "the stale segment is removed" gone segment_exists "$seg_stale"
 check "the stale UCX file is removed" [ ! -e "$stale_ucx" ]
 check "the stale window file is removed" [ ! -e "$stale_win" ]
