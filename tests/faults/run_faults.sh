@@ -6,7 +6,7 @@
 #   usage: run_faults.sh [--bin DIR] [--program PATH] [CASE...]
 #     CASE   run only these (default: all): write-kill coord-kill-in-write enospc
 #            restart-kill restart-kill-launcher flipped-byte truncated missing-image
-#            wrong-ranks wrong-ranks-per-rank other-build
+#            wrong-ranks wrong-ranks-per-rank other-build bad-fs-switch
 #
 # Every case must end with one clear error line; a lost rank must take the whole job down
 # within 10 s, while a checkpoint that failed otherwise must leave the job running on (it
@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#cases[@]} -gt 0 ] || cases=(write-kill coord-kill-in-write enospc restart-kill
   restart-kill-launcher flipped-byte truncated missing-image wrong-ranks wrong-ranks-per-rank
-  other-build)
+  other-build bad-fs-switch)
 command -v mpiexec.mpich >/dev/null || { echo "run_faults.sh: no mpiexec.mpich"; exit 77; }
 
 iters=${MANA_FAULTS_ITERS:-40000}
@@ -256,6 +256,13 @@ for case in "${cases[@]}"; do
         env MANA_FAULT=restart-other-build mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$ck"
       [ "$(grep -c "written by another build of mana" "$work/$case.both")" -ge 2 ] ||
         fail "not every rank said why: $(grep -c "another build" "$work/$case.both") line(s)"
+      check_intact "$ck" ;;
+    bad-fs-switch)
+      # an unknown MANA_FS_SWITCH: every rank says so at its start, before MPI_Init
+      refused_restart "$case" "MANA_FS_SWITCH=segment: expected auto, selector or wrfsbase" \
+        env MANA_FS_SWITCH=segment mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$ck"
+      [ "$(grep -c "MANA_FS_SWITCH=segment" "$work/$case.both")" -ge 2 ] ||
+        fail "not every rank said why: $(grep -c "MANA_FS_SWITCH" "$work/$case.both") line(s)"
       check_intact "$ck" ;;
     *) echo "run_faults.sh: unknown case $case" >&2; exit 2 ;;
   esac
