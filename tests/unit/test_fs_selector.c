@@ -8,11 +8,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 
+#include "fake_boundary.h"
 #include "fs_selector.h"
-#include "mana/park.h"
 #include "stub.h"
 
 #define LOW_MARK 0x10e41ull
@@ -50,17 +49,8 @@ static uint64_t low_fs, decoy_fs;
 
 static void boundary_up(void)
 {
-  size_t len = 0x1000 + MANA_PARK_AREA_SIZE + MANA_MPI_THREADS_AREA_SIZE;
-  void *page = mmap((void *)MANA_WINDOW_BASE, len, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  cr_assert_eq(page, (void *)MANA_WINDOW_BASE, "the window's first pages must be free");
-  struct mana_boundary *b = MANA_BOUNDARY;
-  b->magic = MANA_BOUNDARY_MAGIC;
-  b->version = MANA_BOUNDARY_VERSION;
-  b->have_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;
-  b->lower_fs = mana_get_fs((int)b->have_fsgsbase);
   table.MPI_Get_version = f_get_version;
-  b->lh = &table;
+  fake_boundary_up(&table);
 
   uint64_t *low = mana_fs_low_stack(4096);
   cr_assert_not_null(low, "no memory below 4 GiB");

@@ -6,9 +6,8 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 
+#include "fake_boundary.h"
 #include "records.h"
 #include "stub_hooks.h"
 
@@ -132,14 +131,6 @@ static struct mana_lh_table table;
 
 static void boundary_up(void)
 {
-  void *page = mmap((void *)MANA_WINDOW_BASE, 4096, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  cr_assert_eq(page, (void *)MANA_WINDOW_BASE, "the window's first page must be free");
-  struct mana_boundary *b = MANA_BOUNDARY;
-  b->magic = MANA_BOUNDARY_MAGIC;
-  b->version = MANA_BOUNDARY_VERSION;
-  b->have_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;
-  b->lower_fs = mana_get_fs((int)b->have_fsgsbase); /* "switching" to ourselves */
   table.MPI_Info_create = f_create;
   table.MPI_Info_set = f_set;
   table.MPI_Info_delete = f_delete;
@@ -148,7 +139,7 @@ static void boundary_up(void)
   table.MPI_Info_get_valuelen = f_valuelen;
   table.MPI_Info_get = f_get;
   table.MPI_Info_free = f_free;
-  b->lh = &table;
+  fake_boundary_up(&table);
   mana_handles_init();
   mana_slot_release[MANA_KIND_INFO] = mana_info_ops.release;
 }

@@ -11,12 +11,11 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "mana/cc_status.h"
 #include "mana/park.h"
+#include "fake_boundary.h"
 #include "stub.h"
 
 #define SELF_ID 0x5e1full
@@ -85,18 +84,9 @@ static long f_sigprocmask_raw(int how, const uint64_t *set, uint64_t *old)
 
 static void boundary_up(void)
 {
-  size_t len = 0x1000 + MANA_PARK_AREA_SIZE + MANA_MPI_THREADS_AREA_SIZE;
-  void *page = mmap((void *)MANA_WINDOW_BASE, len, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  cr_assert_eq(page, (void *)MANA_WINDOW_BASE, "the window's first pages must be free");
-  struct mana_boundary *b = MANA_BOUNDARY;
-  b->magic = MANA_BOUNDARY_MAGIC;
-  b->version = MANA_BOUNDARY_VERSION;
-  b->have_fsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;
-  b->lower_fs = mana_get_fs((int)b->have_fsgsbase);
   table.MPI_Iprobe = f_iprobe;
   table.svc.sigprocmask_raw = f_sigprocmask_raw;
-  b->lh = &table;
+  fake_boundary_up(&table);
   mana_cc_register();
   mana_thread_attach(); /* the checkpoint thread's stand-in needs no slot, but holds slot 0 */
 }
