@@ -303,6 +303,12 @@ checkpoint() {
         local gone=0
         for _ in $(seq 1 200); do alive || { gone=1; break; }; sleep 0.05; done
         [ "$gone" = 1 ] || fail "$chain_id $seg_label: the coordinator is gone but the job still runs: $out" ;;
+      *"disconnected during the checkpoint"*)
+        # A rank that ended (MPI_Finalize, exit) as the request came: the job must end too
+        # (its exit status and output are compared as always, so a rank that died fails there)
+        local ended=0
+        for _ in $(seq 1 200); do alive || { ended=1; break; }; sleep 0.05; done
+        [ "$ended" = 1 ] || fail "$chain_id $seg_label: a rank left during the checkpoint but the job still runs: $out" ;;
     esac
     if ! alive; then
       say "$chain_id $seg_label: checkpoint ($kind) after ${d} ms: skipped, the program finished first ($out)"
