@@ -64,7 +64,8 @@ part ckpt_forked_big "$src/benchmarks/run_ckpt_bench.sh" -n 2 -m "$big" -r "$rep
 part incremental "$src/benchmarks/run_incremental_bench.sh" -n 2 -m "$incr" -c "0 1 10" -d "$dir"
 IMAGE_BENCH_BIN=${IMAGE_BENCH_BIN:-$bench/image_bench} \
   part image sh "$src/benchmarks/run_image_bench.sh" "$dir" -s "$img" -r "$reps"
-OVERHEAD_BIN=${OVERHEAD_BIN:-$bench/overhead} part overhead "$src/benchmarks/run_overhead.sh" -r "$orounds"
+OVERHEAD_BIN=${OVERHEAD_BIN:-$bench/overhead} FLOOR_BIN=${FLOOR_BIN:-$bench/pair_floor} \
+  part overhead "$src/benchmarks/run_overhead.sh" -r "$orounds"
 part coord_scale "$bench/coord_scale"
 
 # ---- the summary ----------------------------------------------------------------------------
@@ -101,6 +102,8 @@ for f in iallreduce4_wait ibcast4_wait; do
   d=$(awk -v f="$f" '$1 == "verdict" && $2 == f { for (i = 1; i <= NF; i++) if ($i == "delta") { v = $(i + 1); sub(/^\+/, "", v); print v } }' "$logs/overhead" | tail -1)
   line "$f over native, per pair (ns)" "$d" "<=" 60 ns
 done
+floor=$(awk '$1 == "both" && $2 ~ /^[-+][0-9.]+$/ { v = $2; sub(/^\+/, "", v); print v }' "$logs/overhead" | tail -1)
+line "floor of that pair here: polling wait + 4 FS writes, native (ns)" "$floor" - "" ns
 cs=$(awk '$1 == 65536 { print $NF }' "$logs/coord_scale" | tail -1)
 line "coordination at 65,536 simulated ranks, all parked (ms of CPU)" "$cs" "<=" 1000 ms
 lin=$(grep -c "VERDICT: PASS" "$logs/coord_scale")
