@@ -37,8 +37,7 @@
 #   JOB_TIMEOUT    seconds before one MPI job is killed (default 300)
 #   BUDGET_NS, BUDGET_PCT  targets (default 30 and 2)
 #   BUDGET_LOCAL_NS  target of the local queries (default 5)
-#   VERDICT_ON     median (default), best, or fast (the medians of the jobs in the machine's
-#                  fast phase, when there is a fast-phase table): which figures the verdicts judge
+#   VERDICT_ON     median (default) or best: which figures the verdict lines judge
 #   MANA_BENCH_*   passed through to the program (see overhead.c)
 #
 # Exit status: 0 all figures within target; 1 some figure over target; 2 mana_launch missing
@@ -81,7 +80,7 @@ WAIT_IDLE=${WAIT_IDLE:-0}
 WAIT_MAX=${WAIT_MAX:-600}
 IDLE_LOAD=${IDLE_LOAD:-0.1}
 VERDICT_ON=${VERDICT_ON:-median}
-case "$VERDICT_ON" in median|best|fast) ;; *) echo "run_overhead.sh: VERDICT_ON must be median, best or fast" >&2; exit 64 ;; esac
+case "$VERDICT_ON" in median|best) ;; *) echo "run_overhead.sh: VERDICT_ON must be median or best" >&2; exit 64 ;; esac
 
 # ---- machine header ---------------------------------------------------------------------
 cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
@@ -337,48 +336,6 @@ END {
            bnat, bman, bp, noise, (f in shrunk) ? "  (n shrunk)" : ""
     if (basis == "best") { D[f] = bd; P[f] = bp } else { D[f] = d; P[f] = p }
   }
-  # Whole jobs run 2-4x slower in the VM'"'"'s slow phases ("How much can this resolve?" in
-  # benchmarks/README.md); a median over jobs of both phases compares unlike with unlike.  A job
-  # is in the fast phase when its pingpong8 is within 1.5x of the fastest job of either side.
-  if (have_mana && ("pingpong8" in seen)) {
-    pmin = 0
-    for (i = 1; i <= rounds; i++)
-      for (sd = 0; sd < 2; sd++) {
-        v = per_round[sd ? "mana" : "native", "pingpong8", i] + 0
-        if (v > 0 && (pmin == 0 || v < pmin)) pmin = v
-      }
-    nfast["native"] = nfast["mana"] = 0
-    for (i = 1; i <= rounds; i++)
-      for (sd = 0; sd < 2; sd++) {
-        side = sd ? "mana" : "native"; v = per_round[side, "pingpong8", i] + 0
-        if (v > 0 && v <= 1.5 * pmin) { fast[side, i] = 1; nfast[side]++ }
-      }
-    if (nfast["native"] == rounds && nfast["mana"] == rounds) {
-      print ""; print "every job ran in the same phase of the machine (pingpong8 within 1.5x of the fastest job)"
-    } else if (nfast["native"] >= 2 && nfast["mana"] >= 2) {
-      have_fast = 1
-      print ""
-      printf "jobs in the machine'"'"'s fast phase only (pingpong8 within 1.5x of the fastest job): %d native\n", nfast["native"]
-      printf "and %d mana of %d each; medians of those jobs:\n", nfast["mana"], rounds
-      printf "%-17s %11s %11s %9s %7s\n", "figure", "native_ns", "mana_ns", "delta_ns", "delta%"
-      for (k = 1; k <= nf; k++) {
-        f = order[k]; ln = ""; lm = ""
-        for (i = 1; i <= rounds; i++) {
-          if (fast["native", i]) ln = ln " " per_round["native", f, i]
-          if (fast["mana", i]) lm = lm " " per_round["mana", f, i]
-        }
-        nat = median(ln); man = median(lm); d = man - nat; p = nat > 0 ? 100 * d / nat : 0
-        printf "%-17s %11.1f %11.1f %+9.1f %+6.1f%%\n", f, nat, man, d, p
-        if (basis == "fast") { D[f] = d; P[f] = p }
-      }
-    } else {
-      print ""; printf "too few jobs in the fast phase to compare them alone (%d native, %d mana)\n", nfast["native"], nfast["mana"]
-    }
-  }
-  if (basis == "fast" && !have_fast) {
-    print "(VERDICT_ON=fast: no fast-phase table, so the verdicts judge the medians of all jobs)"
-    for (k = 1; k <= nf; k++) { f = order[k]; D[f] = median(vals["mana", f]) - median(vals["native", f]); P[f] = median(vals["native", f]) > 0 ? 100 * D[f] / median(vals["native", f]) : 0 }
-  }
   if (verbose) {
     print ""; print "per-round ns_per_call (median batch of each run):"
     for (k = 1; k <= nf; k++) {
@@ -427,7 +384,7 @@ END {
   if (!have_mana) { print ""; print "VERDICT: not judged - mana_launch missing, native only"; exit 2 }
   print ""
   printf "verdicts (on the %s figures; limits: +%g ns per local query, +%g ns per MPI call and +%g%% on communicating calls):\n", \
-         basis == "best" ? "best" : basis == "fast" && have_fast ? "fast-phase median" : "median", budget_local, budget_ns, budget_pct
+         basis == "best" ? "best" : "median", budget_local, budget_ns, budget_pct
   fails = 0
   for (k = 1; k <= nf; k++) {
     f = order[k]; c = ncalls[f]; lim = budget_ns * c
