@@ -9,9 +9,9 @@
 # and <= +2 %.
 #
 # After each native run it also runs benchmarks/pair_floor natively, and prints the floor of the
-# non-blocking collective + MPI_Wait pair on this machine: what the same pair costs when it pays
-# a polling wait and four FS base writes, as any interposer built like mana does (the two
-# crossings of the pair), next to the overhead mana measured.
+# non-blocking collective + MPI_Wait pair on this machine: what the same pair costs natively
+# when it pays a polling wait and the FS switches of two crossings, as any interposer built
+# like mana does, next to the overhead mana measured.
 #
 # Usage: benchmarks/run_overhead.sh [-r ROUNDS] [--calibrate] [--bind|--no-bind] [--wait-idle] [-v] [-k]
 #   -r N           rounds (default 3, env ROUNDS)
