@@ -338,14 +338,33 @@ static double mbs(double bytes, double secs)
   return bytes / secs / 1e6;
 }
 
+/* The restore's rate over the faster of the two dd reads of the same round: the three ran
+ * seconds apart, while the storage's speed drifts by a factor of two between rounds. */
+static double restore_ratio(const struct round *r)
+{
+  double dd = (double)r->dd_bytes;
+  double cold = mbs(dd, r->dd_read), direct = mbs(dd, r->dd_direct_read);
+  double best = cold > direct ? cold : direct;
+  return mbs((double)r->image_bytes, r->restore) / best;
+}
+
 static void print_round(int i, const struct round *r)
 {
   double dd_bytes = (double)r->dd_bytes;
   printf("round %d: write image %7.0f  dd fdatasync %7.0f  dd direct %7.0f | "
-         "read restore %7.0f  dd %7.0f  dd direct %7.0f  (MB/s)\n",
+         "read restore %7.0f  dd %7.0f  dd direct %7.0f  (MB/s); restore/best dd %.3f\n",
          i + 1, mbs((double)r->image_bytes, r->image_write), mbs(dd_bytes, r->dd_write),
          mbs(dd_bytes, r->dd_direct_write), mbs((double)r->image_bytes, r->restore),
-         mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read));
+         mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read), restore_ratio(r));
+}
+
+static double median_restore_ratio(const struct round *r, int n)
+{
+  double v[MAX_ROUNDS];
+  for (int i = 0; i < n; i++)
+    v[i] = restore_ratio(&r[i]);
+  qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* CPU seconds the whole machine spent busy so far (from /proc/stat). */
@@ -416,6 +435,8 @@ static int verdicts(const struct round *r, int n)
          size_ratio, SIZE_TARGET);
   printf("info    restore        image/best dd = %.3f; vs dd %.3f, vs direct %.3f\n",
          rd_img / rd_best, rd_img / rd_dd, rd_img / rd_ddd);
+  printf("info    restore paired median over rounds of image/best dd of the round = %.3f\n",
+         median_restore_ratio(r, n));
   return w_ok && s_ok ? 0 : 1;
 }
 

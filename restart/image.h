@@ -14,9 +14,11 @@
  * Resources: a writer or reader holds a few MiB of buffers (plus 8 bytes per run of saved
  * pages, see mana_image_writer_set_run_budget), two descriptors of its file (one O_DIRECT
  * where the file system allows it; MANA_IMAGE_DIRECT=0 in the environment turns that off),
- * and one helper thread that moves data while the caller's thread scans and checksums. The
- * reader starts that thread, whose stack the kernel places, on the first restore or verify:
- * reserve the ranges you restore into before that. A writer saves the memory of the process
+ * and one helper thread that moves data while the caller's thread scans and checksums; a
+ * reader has a second one that faults big regions' pages in ahead of the reads
+ * (MANA_IMAGE_PREFAULT=0 turns its work off). The reader starts both threads, whose stacks
+ * the kernel places, on the first restore or verify: reserve the ranges you restore into
+ * before that. A writer saves the memory of the process
  * that opened it (it reads /proc/self/pagemap): in a forked writer, open it in the child.
  */
 #ifndef MANA_IMAGE_H

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "image_prefault.h"
 #include "image_reader.h"
 #include "image_util.h"
 #include "mana/fail.h"
@@ -290,6 +291,7 @@ void mana_image_close(struct mana_image_reader *r)
   if (!r)
     return;
   img_io_close(r->io); /* first: its worker may still use the descriptors */
+  img_prefault_close(r->prefault);
   if (r->direct_fd >= 0)
     close(r->direct_fd);
   if (r->fd >= 0)

@@ -48,9 +48,10 @@ struct mana_image_reader {
   void *resolve_arg;
   struct img_base_open *bases;
   size_t nbases;
-  unsigned char *blob_data; /* every blob's bytes, back to back */
-  const void **blob_ptr;    /* blob i's bytes in blob_data */
-  struct img_io *io;        /* made on first use by restore/verify */
+  unsigned char *blob_data;      /* every blob's bytes, back to back */
+  const void **blob_ptr;         /* blob i's bytes in blob_data */
+  struct img_io *io;             /* made on first use by restore/verify */
+  struct img_prefault *prefault; /* made with io; NULL without memory */
   XXH3_state_t *content;
   void *bounce; /* verify reads into this: two batches of IMG_VERIFY_BATCH */
 };

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "image_maps.h"
+#include "image_prefault.h"
 #include "image_reader.h"
 #include "image_util.h"
 #include "mana/fail.h"
@@ -22,8 +23,10 @@
 
 static int get_tools(struct mana_image_reader *r, bool bounce, char *err, size_t errlen)
 {
-  if (!r->io && img_io_open(&r->io, r->fd, r->direct_fd, false, IMG_IO_BATCH, 0) == 0)
+  if (!r->io && img_io_open(&r->io, r->fd, r->direct_fd, false, IMG_IO_BATCH, 0) == 0) {
     r->direct_fd = -1; /* the io owns it now */
+    r->prefault = img_prefault_open();
+  }
   if (!r->content)
     r->content = XXH3_createState();
   if (bounce && !r->bounce)
@@ -183,12 +186,38 @@ static int read_refs(struct mana_image_reader *r, size_t i, bool into, struct pa
 
 /* ---- a region's pages --------------------------------------------------------------------- */
 
-/* Reads region i's pages straight to their addresses (already mapped writable). */
-static int read_into_place(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
+/* Plans the helper's walk over region i's pages in the order they are read: the image's own
+ * runs, then the pieces kept in older images. Small regions get no plan. */
+static void plan_prefault(const struct mana_image_reader *r, size_t i, struct img_prefault *pf)
+{
+  const struct img_region *g = &r->regions[i];
+  uint64_t pages = g->stored_pages;
+  if (r->hdr.version >= 2)
+    for (size_t s = r->region_seg[i]; s < r->region_seg[i + 1]; s++)
+      pages += r->segs[s].ref >= 0 ? r->segs[s].page_count : 0;
+  if (pages * IMG_PAGE < IMG_PREFAULT_MIN)
+    return;
+  for (uint64_t k = 0; k < g->run_count; k++) {
+    const struct img_run *run = &r->runs[g->first_run + k];
+    img_prefault_add(pf, (void *)(uintptr_t)(g->start + (uint64_t)run->first_page * IMG_PAGE),
+                     (uint64_t)run->page_count * IMG_PAGE);
+  }
+  if (r->hdr.version >= 2)
+    for (size_t s = r->region_seg[i]; s < r->region_seg[i + 1]; s++)
+      if (r->segs[s].ref >= 0)
+        img_prefault_add(pf, (void *)(uintptr_t)(g->start + r->segs[s].first_page * IMG_PAGE),
+                         r->segs[s].page_count * IMG_PAGE);
+}
+
+/* Reads region i's pages straight to their addresses (already mapped writable); `populate`:
+ * fault each piece in before it is read (no helper does). */
+static int read_pages_into_place(struct mana_image_reader *r, size_t i, bool populate, char *err,
+                                 size_t errlen)
 {
   const struct img_region *g = &r->regions[i];
   struct page_check c;
   img_io_restart(r->io, IMG_IO_BATCH, g->data_offset);
+  r->io->populate = populate;
   check_start(r, i, &c);
   for (uint64_t k = 0; k < g->run_count; k++) {
     const struct img_run *run = &r->runs[g->first_run + k];
@@ -201,6 +230,17 @@ static int read_into_place(struct mana_image_reader *r, size_t i, char *err, siz
   if (read_refs(r, i, true, &c, err, errlen) < 0)
     return -1;
   return check_end(r, i, &c, err, errlen);
+}
+
+static int read_into_place(struct mana_image_reader *r, size_t i, char *err, size_t errlen)
+{
+  if (!r->prefault)
+    return read_pages_into_place(r, i, true, err, errlen);
+  plan_prefault(r, i, r->prefault);
+  bool helped = img_prefault_start(r->prefault);
+  int rc = read_pages_into_place(r, i, !helped, err, errlen);
+  img_prefault_finish(r->prefault);
+  return rc;
 }
 
 /* Reads region i's pages through the bounce buffer, one batch-sized piece at a time. */

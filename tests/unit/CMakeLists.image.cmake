@@ -7,7 +7,8 @@ add_executable(test_image
   ${CMAKE_CURRENT_LIST_DIR}/test_image_commit.c
   ${CMAKE_CURRENT_LIST_DIR}/test_image_corrupt.c
   ${CMAKE_CURRENT_LIST_DIR}/test_image_restore.c
-  ${CMAKE_CURRENT_LIST_DIR}/test_image_incremental.c)
+  ${CMAKE_CURRENT_LIST_DIR}/test_image_incremental.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_image_prefault.c)
 target_link_libraries(test_image PRIVATE mana_image criterion)
 add_test(NAME unit.image COMMAND test_image)
 # The same tests through the page cache: the path taken where O_DIRECT is not available.
