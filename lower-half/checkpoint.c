@@ -85,6 +85,8 @@ static int write_image(const char *dir, const char *name, uint64_t generation, c
     base = open_base(w, base_dir, name, facts->rank);
   if (rc == 0 && progress && progress->fn)
     mana_image_writer_on_progress(w, progress->fn, progress->arg, progress->every);
+  if (rc == 0 && mana_fault("write-delay", (long)facts->rank))
+    sleep(3);
   if (rc == 0)
     rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
   for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++) {
@@ -187,6 +189,14 @@ static _Noreturn void run_writer(int out, const char *dir, const char *name, uin
   if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
     _exit(2);
   _exit(0);
+}
+
+int mana_checkpoint_unforkable(char *why, size_t len)
+{
+  for (size_t i = 0; mana_state_kinds[i]; i++)
+    if (mana_state_kinds[i]->unforkable && mana_state_kinds[i]->unforkable(why, len))
+      return 1;
+  return 0;
 }
 
 int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,

@@ -50,6 +50,9 @@ struct mana_forked_writer {
 int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t generation,
                                 const char *base_dir, const struct mana_rank_facts *facts,
                                 struct mana_forked_writer *fw, char *err, size_t errlen);
+/* 1 with the reason when some kind of state cannot be written by a forked writer
+ * (mana_state_ops.unforkable): the rank must write its image itself. */
+int mana_checkpoint_unforkable(char *why, size_t len);
 /* Waits for the writer: 0 with what it wrote, or -1 with why (its own error, or how it
  * died). */
 int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, struct mana_written *out, char *err,

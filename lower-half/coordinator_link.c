@@ -44,6 +44,11 @@ static uint64_t begun_gen;
 static pthread_mutex_t begun_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t begun_cond = PTHREAD_COND_INITIALIZER;
 
+/* 1 from the moment a forked writer writes this rank's image while the application runs
+ * until the generation's verdict (or the link's loss): the rank's connection must outlive the
+ * generation, since the coordinator aborts one whose rank disconnects. */
+static int writing_behind;
+
 /* The generation in progress (0 when none), and whether this rank has been told a target it
  * has not met yet (it must go on for the ranks to converge; a test trigger holding the rank
  * lets it go then). */
@@ -90,6 +95,22 @@ int mana_coordinator_link_may_hold(uint64_t gen)
 int mana_coordinator_link_in_checkpoint(void)
 {
   return __atomic_load_n(&current_gen, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void set_writing_behind(int on)
+{
+  pthread_mutex_lock(&begun_lock);
+  writing_behind = on;
+  pthread_cond_broadcast(&begun_cond);
+  pthread_mutex_unlock(&begun_lock);
+}
+
+void mana_coordinator_link_wait_verdict(void)
+{
+  pthread_mutex_lock(&begun_lock);
+  while (writing_behind)
+    pthread_cond_wait(&begun_cond, &begun_lock);
+  pthread_mutex_unlock(&begun_lock);
 }
 
 int mana_coordinator_link_wait_begun(uint64_t gen, int timeout_ms)
@@ -416,6 +437,7 @@ static void peers_failed(void *arg, const char *reason)
 static void peers_resumed(void *arg)
 {
   struct link_peers *p = arg;
+  set_writing_behind(1);
   __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
   mana_rank_checkpoint_leave(0, 0);
   MANA_BOUNDARY->stub_cc->end();
@@ -513,6 +535,7 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg, const char *base_in
   __atomic_store_n(&current_gen, 0, __ATOMIC_RELEASE);
   mana_rank_checkpoint_leave(0, 0);
   cc->end();
+  set_writing_behind(0);
 }
 
 static void note_swept(void *arg, const char *path, int err)

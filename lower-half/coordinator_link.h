@@ -19,4 +19,9 @@ int mana_coordinator_link_may_hold(uint64_t gen);
 /* 1 from a generation's CKPT until this rank's application threads run again (released after
  * the verdict, or once a forked writer exists). */
 int mana_coordinator_link_in_checkpoint(void);
+
+/* Returns once no image of this rank is being written in the background by a forked writer
+ * whose generation has no verdict yet: a rank about to finalize MPI (and exit) waits here, or
+ * its disconnection would abort a generation its writer completes. */
+void mana_coordinator_link_wait_verdict(void);
 #endif

@@ -54,6 +54,20 @@ static int park_fault(uint32_t rank, char *reason, size_t len)
   return 1;
 }
 
+/* A forked writer would not see some state as it was (checkpoint.h): this rank writes its
+ * image itself, the application parked meanwhile, and says why once per process. */
+static int unforkable(uint32_t rank)
+{
+  static int told;
+  char why[512];
+  if (!mana_checkpoint_unforkable(why, sizeof(why)))
+    return 0;
+  if (!told++)
+    fprintf(stderr, "mana_lh: rank %u writes its images itself, not by a forked writer: %s\n", rank,
+            why);
+  return 1;
+}
+
 void mana_rank_checkpoint_prepare(void)
 {
   mana_huge_pages_recollapse_stop();
@@ -99,7 +113,8 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
   struct mana_written written = {0, 0, 0};
   mana_image_name(facts->rank, name, sizeof(name));
   int rc;
-  if (peers->forked) {
+  int forked = peers->forked && !unforkable(facts->rank);
+  if (forked) {
     struct mana_forked_writer writer;
     rc = mana_checkpoint_fork_writer(dir, name, gen, peers->base_dir, facts, &writer, reason,
                                      sizeof(reason));
@@ -116,7 +131,7 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
   else
     peers->written(peers->arg, name, &written);
   /* The application ran while the writer did: keep its next fork cheap. */
-  if (peers->forked)
+  if (forked)
     mana_huge_pages_recollapse_start(mana_checkpoint_writer_nice());
   return RANK_CKPT_REPORTED;
 }

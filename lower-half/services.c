@@ -147,6 +147,18 @@ static int testsome_until(int n, MPI_Request reqs[], int *outcount, int indices[
   return rc;
 }
 
+/* The application's MPI_Finalize, once counted on the collective clock (a checkpoint that
+ * began before parked this thread at that count, and none can involve this rank after it): a
+ * rank whose forked writer still writes waits for that generation's verdict, since finalizing
+ * leads to the process's exit and the coordinator aborts a generation whose rank disconnects.
+ * The writer needs nothing from MPI or from this thread, and no other checkpoint begins before
+ * the verdict.  Then the testing aids report what they counted. */
+static void app_finalizing(void)
+{
+  mana_coordinator_link_wait_verdict();
+  mana_test_trigger_finalizing();
+}
+
 static int iprobe_until(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
   int rc;
@@ -229,7 +241,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->sigprocmask_raw = sigprocmask_raw;
   s->test_checkpoint_now = mana_test_checkpoint_now;
   s->mpi_thread_lower_fs = mana_mpi_thread_lower_fs;
-  s->app_finalizing = mana_test_trigger_finalizing;
+  s->app_finalizing = app_finalizing;
   s->app_initialized = mana_test_trigger_initialized;
   s->app_finalize_gate = mana_test_trigger_finalize_gate;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;

@@ -19,6 +19,11 @@ struct mana_state_ops {
    * any dump (in the rank, before it forks a writer), and dump writes what was read then.
    * NULL: what dump sees is the state. */
   int (*capture)(char *err, size_t errlen);
+  /* 1 with the reason when a forked writer could not see this state as it was at the
+   * checkpoint, whatever is captured first (memory the application shares with another
+   * process changes under the writer once the application resumes): the rank then writes its
+   * image itself.  NULL: never. */
+  int (*unforkable)(char *why, size_t len);
 };
 
 extern const struct mana_state_ops mana_state_memory;  /* state_memory.c */

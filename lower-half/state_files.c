@@ -156,4 +156,4 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_files = {"open files", dump, restore, capture};
+const struct mana_state_ops mana_state_files = {"open files", dump, restore, capture, NULL};

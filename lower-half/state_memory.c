@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "state.h"
 
+#include <stdio.h>
 #include <sys/mman.h>
 
 #include "huge_pages.h"
@@ -63,4 +64,37 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_memory = {"upper-half memory", dump, restore, NULL};
+/* Writable memory the application shares with another process (a shared RMA window,
+ * window_shm.c; a MAP_SHARED file): peers and the resumed application go on writing it while
+ * a forked writer would read it, so the image would hold a later moment than the rest of the
+ * rank's state. */
+struct shared_found {
+  char *why;
+  size_t len;
+};
+
+static int shared_writable(const struct mana_mapping *m, void *arg)
+{
+  struct shared_found *f = arg;
+  if (!m->shared || !(m->prot & PROT_WRITE))
+    return 0;
+  snprintf(f->why, f->len,
+           "the application shares writable memory with another process (%s at %#llx, "
+           "%llu KiB)",
+           m->path[0] ? m->path : "anonymous", (unsigned long long)m->start,
+           (unsigned long long)((m->end - m->start) >> 10));
+  return 1;
+}
+
+static int unforkable(char *why, size_t len)
+{
+  struct shared_found f = {why, len};
+  char err[256];
+  int rc = mana_upper_mappings_each(shared_writable, &f, err, sizeof(err));
+  if (rc < 0) /* cannot tell: the safe way */
+    snprintf(why, len, "%s", err);
+  return rc != 0;
+}
+
+const struct mana_state_ops mana_state_memory = {"upper-half memory", dump, restore, NULL,
+                                                 unforkable};

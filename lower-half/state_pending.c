@@ -112,4 +112,4 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_pending = {"pending signals", dump, restore, capture};
+const struct mana_state_ops mana_state_pending = {"pending signals", dump, restore, capture, NULL};

@@ -100,4 +100,4 @@ int mana_state_signals_reapply(char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_signals = {"signal dispositions", dump, restore, NULL};
+const struct mana_state_ops mana_state_signals = {"signal dispositions", dump, restore, NULL, NULL};

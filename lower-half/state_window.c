@@ -36,4 +36,4 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   return 0;
 }
 
-const struct mana_state_ops mana_state_window = {"window allocator", dump, restore, NULL};
+const struct mana_state_ops mana_state_window = {"window allocator", dump, restore, NULL, NULL};

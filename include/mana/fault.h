@@ -7,6 +7,9 @@
  * MANA_FAULT nothing changes.
  *
  *   write-kill             a rank is killed (SIGKILL) in the middle of writing its image
+ *   write-delay            a rank's image writer pauses 3 s before it reads any state (a
+ *                          slow file system: a forked writer still has everything to write
+ *                          when its application goes on, or finalizes and exits)
  *   coord-kill-in-write    the coordinator is killed once a rank has begun writing
  *   restart-kill           a restarting rank is killed before it joins MPI
  *   park-fail              a rank reports, once per process, that a thread would not park

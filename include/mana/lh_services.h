@@ -57,7 +57,9 @@ struct mana_lh_services {
    * lower-half thread pointer for MPI thread slot `slot` (mana/mpi_threads.h), 0 if none
    * could be made. */
   uint64_t (*mpi_thread_lower_fs)(uint32_t slot);
-  /* The application calls MPI_Finalize (testing aids report what they counted). */
+  /* The application calls MPI_Finalize, counted on the collective clock: a rank whose image a
+   * forked writer still writes waits there for the generation's verdict (and testing aids
+   * report what they counted). */
   void (*app_finalizing)(void);
   /* The application's MPI_Init returns: from here a rank can park (testing aids). */
   void (*app_initialized)(void);

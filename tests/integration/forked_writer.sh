@@ -14,6 +14,17 @@
 #      with the native output.
 #   3. (with POSIX_LOG=tests/programs/posix_log) a forked checkpoint, then a kill checkpoint:
 #      the second holds the files' offsets of its own moment; the restart ends as natively.
+#   4. a forked checkpoint at rank 0's last MPI call before MPI_Finalize, its writers pausing
+#      3 s before they commit (MANA_FAULT=write-delay): the ranks reach MPI_Finalize while their
+#      writers write, and must wait there for the verdict (a rank that exited then would
+#      disconnect and abort the generation): the generation commits, the job's output is
+#      native, and the generation restarts (the job printed everything before that call: the
+#      restart finalizes, prints nothing and exits 0).
+#   5. (with RMA_SHARED=tests/programs/rma_shared) a plain checkpoint with --forked-writers at
+#      a fifth of rank 0's calls, writers pausing 3 s: the ranks share a window's memory, which
+#      the peers and the resumed application change under a writer, so each rank writes its
+#      image itself (and says so once); restarting that generation gives the native output (a
+#      writer reading the window 3 s late made the restart report a wrong sum).
 #
 # usage: forked_writer.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
@@ -109,5 +120,60 @@ if [ -n "${POSIX_LOG:-}" ]; then
   cat "$work/log1.out" "$work/log2.out" | cmp -s - "$work/log-native.out" ||
     fail "posix_log after a forked and a kill checkpoint: $(cat "$work/log1.out" "$work/log2.out" | diff - "$work/log-native.out" | head -6)"
   say "a forked checkpoint at iteration 1000, a kill checkpoint at 3000: the restart continues the logs at their offsets"
+fi
+# ---- 4. the ranks finalize while their writers still write ----------------------------------
+counts=$work/calls
+MANA_TEST_COUNT_CALLS=$counts "$bin/mana_launch" --ckptdir "$work/ck-count" \
+  mpiexec.mpich -n 2 "$program" $iters >/dev/null 2>"$work/count.err" ||
+  fail "the run that counts the calls failed: $(tail -3 "$work/count.err")"
+last=$(awk '$1 == "rank" && $2 == 0 && $3 == "calls" { print $4 }' "$counts")
+[ -n "$last" ] || fail "no call count from rank 0 in $counts"
+MANA_TEST_CHECKPOINT_AT_CALL=$last MANA_TEST_CHECKPOINT_KEEP=1 MANA_FAULT=write-delay \
+  "$bin/mana_launch" --ckptdir "$work/ck-late" --forked-writers mpiexec.mpich -n 2 "$program" \
+  $iters >"$work/late.out" 2>"$work/late.err" ||
+  fail "the job with a checkpoint at its last call failed: $(tail -3 "$work/late.err")"
+log=$work/ck-late/.mana/coordinator.log
+[ -f "$work/ck-late/LATEST" ] ||
+  fail "the checkpoint at the last call did not commit: $(grep -E 'generation|disconnected' "$log" | tail -3)"
+grep -q "generation 1 started (.*written by forked writers while the job runs)" "$log" ||
+  fail "generation 1 was not written by forked writers: $(grep generation "$log")"
+cmp -s "$work/late.out" "$work/native.out" ||
+  fail "with a checkpoint at its last call the output differs from the native run"
+rc=0
+"$bin/mana_restart" --ckptdir "$work/ck-late" mpiexec.mpich -n 2 >"$work/late-restart.out" \
+  2>"$work/late-restart.err" || rc=$?
+[ $rc -eq 0 ] || fail "the restart from the last call exited $rc: $(tail -5 "$work/late-restart.err")"
+# The job printed everything before its last call: the restart only finalizes.
+[ ! -s "$work/late-restart.out" ] ||
+  fail "the restart from the last call printed again: $(head -3 "$work/late-restart.out")"
+say "a forked checkpoint at rank 0's last call ($last), writers 3 s slow: committed after the ranks reached MPI_Finalize; its restart finalizes and exits 0"
+# ---- 5. memory shared with another process is not left to a forked writer ------------------
+if [ -n "${RMA_SHARED:-}" ]; then
+  mpiexec.mpich -n 2 "$RMA_SHARED" >"$work/shared-native.out" 2>&1 ||
+    fail "rma_shared natively: $(tail -3 "$work/shared-native.out")"
+  MANA_TEST_COUNT_CALLS=$work/shared-calls "$bin/mana_launch" --ckptdir "$work/ck-shared-count" \
+    mpiexec.mpich -n 2 "$RMA_SHARED" >/dev/null 2>"$work/shared-count.err" ||
+    fail "rma_shared's counting run failed: $(tail -3 "$work/shared-count.err")"
+  n=$(awk '$1 == "rank" && $2 == 0 && $3 == "calls" { print $4 }' "$work/shared-calls")
+  [ -n "$n" ] || fail "no call count from rank 0 of rma_shared"
+  k=$((n / 5))
+  MANA_TEST_CHECKPOINT_AT_CALL=$k MANA_TEST_CHECKPOINT_KEEP=1 MANA_FAULT=write-delay \
+    "$bin/mana_launch" --ckptdir "$work/ck-shared" --forked-writers mpiexec.mpich -n 2 \
+    "$RMA_SHARED" >"$work/shared.out" 2>"$work/shared.err" ||
+    fail "rma_shared with a forked checkpoint failed: $(tail -3 "$work/shared.err")"
+  [ -f "$work/ck-shared/LATEST" ] ||
+    fail "rma_shared's checkpoint at call $k did not commit: $(grep -E 'aborted|refused' "$work/ck-shared/.mana/coordinator.log")"
+  cmp -s "$work/shared.out" "$work/shared-native.out" || fail "rma_shared's output differs from native"
+  rc=0
+  "$bin/mana_restart" --ckptdir "$work/ck-shared" mpiexec.mpich -n 2 >"$work/shared-restart.out" \
+    2>"$work/shared-restart.err" || rc=$?
+  [ $rc -eq 0 ] || fail "rma_shared's restart exited $rc: $(grep -v '^\[' "$work/shared-restart.out" | tail -3; tail -3 "$work/shared-restart.err")"
+  # rank 0's standard output is a pipe: what it printed before call k was still in its buffer,
+  # so the restart prints the whole output again.
+  cmp -s "$work/shared-restart.out" "$work/shared-native.out" ||
+    fail "rma_shared restarted from call $k: $(diff "$work/shared-restart.out" "$work/shared-native.out" | head -4)"
+  said=$(grep -c "writes its images itself, not by a forked writer: the application shares writable memory" "$work/shared.err" || true)
+  [ "$said" -eq 2 ] || fail "not both ranks said they write their images themselves: $(grep mana_lh "$work/shared.err" | head -3)"
+  say "rma_shared, a forked checkpoint at call $k of $n: the ranks wrote their images themselves; the restart gives the native output"
 fi
 say "PASS"
