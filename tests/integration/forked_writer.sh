@@ -23,7 +23,7 @@
 #   5. (with RMA_SHARED=tests/programs/rma_shared) a plain checkpoint with --forked-writers at
 #      a fifth of rank 0's calls, writers pausing 3 s: the ranks share a window's memory, which
 #      the peers and the resumed application change under a writer, so each rank writes its
-#      image itself (and says so once); restarting that generation gives the native output (a
+#      image itself (silently: its stderr stays empty); restarting that generation gives the native output (a
 #      writer reading the window 3 s late made the restart report a wrong sum).
 #
 # usage: forked_writer.sh --bin DIR --program PATH [--timeout S]
@@ -172,8 +172,7 @@ if [ -n "${RMA_SHARED:-}" ]; then
   # so the restart prints the whole output again.
   cmp -s "$work/shared-restart.out" "$work/shared-native.out" ||
     fail "rma_shared restarted from call $k: $(diff "$work/shared-restart.out" "$work/shared-native.out" | head -4)"
-  said=$(grep -c "writes its images itself, not by a forked writer: the application shares writable memory" "$work/shared.err" || true)
-  [ "$said" -eq 2 ] || fail "not both ranks said they write their images themselves: $(grep mana_lh "$work/shared.err" | head -3)"
+  [ ! -s "$work/shared.err" ] || fail "rma_shared's ranks printed: $(head -3 "$work/shared.err")"
   say "rma_shared, a forked checkpoint at call $k of $n: the ranks wrote their images themselves; the restart gives the native output"
 fi
 say "PASS"
