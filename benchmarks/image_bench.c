@@ -8,7 +8,9 @@
  *
  *   write   image bytes / (open + add_region + commit)   >= 90 % of the faster dd write
  *   size    image bytes                                  <= 1.02 x the region's resident bytes
- *   restore image bytes / (open + restore_region)        reported against dd read
+ *   restore image bytes / (open + restore_region)        reported against dd read, both as a
+ *           ratio of medians and as the median over rounds of the ratio to the faster dd read
+ *           of the same round (the figure run_all.sh judges: the storage drifts between rounds)
  *
  * A first warm-up round (not counted) lets the page cache and the storage reach their steady
  * state; the first write of a gigabyte into a fresh page cache is slower for everyone.

@@ -41,7 +41,8 @@ struct img_prefault {
   _Atomic uint64_t done; /* bytes of the current plan faulted in so far */
 };
 
-/* Regions whose pages to read come to less than this are faulted in by the reading itself. */
+/* Regions whose pages to read come to less than this get no plan: the caller faults each piece
+ * in as it adds it to a batch (image_io.c), as without the helper. */
 #define IMG_PREFAULT_MIN (64ull << 20)
 
 /* Makes the helper; NULL without memory. If its thread cannot be created, start always says

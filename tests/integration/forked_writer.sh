@@ -15,8 +15,8 @@
 #   3. (with POSIX_LOG=tests/programs/posix_log) a forked checkpoint, then a kill checkpoint:
 #      the second holds the files' offsets of its own moment; the restart ends as natively.
 #   4. a forked checkpoint at rank 0's last MPI call before MPI_Finalize, its writers pausing
-#      3 s before they commit (MANA_FAULT=write-delay): the ranks reach MPI_Finalize while their
-#      writers write, and must wait there for the verdict (a rank that exited then would
+#      3 s before they read anything (MANA_FAULT=write-delay): the ranks reach MPI_Finalize
+#      while their writers write, and must wait there for the verdict (a rank that exited then would
 #      disconnect and abort the generation): the generation commits, the job's output is
 #      native, and the generation restarts (the job printed everything before that call: the
 #      restart finalizes, prints nothing and exits 0).
