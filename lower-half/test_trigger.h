@@ -9,9 +9,10 @@ void mana_test_checkpoint_now(void);
 /* The application's MPI_Init returned: the trigger may fire (MANA_TEST_COUNT_CALLS: writes
  * the count so far). */
 void mana_test_trigger_initialized(void);
-/* The application is about to finalize MPI: a rank of a test checkpoint that has not begun
- * it waits for it (the rank that asks fires now if its call has not come). */
-void mana_test_trigger_finalize_gate(void);
+/* The application is about to finalize MPI: a rank of a test checkpoint waits for it (the
+ * rank that asks fires now if its call has not come).  1: park this thread, then call again;
+ * 0: go on into MPI_Finalize. */
+int mana_test_trigger_finalize_gate(void);
 /* MPI_Finalize: writes the count (MANA_TEST_COUNT_CALLS). */
 void mana_test_trigger_finalizing(void);
 #endif

@@ -125,7 +125,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
  * a rank is held before it, not inside it, while a checkpoint converges. */
 static int finalize_world(void)
 {
-  MANA_LH_SVC_VOID_NOPARK(app_finalize_gate);
+  /* Parked here, between the application's calls, a thread still counts as one that has not
+   * finalized; the gate is asked again after each park. */
+  while (MANA_LH_SVC_NOPARK(app_finalize_gate))
+    mana_park_point();
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   mana_freed_recv_reap(1);

@@ -64,8 +64,9 @@ struct mana_lh_services {
   /* The application's MPI_Init returns: from here a rank can park (testing aids). */
   void (*app_initialized)(void);
   /* The application is about to finalize MPI, before the rank counts it (testing aids: a
-   * rank waits there for the checkpoint it is to take part in). */
-  void (*app_finalize_gate)(void);
+   * rank waits there for the checkpoint it is to take part in).  1: a checkpoint needs this
+   * thread parked first; the stub parks it and calls again.  0: go on. */
+  int (*app_finalize_gate)(void);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);

@@ -40,6 +40,9 @@
 #   -n, --ranks RANKS    ranks (default 2)
 #   --rank R             the rank whose calls are counted and that asks for the checkpoint
 #                        (default 0)
+#   --first J            before each point K, a plain checkpoint at call J < K of the same run
+#                        (MANA_TEST_CHECKPOINT_AT_CALL=J,K): a kill point must then commit
+#                        both, and its restart reads the chain of two generations
 #   --keep-every M       every M-th point is a plain checkpoint instead of a kill (default 0:
 #                        none)
 #   --restart-forms L    restart forms used in turn, comma separated (default outer,inner)
@@ -68,7 +71,7 @@ usage() {
 die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
-from="" to="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
+from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -77,7 +80,7 @@ while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
-    -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--keep-every|\
+    -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--first|--keep-every|\
     --restart-forms|--min-restarts|--max-raises|--bin|--timeout)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
@@ -98,6 +101,7 @@ while [ $# -gt 0 ]; do
     --calls) choose calls; calls=$val ;;
     --from) from=$val ;;
     --to) to=$val ;;
+    --first) first=$val ;;
     --keep-every) keep_every=$val ;;
     --restart-forms) rforms=$val ;;
     --min-restarts) min_restarts=$val ;;
@@ -113,6 +117,7 @@ whole --ranks "$ranks"; whole --rank "$rank"; whole --moments "$moments"; whole 
 whole --points "$points"; whole --keep-every "$keep_every"
 [ -z "$from" ] || whole --from "$from"
 [ -z "$to" ] || whole --to "$to"
+[ -z "$first" ] || whole --first "$first"
 [ -z "$min_restarts" ] || whole --min-restarts "$min_restarts"
 [ -z "$limit" ] || whole --timeout "$limit"
 [ "$ranks" -ge 1 ] || die_usage "--ranks must be at least 1"
@@ -221,6 +226,12 @@ else
   chosen="calls $calls"
 fi
 IFS=, read -r -a list <<<"$calls"
+if [ -n "$first" ]; then
+  for k in "${list[@]}"; do
+    [ "$k" -gt "$first" ] || die_usage "--first $first must come before every point (call $k)"
+  done
+  chosen+=", each after a plain checkpoint at call $first"
+fi
 
 total=${#list[@]} kills=0
 for ((i = 1; i <= total; i++)); do
@@ -262,12 +273,16 @@ point() {
   local k=$1 plain=$2 form=$3 rc1 rc2 reason plain_env=()
   why="" logs=("$d/err1" "$d/ck/.mana/coordinator.log")
   [ "$plain" = 1 ] && plain_env=(MANA_TEST_CHECKPOINT_KEEP=1)
-  env MANA_TEST_CHECKPOINT_AT_CALL="$k" MANA_TEST_CHECKPOINT_RANK="$rank" "${plain_env[@]}" \
+  env MANA_TEST_CHECKPOINT_AT_CALL="${first:+$first,}$k" MANA_TEST_CHECKPOINT_RANK="$rank" "${plain_env[@]}" \
     timeout -k 5 "$run_limit" "$bin/mana_launch" --ckptdir "$d/ck" "${launch[@]}" \
     "$program" "${args[@]}" </dev/null >"$d/out1" 2>"$d/err1"
   rc1=$?
   if timed_out "$rc1"; then
     result=timeout why="the run with the checkpoint timed out after $run_limit s"
+  elif [ -n "$first" ] && [ -e "$d/ck/LATEST" ] && [ "$(cat "$d/ck/LATEST")" = 1 ]; then
+    # the plain one at J alone: the run went on past K to its end
+    reason=$(abort_reason)
+    result=fail why="only the plain checkpoint at call $first was committed, not the one at $k${reason:+: $reason}"
   elif [ -e "$d/ck/LATEST" ] && [ "$plain" = 0 ]; then
     if [ "$rc1" -ne 0 ]; then
       result=fail why="the killed run exited $rc1 (expected 0): $(one_line "$d/err1")"
@@ -343,7 +358,7 @@ for ((i = 1; i <= total; i++)); do
       echo "$k FAIL: $why"
       failed=$(( failed + 1 ))
       if [ -z "$first_fail" ]; then
-        replay="--calls $k"
+        replay="--calls $k${first:+ --first $first}"
         [ "$rank" -eq 0 ] || replay+=" --rank $rank"
         [ "$plain" = 0 ] || replay+=" --keep-every 1"
         [ "$plain" = 1 ] || [ "$form" = outer ] || replay+=" --restart-forms inner"
