@@ -619,6 +619,24 @@ static int rebuild_slots(void)
   return MPI_SUCCESS;
 }
 
+/* A type the application freed while a type derived from it lives on stays alive inside MPI,
+ * with its attributes: their delete callbacks run when MPI destroys it, with the last of its
+ * dependents (MPICH's attr/attr2type counts them).  Its rebuilt twin gets them back too, once
+ * every type is made (so that no copy callback runs for a dependent made from it), before
+ * finish() frees it as the application did. */
+static int replay_freed_attrs(void)
+{
+  for (struct mana_dt_rec *r = first; r; r = r->next) {
+    if (r->built_epoch != mana_rebuild_epoch || r->claimed_epoch == mana_rebuild_epoch || !r->attrs)
+      continue;
+    int rc = mana_attr_replay(r->attrs, MANA_KIND_DATATYPE, (uint64_t)r->built,
+                              "freed datatype of combiner", (uint32_t)r->recipe.combiner);
+    if (rc != MPI_SUCCESS)
+      return rc;
+  }
+  return MPI_SUCCESS;
+}
+
 static int rebuild(void)
 {
   struct mana_u64map old = by_real;
@@ -637,6 +655,8 @@ static int rebuild(void)
   }
   if (rc == MPI_SUCCESS)
     rc = rebuild_slots();
+  if (rc == MPI_SUCCESS)
+    rc = replay_freed_attrs();
   for (struct predefined_rec *p = predefined; p && rc == MPI_SUCCESS; p = p->next) {
     if (p->name && (rc = MANA_LH_CALL_NOPARK(MPI_Type_set_name, p->type, p->name)) != MPI_SUCCESS)
       rc = mana_rebuild_error("datatype", (uint32_t)p->type, "MPI_Type_set_name", rc);

@@ -52,6 +52,7 @@ set(MANA_TEST_PROGRAMS
   dtype_basic:2
   dtype_subarray:2
   dtype_pack:2
+  dtype_freed_attr:1
   user_ops:3
   attributes:2
   keyvals:2
