@@ -5,8 +5,8 @@
  *                                      ask the coordinator for a checkpoint and wait until this
  *                                      rank has begun it and the ranks park, or the ranks need
  *                                      this one to go on; the call then goes on
- *                                      (every rank waits at MPI_Finalize until it has begun
- *                                      the checkpoint)
+ *                                      (every rank waits at MPI_Finalize, and parks there,
+ *                                      for the checkpoint)
  *   MANA_TEST_CHECKPOINT_AT_CALL=J,K   the same at call K, after a plain checkpoint at call
  *                                      J < K (forked or incremental as the job's options
  *                                      say: a chain of two generations to restart from;
