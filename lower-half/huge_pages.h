@@ -33,10 +33,11 @@ void mana_huge_pages_advise(uint64_t addr, uint64_t len);
  * (mana_image_set_huge_pages). */
 uint64_t mana_huge_pages_min(void);
 
-/* After a forked writer: starts a thread of the given nice value that maps the
- * application's fully present 2 MiB ranges the writer's copy-on-write split back into huge
- * pages, so that the next fork stays cheap (huge_pages_collapse.c).  Nothing when huge pages
- * are off or the kernel cannot collapse.  Checkpoint thread only, like _stop. */
+/* After a forked writer, and after a restart (which reads the memory back into 4 KiB pages):
+ * starts a thread of the given nice value that maps the application's fully present 2 MiB
+ * ranges back into huge pages, so that the next fork stays cheap (huge_pages_collapse.c).
+ * Nothing when huge pages are off or the kernel cannot collapse.  Checkpoint thread only, like
+ * _stop (a restart calls it before any checkpoint thread exists). */
 void mana_huge_pages_recollapse_start(int nice_value);
 
 /* Tells that thread to stop when a checkpoint begins, without waiting: it would compete with

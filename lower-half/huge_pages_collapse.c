@@ -1,4 +1,4 @@
-/* Giving the application back its huge pages after a forked writer (huge_pages.h).
+/* Giving the application back its huge pages after a forked writer or a restart (huge_pages.h).
  *
  * While the writer runs, the application's first write to a 2 MiB page it shares with the
  * writer splits that page's single page-table entry into 512 (Linux copies only the 4 KiB
@@ -7,7 +7,8 @@
  * 1 GiB measured 5.5 to 12 ms instead of 1 to 1.5 ms. MADV_COLLAPSE (Linux 6.1) maps such a
  * range with one entry again; it copies the 2 MiB (about 0.2 ms each) and returns at once for
  * a range still mapped huge. A thread of the writer's nice value does it while the
- * application runs, and stops as soon as the next checkpoint begins.
+ * application runs, and stops as soon as the next checkpoint begins. A restart starts it too:
+ * it reads the saved pages back into 4 KiB pages (restart/image.h says why).
  *
  * Only ranges whose 512 pages are all present are collapsed: a range the application never
  * filled would grow to 2 MiB of memory. */

@@ -7,8 +7,9 @@
  *   3. re-fill the boundary's lower-half fields, re-arm parking and the seccomp filter, make
  *      the lower half's MPI threads again;
  *   4. initialize MPI at the recorded thread level and check rank and size;
- *   5. start the checkpoint links, recreate the parked threads and continue the main thread,
- *      which runs the stub's restart hook before releasing the others (state_threads.c). */
+ *   5. start collapsing the memory back into huge pages (with forked writers), the checkpoint
+ *      links, recreate the parked threads and continue the main thread, which runs the stub's
+ *      restart hook before releasing the others (state_threads.c). */
 #define _GNU_SOURCE
 #include "checkpoint.h"
 
@@ -22,9 +23,11 @@
 
 #include "coordinator_link.h"
 #include "generation.h"
+#include "huge_pages.h"
 #include "ckpt_signal_rank.h"
 #include "image.h"
 #include "local_checkpoint.h"
+#include "lower_threads.h"
 #include "mana/boundary.h"
 #include "mana/fault.h"
 #include "mana/image_blobs.h"
@@ -36,6 +39,17 @@
 #include "state.h"
 #include "state_threads.h"
 #include "mana/fail.h"
+
+/* With huge pages on, the memory was read back into 4 KiB pages (image.h says why): map its
+ * full 2 MiB ranges huge again while the application runs, as after a forked writer, so that
+ * the next fork stays cheap.  Before any thread can begin a checkpoint, which stops it. */
+static void collapse_restored_pages(void)
+{
+  sigset_t mask;
+  mana_lower_threads_mask_enter(&mask);
+  mana_huge_pages_recollapse_start(mana_checkpoint_writer_nice());
+  mana_lower_threads_mask_leave(&mask);
+}
 
 int mana_restart_from(const char *path, char *err, size_t errlen)
 {
@@ -95,6 +109,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,
    * as until then the threads are resuming with every signal blocked and cannot park. */
   mana_threads_prepare_resume();
+  collapse_restored_pages();
   mana_local_checkpoint_start(); /* a restarted job can be checkpointed again */
   mana_coordinator_link_start();
   return mana_threads_resume(err, errlen);

@@ -325,11 +325,15 @@ static int map_region(struct mana_image_reader *r, size_t i, int extra, char *er
                         REGION_FMT "the kernel mapped it at %p instead (no MAP_FIXED_NOREPLACE?)",
                         REGION_ARGS(r, i), p);
   }
-  /* Before any page is read in: the faults then allocate huge pages. Refused (no THP): the
-   * region simply keeps 4 KiB pages. */
-  if (r->huge_min && g->length >= r->huge_min && !(g->flags & MANA_IMAGE_REGION_SCAN_ALL))
-    madvise(p, g->length, MADV_HUGEPAGE);
   return 0;
+}
+
+/* After the pages are in, not before: the saved pages stay 4 KiB (see image.h), later faults in
+ * the region get huge pages. Refused (no THP): the region simply keeps 4 KiB pages. */
+static void advise_huge(const struct mana_image_reader *r, const struct img_region *g)
+{
+  if (r->huge_min && g->length >= r->huge_min && !(g->flags & MANA_IMAGE_REGION_SCAN_ALL))
+    madvise((void *)(uintptr_t)g->start, g->length, MADV_HUGEPAGE);
 }
 
 int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_flags_extra, char *err,
@@ -345,6 +349,8 @@ int mana_image_restore_region(struct mana_image_reader *r, size_t i, int map_fla
     return -1;
   const struct img_region *g = &r->regions[i];
   int rc = read_into_place(r, i, err, errlen);
+  if (rc == 0)
+    advise_huge(r, g);
   if (rc == 0 && g->prot != (PROT_READ | PROT_WRITE) &&
       mprotect((void *)(uintptr_t)g->start, g->length, (int)g->prot) < 0)
     rc = mana_fail(err, errlen, errno, REGION_FMT "mprotect %#x", REGION_ARGS(r, i), g->prot);
