@@ -2,15 +2,20 @@
  *
  * Each round fills a fresh memory region (random data, zero pages, untouched pages, in
  * clusters), writes it as an image, and times `dd` writing as many bytes to the same
- * directory (conv=fdatasync, and oflag=direct); then restores the image into place and times
- * `dd` reading a file of that size (cold cache, and iflag=direct). The order of the
- * contenders rotates from round to round. Medians are compared at the end:
+ * directory (conv=fdatasync, and oflag=direct); then restores the image into place twice,
+ * into 4 KiB pages (a restart's default) and into huge pages (a restart with forked writers,
+ * lower-half/huge_pages.h; the background collapse after it is timed apart), and times `dd`
+ * reading a file of that size (cold cache, and iflag=direct) and the same 1 MiB direct reads as dd's but each into its own place in a fresh
+ * mapping (no mana code: what placing the bytes in memory costs on this machine, which dd,
+ * reading into one reused buffer, never pays). The order of the contenders rotates from round
+ * to round. Medians are compared at the end:
  *
  *   write   image bytes / (open + add_region + commit)   >= 90 % of the faster dd write
  *   size    image bytes                                  <= 1.02 x the region's resident bytes
  *   restore image bytes / (open + restore_region)        reported against dd read, both as a
  *           ratio of medians and as the median over rounds of the ratio to the faster dd read
- *           of the same round (the figure run_all.sh judges: the storage drifts between rounds)
+ *           of the same round (the figures run_all.sh judges: the storage drifts between
+ *           rounds), for each page size; the fresh-memory reads are reported the same way
  *
  * A first warm-up round (not counted) lets the page cache and the storage reach their steady
  * state; the first write of a gigabyte into a fresh page cache is slower for everyone.
@@ -41,6 +46,7 @@
 
 #define PAGE 4096UL
 #define MIB (1UL << 20)
+#define HUGE (2UL << 20)
 #define MAX_ROUNDS 15
 #define WRITE_TARGET 0.90
 #define SIZE_TARGET 1.02
@@ -57,7 +63,9 @@ struct options {
 /* One round's figures, in seconds and bytes. */
 struct round {
   double image_write, dd_write, dd_direct_write;
-  double restore, dd_read, dd_direct_read;
+  double restore, restore_huge, fresh_read, dd_read, dd_direct_read;
+  double collapse;     /* after the huge-page restore: MADV_COLLAPSE of its full 2 MiB ranges */
+  uint64_t huge_bytes; /* AnonHugePages after that collapse */
   uint64_t image_bytes, resident_bytes;
   uint64_t dd_bytes; /* what dd moves: the resident bytes in whole MiB */
   struct mana_image_stats stats;
@@ -135,12 +143,19 @@ static uint64_t reference_hash(const char *base, const char *kind, uint64_t npag
   return h;
 }
 
+/* At a 2 MiB boundary, as mana's window places a large mapping under forked writers: the
+ * huge-page restore can then back all of it with huge pages. */
 static char *make_region(const char *kind, uint64_t npages)
 {
-  char *base = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED)
+  uint64_t len = npages * PAGE;
+  char *raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED)
     die("cannot map the region: %s", strerror(errno));
+  char *base = (char *)(((uintptr_t)raw + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+  if (base > raw)
+    munmap(raw, (size_t)(base - raw));
+  munmap(base + len, (size_t)(raw + HUGE - base));
   for (uint64_t i = 0; i < npages; i++) {
     if (kind[i] == 'D')
       fill_page((uint64_t *)(base + i * PAGE));
@@ -253,18 +268,100 @@ static double image_write(char *base, uint64_t npages, struct round *r)
   return now() - t0;
 }
 
-static double image_restore(char *base, uint64_t npages)
+/* The kernel's count of anonymous huge pages in this process, in bytes (0 if unknown). */
+static uint64_t anon_huge_bytes(void)
+{
+  char line[256];
+  unsigned long long kb = 0;
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return (uint64_t)kb << 10;
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/* What the lower half's thread does in the background after a restart with forked writers
+ * (lower-half/huge_pages_collapse.c): MADV_COLLAPSE on every 2 MiB range whose pages are all
+ * present. Not part of the restore's time; reported beside it. */
+static double collapse_full_ranges(char *base, uint64_t npages)
+{
+  const uint64_t per = HUGE / PAGE;
+  unsigned char *vec = malloc(npages);
+  if (!vec || mincore(base, npages * PAGE, vec) < 0)
+    die("mincore: %s", strerror(errno));
+  double t0 = now();
+  for (uint64_t first = 0; first + per <= npages; first += per) {
+    uint64_t i = first;
+    while (i < first + per && (vec[i] & 1))
+      i++;
+    if (i == first + per && madvise(base + first * PAGE, HUGE, MADV_COLLAPSE) < 0 &&
+        errno == EINVAL)
+      break; /* before Linux 6.1 */
+  }
+  double t = now() - t0;
+  free(vec);
+  return t;
+}
+
+/* `huge`: as a restart with forked writers does (lower-half/state_memory.c): regions of at
+ * least 2 MiB are advised MADV_HUGEPAGE once their pages are read in; then the background
+ * collapse, timed on its own. */
+static double image_restore(char *base, const char *kind, uint64_t npages, uint64_t ref, bool huge,
+                            struct round *r)
 {
   char err[512];
   struct mana_image_reader *rd;
   munmap(base, npages * PAGE);
   evict("bench.img");
   double t0 = now();
-  if (mana_image_open(&rd, dirfd_, "bench.img", NULL, err, sizeof(err)) < 0 ||
-      mana_image_restore_region(rd, 0, MAP_NORESERVE, err, sizeof(err)) < 0)
+  if (mana_image_open(&rd, dirfd_, "bench.img", NULL, err, sizeof(err)) < 0)
+    die("%s", err);
+  if (huge)
+    mana_image_set_huge_pages(rd, HUGE);
+  if (mana_image_restore_region(rd, 0, MAP_NORESERVE, err, sizeof(err)) < 0)
     die("%s", err);
   mana_image_close(rd);
-  return now() - t0;
+  double t = now() - t0;
+  /* Before the check, which reads the untouched pages and so would make every range look full. */
+  if (huge) {
+    r->collapse = collapse_full_ranges(base, npages);
+    r->huge_bytes = anon_huge_bytes();
+  }
+  check_restored(base, kind, npages, ref);
+  return t;
+}
+
+/* dd iflag=direct's reads of the dd file, 1 MiB each, but each into its own place in a fresh
+ * mapping of the file's size, as a restore places pages: the rate the storage and the
+ * machine's memory together allow, with no mana code involved. */
+static double fresh_read(uint64_t bytes)
+{
+  evict("ddtest");
+  double t0 = now();
+  int fd = openat(dirfd_, "ddtest", O_RDONLY | O_DIRECT);
+  if (fd < 0)
+    die("cannot open ddtest with O_DIRECT: %s", strerror(errno));
+  char *dst =
+      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (dst == MAP_FAILED)
+    die("cannot map %llu bytes: %s", (unsigned long long)bytes, strerror(errno));
+  for (uint64_t off = 0; off < bytes;) {
+    ssize_t n = pread(fd, dst + off, bytes - off < MIB ? bytes - off : MIB, (off_t)off);
+    if (n <= 0)
+      die("reading ddtest at %llu: %s", (unsigned long long)off,
+          n ? strerror(errno) : "end of file");
+    off += (uint64_t)n;
+  }
+  close(fd);
+  double t = now() - t0;
+  munmap(dst, bytes);
+  return t;
 }
 
 /* ---- one round -------------------------------------------------------------------------- */
@@ -295,20 +392,25 @@ static void one_round(int n, struct round *r)
       break;
     }
   }
-  for (int k = 0; k < 3; k++) {
-    switch ((k + n) % 3) {
+  for (int k = 0; k < 5; k++) {
+    switch ((k + n) % 5) {
     case 0:
-      r->restore = image_restore(base, npages);
+      r->restore = image_restore(base, kind, npages, ref, false, r);
       break;
     case 1:
       r->dd_read = dd_read(false);
       break;
     case 2:
+      r->restore_huge = image_restore(base, kind, npages, ref, true, r);
+      break;
+    case 3:
       r->dd_direct_read = dd_read(true);
+      break;
+    case 4:
+      r->fresh_read = fresh_read(r->dd_bytes);
       break;
     }
   }
-  check_restored(base, kind, npages, ref);
   munmap(base, npages * PAGE);
   free(kind);
   unlinkat(dirfd_, "bench.img", 0);
@@ -342,29 +444,39 @@ static double mbs(double bytes, double secs)
 
 /* The restore's rate over the faster of the two dd reads of the same round: the three ran
  * seconds apart, while the storage's speed drifts by a factor of two between rounds. */
-static double restore_ratio(const struct round *r)
+/* The three read figures a round compares with its dd reads. */
+enum reader { RESTORE, RESTORE_HUGE, FRESH_READ };
+
+/* A reader's rate over the faster of the two dd reads of the same round: they ran seconds
+ * apart, while the storage's speed drifts by a factor of two between rounds. */
+static double read_ratio(const struct round *r, enum reader who)
 {
   double dd = (double)r->dd_bytes;
   double cold = mbs(dd, r->dd_read), direct = mbs(dd, r->dd_direct_read);
   double best = cold > direct ? cold : direct;
-  return mbs((double)r->image_bytes, r->restore) / best;
+  double rate = who == RESTORE        ? mbs((double)r->image_bytes, r->restore)
+                : who == RESTORE_HUGE ? mbs((double)r->image_bytes, r->restore_huge)
+                                      : mbs(dd, r->fresh_read);
+  return rate / best;
 }
 
 static void print_round(int i, const struct round *r)
 {
-  double dd_bytes = (double)r->dd_bytes;
-  printf("round %d: write image %7.0f  dd fdatasync %7.0f  dd direct %7.0f | "
-         "read restore %7.0f  dd %7.0f  dd direct %7.0f  (MB/s); restore/best dd %.3f\n",
-         i + 1, mbs((double)r->image_bytes, r->image_write), mbs(dd_bytes, r->dd_write),
-         mbs(dd_bytes, r->dd_direct_write), mbs((double)r->image_bytes, r->restore),
-         mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read), restore_ratio(r));
+  double dd_bytes = (double)r->dd_bytes, img = (double)r->image_bytes;
+  printf("round %d: write image %7.0f  dd fdatasync %7.0f  dd direct %7.0f (MB/s)\n", i + 1,
+         mbs(img, r->image_write), mbs(dd_bytes, r->dd_write), mbs(dd_bytes, r->dd_direct_write));
+  printf("         read restore %7.0f  huge %7.0f  fresh %7.0f  dd %7.0f  dd direct %7.0f "
+         "(MB/s); over best dd: restore %.3f  huge %.3f  fresh %.3f\n",
+         mbs(img, r->restore), mbs(img, r->restore_huge), mbs(dd_bytes, r->fresh_read),
+         mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read), read_ratio(r, RESTORE),
+         read_ratio(r, RESTORE_HUGE), read_ratio(r, FRESH_READ));
 }
 
-static double median_restore_ratio(const struct round *r, int n)
+static double median_read_ratio(const struct round *r, int n, enum reader who)
 {
   double v[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
-    v[i] = restore_ratio(&r[i]);
+    v[i] = read_ratio(&r[i], who);
   qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
@@ -413,6 +525,8 @@ static int verdicts(const struct round *r, int n)
   double w_dd = median_rate(r, n, offsetof(struct round, dd_write), false);
   double w_ddd = median_rate(r, n, offsetof(struct round, dd_direct_write), false);
   double rd_img = median_rate(r, n, offsetof(struct round, restore), true);
+  double rd_huge = median_rate(r, n, offsetof(struct round, restore_huge), true);
+  double rd_fresh = median_rate(r, n, offsetof(struct round, fresh_read), false);
   double rd_dd = median_rate(r, n, offsetof(struct round, dd_read), false);
   double rd_ddd = median_rate(r, n, offsetof(struct round, dd_direct_read), false);
   double w_best = w_dd > w_ddd ? w_dd : w_ddd, rd_best = rd_dd > rd_ddd ? rd_dd : rd_ddd;
@@ -421,7 +535,18 @@ static int verdicts(const struct round *r, int n)
 
   printf("\nmedians over %d rounds (MB/s = 10^6 bytes/s)\n", n);
   printf("  write:   image %.0f | dd conv=fdatasync %.0f, oflag=direct %.0f\n", w_img, w_dd, w_ddd);
-  printf("  restore: image %.0f | dd read (cold) %.0f, iflag=direct %.0f\n", rd_img, rd_dd, rd_ddd);
+  printf("  restore: image %.0f, into huge pages %.0f | dd read (cold) %.0f, iflag=direct %.0f"
+         " | dd's direct reads into fresh memory %.0f\n",
+         rd_img, rd_huge, rd_dd, rd_ddd, rd_fresh);
+  double coll[MAX_ROUNDS];
+  for (int i = 0; i < n; i++)
+    coll[i] = r[i].collapse * 1e3;
+  qsort(coll, (size_t)n, sizeof(double), cmp_double);
+  printf("  after each huge-page restore, collapsing its full 2 MiB ranges (in a restart: in the "
+         "background) took %.0f ms (median), %llu MiB of huge pages then (0: the kernel gave "
+         "none)\n",
+         n % 2 ? coll[n / 2] : (coll[n / 2 - 1] + coll[n / 2]) / 2,
+         (unsigned long long)(r[0].huge_bytes >> 20));
   printf("  image %llu bytes = %llu saved pages + %llu bytes of header and tables; "
          "region %llu pages: %llu resident (%llu zero), %llu untouched, %llu runs\n",
          (unsigned long long)r[0].image_bytes, (unsigned long long)s->pages_saved,
@@ -438,7 +563,12 @@ static int verdicts(const struct round *r, int n)
   printf("info    restore        image/best dd = %.3f; vs dd %.3f, vs direct %.3f\n",
          rd_img / rd_best, rd_img / rd_dd, rd_img / rd_ddd);
   printf("info    restore paired median over rounds of image/best dd of the round = %.3f\n",
-         median_restore_ratio(r, n));
+         median_read_ratio(r, n, RESTORE));
+  printf("info    restore-huge paired median over rounds of image/best dd of the round = %.3f\n",
+         median_read_ratio(r, n, RESTORE_HUGE));
+  printf("info    fresh-memory reads paired median over rounds of fresh/best dd of the round = "
+         "%.3f\n",
+         median_read_ratio(r, n, FRESH_READ));
   return w_ok && s_ok ? 0 : 1;
 }
 
