@@ -76,7 +76,7 @@ wait_step "$work/restart.err" 2000
 # the restart reads the pages into 4 KiB pages and collapses them in the background
 end=$((SECONDS + 8))
 until kb2=$(huge_kb "$work/forked"); [ "$kb2" -ge "$kb" ]; do
-  [ $SECONDS -lt $end ] || fail "8 s after the restart a rank's upper half has $kb2 kB of huge pages (was $kb)"
+  [ $SECONDS -lt $end ] || fail "8 s after the restarted job reached step 2000 a rank's upper half has $kb2 kB of huge pages (was $kb)"
   sleep 0.1
 done
 touch "$work/forked-h2"
