@@ -2,20 +2,21 @@
  *
  * Each round fills a fresh memory region (random data, zero pages, untouched pages, in
  * clusters), writes it as an image, and times `dd` writing as many bytes to the same
- * directory (conv=fdatasync, and oflag=direct); then restores the image into place twice,
- * into 4 KiB pages (a restart's default) and into huge pages (a restart with forked writers,
- * lower-half/huge_pages.h; the background collapse after it is timed apart), and times `dd`
- * reading a file of that size (cold cache, and iflag=direct) and the same 1 MiB direct reads as dd's but each into its own place in a fresh
- * mapping (no mana code: what placing the bytes in memory costs on this machine, which dd,
- * reading into one reused buffer, never pays). The order of the contenders rotates from round
- * to round. Medians are compared at the end:
+ * directory (conv=fdatasync, and oflag=direct); then restores the image into place twice, as
+ * a restart does by default and as a restart with forked writers does (lower-half/huge_pages.h:
+ * the same reads into 4 KiB pages, the region then advised MADV_HUGEPAGE; the collapse into
+ * huge pages that follows it in the background is timed apart), and times `dd` reading a file
+ * of that size (cold cache, and iflag=direct) and the same 1 MiB direct reads as dd's but each
+ * into its own place in a fresh mapping (no mana code: what placing the bytes in memory costs
+ * on this machine, which dd, reading into one reused buffer, never pays). The order of the
+ * contenders rotates from round to round. Medians are compared at the end:
  *
  *   write   image bytes / (open + add_region + commit)   >= 90 % of the faster dd write
  *   size    image bytes                                  <= 1.02 x the region's resident bytes
  *   restore image bytes / (open + restore_region)        reported against dd read, both as a
  *           ratio of medians and as the median over rounds of the ratio to the faster dd read
  *           of the same round (the figures run_all.sh judges: the storage drifts between
- *           rounds), for each page size; the fresh-memory reads are reported the same way
+ *           rounds), for both restores; the fresh-memory reads are reported the same way
  *
  * A first warm-up round (not counted) lets the page cache and the storage reach their steady
  * state; the first write of a gigabyte into a fresh page cache is slower for everyone.
@@ -63,8 +64,8 @@ struct options {
 /* One round's figures, in seconds and bytes. */
 struct round {
   double image_write, dd_write, dd_direct_write;
-  double restore, restore_huge, fresh_read, dd_read, dd_direct_read;
-  double collapse;     /* after the huge-page restore: MADV_COLLAPSE of its full 2 MiB ranges */
+  double restore, restore_forked, fresh_read, dd_read, dd_direct_read;
+  double collapse;     /* after the forked-writer restore: MADV_COLLAPSE of its full ranges */
   uint64_t huge_bytes; /* AnonHugePages after that collapse */
   uint64_t image_bytes, resident_bytes;
   uint64_t dd_bytes; /* what dd moves: the resident bytes in whole MiB */
@@ -144,7 +145,7 @@ static uint64_t reference_hash(const char *base, const char *kind, uint64_t npag
 }
 
 /* At a 2 MiB boundary, as mana's window places a large mapping under forked writers: the
- * huge-page restore can then back all of it with huge pages. */
+ * forked-writer restore's collapse can then map its full ranges with huge pages. */
 static char *make_region(const char *kind, uint64_t npages)
 {
   uint64_t len = npages * PAGE;
@@ -309,11 +310,11 @@ static double collapse_full_ranges(char *base, uint64_t npages)
   return t;
 }
 
-/* `huge`: as a restart with forked writers does (lower-half/state_memory.c): regions of at
+/* `forked`: as a restart with forked writers does (lower-half/state_memory.c): regions of at
  * least 2 MiB are advised MADV_HUGEPAGE once their pages are read in; then the background
  * collapse, timed on its own. */
-static double image_restore(char *base, const char *kind, uint64_t npages, uint64_t ref, bool huge,
-                            struct round *r)
+static double image_restore(char *base, const char *kind, uint64_t npages, uint64_t ref,
+                            bool forked, struct round *r)
 {
   char err[512];
   struct mana_image_reader *rd;
@@ -322,14 +323,14 @@ static double image_restore(char *base, const char *kind, uint64_t npages, uint6
   double t0 = now();
   if (mana_image_open(&rd, dirfd_, "bench.img", NULL, err, sizeof(err)) < 0)
     die("%s", err);
-  if (huge)
+  if (forked)
     mana_image_set_huge_pages(rd, HUGE);
   if (mana_image_restore_region(rd, 0, MAP_NORESERVE, err, sizeof(err)) < 0)
     die("%s", err);
   mana_image_close(rd);
   double t = now() - t0;
   /* Before the check, which reads the untouched pages and so would make every range look full. */
-  if (huge) {
+  if (forked) {
     r->collapse = collapse_full_ranges(base, npages);
     r->huge_bytes = anon_huge_bytes();
   }
@@ -401,7 +402,7 @@ static void one_round(int n, struct round *r)
       r->dd_read = dd_read(false);
       break;
     case 2:
-      r->restore_huge = image_restore(base, kind, npages, ref, true, r);
+      r->restore_forked = image_restore(base, kind, npages, ref, true, r);
       break;
     case 3:
       r->dd_direct_read = dd_read(true);
@@ -445,7 +446,7 @@ static double mbs(double bytes, double secs)
 /* The restore's rate over the faster of the two dd reads of the same round: the three ran
  * seconds apart, while the storage's speed drifts by a factor of two between rounds. */
 /* The three read figures a round compares with its dd reads. */
-enum reader { RESTORE, RESTORE_HUGE, FRESH_READ };
+enum reader { RESTORE, RESTORE_FORKED, FRESH_READ };
 
 /* A reader's rate over the faster of the two dd reads of the same round: they ran seconds
  * apart, while the storage's speed drifts by a factor of two between rounds. */
@@ -454,9 +455,9 @@ static double read_ratio(const struct round *r, enum reader who)
   double dd = (double)r->dd_bytes;
   double cold = mbs(dd, r->dd_read), direct = mbs(dd, r->dd_direct_read);
   double best = cold > direct ? cold : direct;
-  double rate = who == RESTORE        ? mbs((double)r->image_bytes, r->restore)
-                : who == RESTORE_HUGE ? mbs((double)r->image_bytes, r->restore_huge)
-                                      : mbs(dd, r->fresh_read);
+  double rate = who == RESTORE          ? mbs((double)r->image_bytes, r->restore)
+                : who == RESTORE_FORKED ? mbs((double)r->image_bytes, r->restore_forked)
+                                        : mbs(dd, r->fresh_read);
   return rate / best;
 }
 
@@ -465,11 +466,11 @@ static void print_round(int i, const struct round *r)
   double dd_bytes = (double)r->dd_bytes, img = (double)r->image_bytes;
   printf("round %d: write image %7.0f  dd fdatasync %7.0f  dd direct %7.0f (MB/s)\n", i + 1,
          mbs(img, r->image_write), mbs(dd_bytes, r->dd_write), mbs(dd_bytes, r->dd_direct_write));
-  printf("         read restore %7.0f  huge %7.0f  fresh %7.0f  dd %7.0f  dd direct %7.0f "
-         "(MB/s); over best dd: restore %.3f  huge %.3f  fresh %.3f\n",
-         mbs(img, r->restore), mbs(img, r->restore_huge), mbs(dd_bytes, r->fresh_read),
+  printf("         read restore %7.0f  forked %7.0f  fresh %7.0f  dd %7.0f  dd direct %7.0f "
+         "(MB/s); over best dd: restore %.3f  forked %.3f  fresh %.3f\n",
+         mbs(img, r->restore), mbs(img, r->restore_forked), mbs(dd_bytes, r->fresh_read),
          mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read), read_ratio(r, RESTORE),
-         read_ratio(r, RESTORE_HUGE), read_ratio(r, FRESH_READ));
+         read_ratio(r, RESTORE_FORKED), read_ratio(r, FRESH_READ));
 }
 
 static double median_read_ratio(const struct round *r, int n, enum reader who)
@@ -525,7 +526,7 @@ static int verdicts(const struct round *r, int n)
   double w_dd = median_rate(r, n, offsetof(struct round, dd_write), false);
   double w_ddd = median_rate(r, n, offsetof(struct round, dd_direct_write), false);
   double rd_img = median_rate(r, n, offsetof(struct round, restore), true);
-  double rd_huge = median_rate(r, n, offsetof(struct round, restore_huge), true);
+  double rd_forked = median_rate(r, n, offsetof(struct round, restore_forked), true);
   double rd_fresh = median_rate(r, n, offsetof(struct round, fresh_read), false);
   double rd_dd = median_rate(r, n, offsetof(struct round, dd_read), false);
   double rd_ddd = median_rate(r, n, offsetof(struct round, dd_direct_read), false);
@@ -535,15 +536,15 @@ static int verdicts(const struct round *r, int n)
 
   printf("\nmedians over %d rounds (MB/s = 10^6 bytes/s)\n", n);
   printf("  write:   image %.0f | dd conv=fdatasync %.0f, oflag=direct %.0f\n", w_img, w_dd, w_ddd);
-  printf("  restore: image %.0f, into huge pages %.0f | dd read (cold) %.0f, iflag=direct %.0f"
+  printf("  restore: image %.0f, with forked writers %.0f | dd read (cold) %.0f, iflag=direct %.0f"
          " | dd's direct reads into fresh memory %.0f\n",
-         rd_img, rd_huge, rd_dd, rd_ddd, rd_fresh);
+         rd_img, rd_forked, rd_dd, rd_ddd, rd_fresh);
   double coll[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
     coll[i] = r[i].collapse * 1e3;
   qsort(coll, (size_t)n, sizeof(double), cmp_double);
-  printf("  after each huge-page restore, collapsing its full 2 MiB ranges (in a restart: in the "
-         "background) took %.0f ms (median), %llu MiB of huge pages then (0: the kernel gave "
+  printf("  after each forked-writer restore, collapsing its full 2 MiB ranges (in a restart: in "
+         "the background) took %.0f ms (median), %llu MiB of huge pages then (0: the kernel gave "
          "none)\n",
          n % 2 ? coll[n / 2] : (coll[n / 2 - 1] + coll[n / 2]) / 2,
          (unsigned long long)(r[0].huge_bytes >> 20));
@@ -564,8 +565,8 @@ static int verdicts(const struct round *r, int n)
          rd_img / rd_best, rd_img / rd_dd, rd_img / rd_ddd);
   printf("info    restore paired median over rounds of image/best dd of the round = %.3f\n",
          median_read_ratio(r, n, RESTORE));
-  printf("info    restore-huge paired median over rounds of image/best dd of the round = %.3f\n",
-         median_read_ratio(r, n, RESTORE_HUGE));
+  printf("info    restore-forked paired median over rounds of image/best dd of the round = %.3f\n",
+         median_read_ratio(r, n, RESTORE_FORKED));
   printf("info    fresh-memory reads paired median over rounds of fresh/best dd of the round = "
          "%.3f\n",
          median_read_ratio(r, n, FRESH_READ));
