@@ -425,6 +425,13 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* Sorts v in place. */
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Median over the rounds of bytes/seconds, in MB/s (10^6). */
 static double median_rate(const struct round *r, int n, size_t field, bool image_bytes)
 {
@@ -434,8 +441,7 @@ static double median_rate(const struct round *r, int n, size_t field, bool image
     double bytes = image_bytes ? (double)r[i].image_bytes : (double)r[i].dd_bytes;
     v[i] = bytes / secs / 1e6;
   }
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return median(v, n);
 }
 
 static double mbs(double bytes, double secs)
@@ -478,8 +484,7 @@ static double median_read_ratio(const struct round *r, int n, enum reader who)
   double v[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
     v[i] = read_ratio(&r[i], who);
-  qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return median(v, n);
 }
 
 /* CPU seconds the whole machine spent busy so far (from /proc/stat). */
@@ -542,12 +547,11 @@ static int verdicts(const struct round *r, int n)
   double coll[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
     coll[i] = r[i].collapse * 1e3;
-  qsort(coll, (size_t)n, sizeof(double), cmp_double);
   printf("  after each forked-writer restore, collapsing its full 2 MiB ranges (in a restart: in "
-         "the background) took %.0f ms (median), %llu MiB of huge pages then (0: the kernel gave "
-         "none)\n",
-         n % 2 ? coll[n / 2] : (coll[n / 2 - 1] + coll[n / 2]) / 2,
-         (unsigned long long)(r[0].huge_bytes >> 20));
+         "the background) took %.0f ms (median), %llu MiB of huge pages then (0: no full range, or "
+         "the "
+         "kernel gave none)\n",
+         median(coll, n), (unsigned long long)(r[0].huge_bytes >> 20));
   printf("  image %llu bytes = %llu saved pages + %llu bytes of header and tables; "
          "region %llu pages: %llu resident (%llu zero), %llu untouched, %llu runs\n",
          (unsigned long long)r[0].image_bytes, (unsigned long long)s->pages_saved,

@@ -154,9 +154,9 @@ size_t mana_image_region_count(const struct mana_image_reader *r);
  * advised MADV_HUGEPAGE once their saved pages are read in, so that their later faults get
  * transparent huge pages where the kernel allows; the saved pages themselves come back as
  * 4 KiB pages, which the caller may collapse afterwards (MADV_COLLAPSE). Reading into huge
- * pages instead ran at a third to a half of the speed on our VMs: faulting in 2 MiB pages of
- * memory the guest had reported free to the host took 0.5-1.6 GB/s, 4 KiB pages 3.7 GB/s
- * (docs/image-format.md, section 9). 0 (the default): never. */
+ * pages instead ran at 0.3 to 0.6 times the speed on our VM: faulting in 2 MiB pages of
+ * memory the guest had reported free to the host ran at 0.5-0.7 GB/s on one thread, 4 KiB
+ * pages at 3.7 GB/s (docs/image-format.md, section 9). 0 (the default): never. */
 void mana_image_set_huge_pages(struct mana_image_reader *r, uint64_t min_len);
 
 /* Any output pointer may be NULL. `label` stays valid until mana_image_close. */
