@@ -443,15 +443,29 @@ def gen_wrapper(fn):
                      "  }"]
     lines = ([gen_pcoll_replay(fn)] if fn.persistent_coll else [])
     lines += [f"{fn.ret} {fn.name}({fn.proto_args()})", "{"] + body
-    lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
+    # A call whose only bookkeeping is its new request (the non-blocking collectives, the
+    # request-based RMA and file operations) makes it before the switch back, where it costs
+    # less (stub.h, MANA_LH_CALL_SETTLE); after it only when that could not be done there.
+    reqs = [p for p in fn.params if p.ctype == "MPI_Request" and p.direction == "out"]
+    early = (nopark and fn.ret == "int" and req_kind and len(reqs) == 1 and
+             after == [f"    *{reqs[0].name} = MANA_NEW(REQUEST, MPI_Request, r_{reqs[0].name});",
+                       f"    mana_request_mark((uint32_t)*{reqs[0].name}, {req_kind});"])
+    if early:
+        r = reqs[0].name
+        lines.append("  int settled_ = 0;")
+        lines.append(f"  int rc = MANA_LH_CALL_SETTLE(settled_, mana_new_request_lower((uint32_t)r_{r}, {r}, "
+                     f"{req_kind}), {fn.name}{''.join(', ' + c for c in call)});")
+    else:
+        lines.append(f"  {fn.ret} rc = {macro}({fn.name}{''.join(', ' + c for c in call)});")
     if after:
         # New handles and records change shared tables: one thread at a time (stub_lock.h).
-        lines.append("  if (rc == MPI_SUCCESS) {" if fn.ret == "int" else "  {")
+        lines.append(("  if (rc == MPI_SUCCESS && !settled_) {" if early else "  if (rc == MPI_SUCCESS) {")
+                     if fn.ret == "int" else "  {")
         lines.append("    mana_stub_lock_take();")
         lines += after
         lines.append("    mana_stub_lock_give();")
         if failed and fn.ret == "int":
-            lines.append("  } else {")
+            lines.append("  } else if (rc != MPI_SUCCESS) {" if early else "  } else {")
             lines += failed
         lines.append("  }")
     if fn.coll:

@@ -179,7 +179,8 @@ static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 /* The free list of a kind's table; the caller holds the stub lock.  Take: the first free slot,
  * made live for `real`, or UINT32_MAX when the table must grow (mana_handle_new does that).
  * Put: a retired slot, its meta already released. */
-static inline uint32_t mana_slot_take(struct mana_table *t, uint64_t real)
+static inline __attribute__((always_inline)) uint32_t mana_slot_take(struct mana_table *t,
+                                                                     uint64_t real)
 {
   uint32_t index = t->free_head;
   if (__builtin_expect(index == UINT32_MAX || t->capacity == 0, 0))

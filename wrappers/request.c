@@ -169,6 +169,20 @@ static inline MPI_Status *wait_status(const struct mana_slot *s, MPI_Status *sta
   return s && (s->flags & MANA_REQ_SPECIAL) ? local : MPI_STATUS_IGNORE;
 }
 
+/* mana_retire_request_slot's inline case, for a request MPI completed and freed, on the lower
+ * half's thread pointer (MANA_LH_CALL_SETTLE): 1 if the slot is free again and *request is
+ * MPI_REQUEST_NULL, 0 when the caller must settle it after the switch. */
+static inline __attribute__((always_inline)) int retire_request_lower(struct mana_slot *s,
+                                                                      MPI_Request *request)
+{
+  if (s->meta || (s->flags & MANA_REQ_SPECIAL) || mana_request_retiring ||
+      mana_slot_retain[MANA_KIND_REQUEST])
+    return 0;
+  mana_slot_put(&mana_tables[MANA_KIND_REQUEST], s, (uint32_t)*request & MANA_HANDLE_INDEX_MASK);
+  *request = MPI_REQUEST_NULL;
+  return 1;
+}
+
 /* Completion calls park while the request is pending, but once MPI has completed (and maybe
  * freed) it, only after the virtual handle is settled (stub.h, MANA_LH_CALL_NOPARK): a
  * checkpoint must never find a slot whose real request is gone.  After a park point the real
@@ -189,7 +203,14 @@ static inline __attribute__((always_inline)) int request_wait(MPI_Request *reque
   } else {
     for (;;) {
       int flag = 0;
-      if (__builtin_expect(!s || !(s->flags & MANA_SLOT_REQ_MPIWAIT), 1))
+      if (__builtin_expect(s && !(s->flags & MANA_SLOT_REQ_MPIWAIT) && mana_world_model, 1)) {
+        int retired = 0;
+        rc = MANA_LH_CALL_SETTLE(
+            retired, flag && real == MPI_REQUEST_NULL && retire_request_lower(s, request),
+            svc.test_until, &real, &flag, st);
+        if (retired)
+          return rc;
+      } else if (!s || !(s->flags & MANA_SLOT_REQ_MPIWAIT))
         rc = MANA_UNTIL_NOPARK(test_until, &real, &flag, st);
       else if (own_wait_enter()) {
         rc = mana_direct_test_until(&real, &flag, st);

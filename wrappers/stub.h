@@ -88,6 +88,26 @@ void mana_thread_attach_main(void);
   } while (0)
 #define MANA_LH_SVC_NOPARK(fn, ...) MANA_LH_CALL_NOPARK(svc.fn, __VA_ARGS__)
 #define MANA_LH_SVC_VOID_NOPARK(fn, ...) MANA_LH_CALL_VOID_NOPARK(svc.fn, __VA_ARGS__)
+
+/* MANA_LH_CALL_NOPARK, with the stub's bookkeeping of the common case done before the switch
+ * back: once the call returned MPI_SUCCESS in a program that is not MPI_THREAD_MULTIPLE,
+ * `settled` is assigned `settle`, nonzero if it did the work; else the caller does it after.
+ * Why: on AMD EPYC VMs writing FS (either way, mana_set_fs or a selector) waits like mfence
+ * until the stores MPI just made, a message into the peer's shared-memory queue for instance,
+ * have reached the other core; work placed before the switch runs during that wait instead
+ * of after it (benchmarks/README.md, "The switch back waits for MPI's stores").
+ * `settle` runs on the lower half's thread pointer: it must not read the upper half's TLS
+ * (mana_self_thread is t_), call the upper half's libc nor take the stub lock; it only
+ * touches the stub's tables and the application's handle, through pointers and globals. */
+#define MANA_LH_CALL_SETTLE(settled, settle, fn, ...)                       \
+  ({                                                                        \
+    MANA_LH_ENTER();                                                        \
+    __typeof__(b_->lh->fn(__VA_ARGS__)) r_ = b_->lh->fn(__VA_ARGS__);       \
+    if (r_ == MPI_SUCCESS && __builtin_expect(!mana_threads_concurrent, 1)) \
+      (settled) = (settle);                                                 \
+    MANA_LH_LEAVE_NOPARK();                                                 \
+    r_;                                                                     \
+  })
 /* Between MPI_Init and MPI_Finalize (init.c), the application's or the one mana makes for a
  * program that uses sessions alone.  Only then is MPI_COMM_WORLD usable and can a checkpoint
  * ask threads to park. */
@@ -146,6 +166,23 @@ static inline uint32_t mana_new_request(uint32_t real)
   mana_stub_lock_give();
   return __builtin_expect(index != UINT32_MAX, 1) ? mana_handle_make(MANA_KIND_REQUEST, index)
                                                   : mana_handle_new(MANA_KIND_REQUEST, real);
+}
+
+/* The request of a call that succeeded, made and marked with `flags` into *out while the
+ * thread is still on the lower half's thread pointer (MANA_LH_CALL_SETTLE): 1 if done, 0 when
+ * the caller must use MANA_NEW after the switch (a predefined request, a full table). */
+static inline __attribute__((always_inline)) int
+mana_new_request_lower(uint32_t real, MPI_Request *out, uint32_t flags)
+{
+  if (!mana_real_is_created(real))
+    return 0;
+  struct mana_table *t = &mana_tables[MANA_KIND_REQUEST];
+  uint32_t index = mana_slot_take(t, real);
+  if (__builtin_expect(index == UINT32_MAX, 0))
+    return 0;
+  mana_slot_at(t, index)->flags |= flags;
+  *out = (MPI_Request)mana_handle_make(MANA_KIND_REQUEST, index);
+  return 1;
 }
 
 static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)

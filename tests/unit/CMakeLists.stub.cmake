@@ -52,6 +52,17 @@ target_link_libraries(test_stub_peer_gate PRIVATE ${CRITERION_LIB} Threads::Thre
 add_test(NAME unit.stub_peer_gate COMMAND test_stub_peer_gate)
 set_tests_properties(unit.stub_peer_gate PROPERTIES LABELS unit)
 
+# The bookkeeping a crossing does before switching back (wrappers/stub.h, MANA_LH_CALL_SETTLE).
+add_executable(test_stub_settle ${CMAKE_CURRENT_LIST_DIR}/test_stub_settle.c
+                                ${stub_dir}/handles.c ${stub_dir}/stub_lock.c)
+add_dependencies(test_stub_settle mana_generated)
+target_include_directories(test_stub_settle PRIVATE ${stub_dir} ${stub_gen}
+                           ${CMAKE_SOURCE_DIR}/include ${MANA_MPI_INCLUDE_DIR})
+target_compile_options(test_stub_settle PRIVATE -fno-stack-protector)
+target_link_libraries(test_stub_settle PRIVATE ${CRITERION_LIB})
+add_test(NAME unit.stub_settle COMMAND test_stub_settle)
+set_tests_properties(unit.stub_settle PROPERTIES LABELS unit)
+
 # A crossing entering the lower half by an LDT selector (lower-half/fs_selector.c, stub.h).
 add_executable(test_fs_selector ${CMAKE_CURRENT_LIST_DIR}/test_fs_selector.c
                                 ${CMAKE_SOURCE_DIR}/lower-half/fs_selector.c)

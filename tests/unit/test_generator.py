@@ -99,6 +99,21 @@ class Generator(unittest.TestCase):
                       self.wrapper("MPI_File_iwrite_all"))
         self.assertNotIn("MANA_SLOT_REQ_MPIWAIT", self.wrapper("MPI_Ibarrier"))
 
+    def test_a_new_request_alone_is_made_before_the_switch_back(self):
+        # Its only bookkeeping: made on the lower half's thread pointer (stub.h,
+        # MANA_LH_CALL_SETTLE), by MANA_NEW after the switch only when that could not be done.
+        w = self.wrapper("MPI_Ibarrier")
+        self.assertIn("int rc = MANA_LH_CALL_SETTLE(settled_, mana_new_request_lower((uint32_t)r_request, "
+                      "request, MANA_SLOT_REQ_COLL), MPI_Ibarrier, r_comm, request ? &r_request : NULL);", w)
+        self.assertLess(w.index("if (rc == MPI_SUCCESS && !settled_) {"), w.index("MANA_NEW(REQUEST"))
+        # A settled request is no failure: MPI's value reaches the application only after one.
+        self.assertLess(w.index("} else if (rc != MPI_SUCCESS) {"), w.index("MANA_FAILED_OUT(request"))
+        self.assertLess(w.index("MANA_LH_CALL_SETTLE"), w.index("mana_cc_leave("))
+        # Anything more to record is done after the switch, as before.
+        for name in ("MPI_Comm_idup", "MPI_File_iwrite_all"):
+            self.assertNotIn("SETTLE", self.wrapper(name), name)
+            self.assertIn("MANA_LH_CALL_NOPARK(" + name, self.wrapper(name), name)
+
     def test_inout_keeps_the_virtual_handle(self):
         w = self.wrapper("MPI_Type_commit")
         self.assertIn("MANA_UPDATE(DATATYPE, MPI_Datatype, *datatype, r_datatype);", w)
