@@ -44,6 +44,7 @@ class Param:
         self.direction = None  # in, out, inout, free, in-array
         self.length = None
         self.keep = None  # keep, keep_root: an input array a persistent request needs again
+        self.optional = False  # out_opt: MPI ignores it when NULL
 
 
 class Function:
@@ -123,7 +124,9 @@ class Function:
                 raise ValueError(f"{self.name}: {pname}={direction} needs a length and no handle")
             p.keep, p.length = direction, length
             return
-        if direction:
+        if direction == "out_opt":
+            p.direction, p.optional = "out", True
+        elif direction:
             p.direction = "in-array" if direction == "in" and length else direction
             p.length = length
         elif kind:
@@ -420,6 +423,10 @@ def gen_wrapper(fn):
         after.append(f"    mana_pcoll_made(*{req.name}, mana_replay_{fn.name}, pa_, {len(rec)});")
     if fn.after:
         after.append(f"    {fn.hook_name()}({', '.join(p.name for p in fn.params)});")
+    # An output MPI lets the caller omit (out_opt): nothing is written or recorded through NULL.
+    for p in fn.params:
+        if p.optional:
+            after = [f"    if ({p.name})\n  {a}" if f"*{p.name}" in a else a for a in after]
     # A call that makes, frees or changes handles, or whose record hook runs after it, parks
     # only once the tables and records agree with MPI again (stub.h, MANA_LH_CALL_NOPARK): a
     # rank parked between MPI_Info_set and its record restarted without the key.

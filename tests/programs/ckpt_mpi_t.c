@@ -3,7 +3,8 @@
  * initialized for the whole run and a control variable handle is held from start to end (as a
  * tool or a library tuning MPI would), while the program computes with MPI.  Every iteration
  * reads the variable through the held handle and asks MPI_T how many control variables and
- * categories there are: after a restart the answers must be those of before.
+ * categories there are: after a restart the answers must be those of before.  The _get_info
+ * calls are also asked with NULL for every output MPI lets a caller omit.
  *
  *   usage: ckpt_mpi_t [ITERS]   default 200
  *
@@ -41,6 +42,18 @@ int main(int argc, char **argv)
   MPI_T_category_get_num(&ncats);
   const int index = find_int_cvar(ncvars);
   mt_check(index >= 0, "an integer control variable bound to no object");
+  /* MPI ignores the outputs a caller passes as NULL (MPICH's mpi_t/getindex does so). */
+  char name[256];
+  int name_len = sizeof name, npvars = 0;
+  rc = MPI_T_cvar_get_info(index >= 0 ? index : 0, name, &name_len, NULL, NULL, NULL, NULL, NULL,
+                           NULL, NULL);
+  mt_check(rc == MPI_SUCCESS, "MPI_T_cvar_get_info with NULL outputs");
+  MPI_T_pvar_get_num(&npvars);
+  name_len = sizeof name;
+  if (npvars > 0)
+    mt_check(MPI_T_pvar_get_info(0, name, &name_len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                 NULL, NULL) == MPI_SUCCESS,
+             "MPI_T_pvar_get_info with NULL outputs");
   MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
   int count = 0, first = 0;
   if (index >= 0) {

@@ -29,6 +29,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) :: coll
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) :: fcoll
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) :: mpiwait
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) :: datatype=out_opt
 """
 
 
@@ -44,7 +45,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 17)
+        self.assertEqual(len(self.funcs), 18)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -113,6 +114,15 @@ class Generator(unittest.TestCase):
         for name in ("MPI_Comm_idup", "MPI_File_iwrite_all"):
             self.assertNotIn("SETTLE", self.wrapper(name), name)
             self.assertIn("MANA_LH_CALL_NOPARK(" + name, self.wrapper(name), name)
+
+    def test_optional_outputs_are_not_written_through_null(self):
+        # MPI_T_cvar_get_info(i, name, &len, NULL, NULL, ...) is valid: MPICH's mpi_t/getindex
+        # crashed under mana when the wrapper stored the new datatype through NULL.
+        w = self.wrapper("MPI_T_cvar_get_info")
+        self.assertIn("datatype ? &r_datatype : NULL", w)
+        self.assertIn("    if (datatype)\n      *datatype = MANA_NEW(DATATYPE, MPI_Datatype, r_datatype);", w)
+        self.assertIn("    if (datatype)\n      mana_datatype_created(*datatype, MPI_DATATYPE_NULL);", w)
+        self.assertNotIn("  *datatype =", w.replace("      *datatype =", ""))
 
     def test_inout_keeps_the_virtual_handle(self):
         w = self.wrapper("MPI_Type_commit")
