@@ -428,13 +428,28 @@ static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[], un
       settle_real(&virt[i], &real[i], done[i] == 1, &st[i]);
 }
 
+/* MPICH's MPI_Waitall, when it returns MPI_SUCCESS, sets the error field of the status of every
+ * request that was not MPI_REQUEST_NULL (inactive persistent ones too) to MPI_SUCCESS, and
+ * programs read it (MPICH's part/multipart); the lower half's loop completes the requests one
+ * MPI_Test at a time, which leaves the field alone.  `was_null` is taken at the entry. */
+static void waitall_error_fields(int n, const unsigned char *was_null, MPI_Status st[])
+{
+  for (int i = 0; i < n; i++)
+    if (!was_null[i])
+      st[i].MPI_ERROR = MPI_SUCCESS;
+}
+
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
   int rc;
-  unsigned char stack_done[MANA_STACK_HANDLES] = {0};
-  unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 1);
+  /* done[count], then was_null[count] */
+  unsigned char stack_done[2 * MANA_STACK_HANDLES] = {0};
+  unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 2);
   if (!done)
     return MPI_ERR_NO_MEM;
+  unsigned char *was_null = done + (count > 0 ? count : 0);
+  for (int i = 0; i < count; i++)
+    was_null[i] = array_of_requests[i] == MPI_REQUEST_NULL;
   WITH_STATUSES(count, array_of_statuses, st, {
     WITH_REAL_REQUESTS(
         count, array_of_requests, real,
@@ -453,6 +468,8 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         },
         settle_all(count, array_of_requests, real, 0, done, st));
   });
+  if (rc == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE)
+    waitall_error_fields(count, was_null, array_of_statuses);
   if (done != stack_done)
     free(done);
   MANA_PARK_CHECK();
