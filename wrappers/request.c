@@ -175,8 +175,7 @@ static inline MPI_Status *wait_status(const struct mana_slot *s, MPI_Status *sta
 static inline __attribute__((always_inline)) int retire_request_lower(struct mana_slot *s,
                                                                       MPI_Request *request)
 {
-  if (s->meta || (s->flags & MANA_REQ_SPECIAL) || mana_request_retiring ||
-      mana_slot_retain[MANA_KIND_REQUEST])
+  if ((s->flags & MANA_REQ_SPECIAL) || !mana_request_slot_plain(s))
     return 0;
   mana_slot_put(&mana_tables[MANA_KIND_REQUEST], s, (uint32_t)*request & MANA_HANDLE_INDEX_MASK);
   *request = MPI_REQUEST_NULL;

@@ -192,13 +192,18 @@ static inline uint32_t mana_new32(enum mana_kind kind, uint32_t real)
   return mana_real_is_created(real) ? mana_handle_new(kind, real) : real;
 }
 
-/* mana_handle_retire_slot for a request, inline when there is nothing to release and no kind
- * waits for requests to go (the common case of every completed request). */
+/* A request slot whose retirement is only putting it back on the free list: nothing to release
+ * and no kind waits for requests to go (the common case of every completed request). */
+static inline int mana_request_slot_plain(const struct mana_slot *s)
+{
+  return !s->meta && !mana_request_retiring && !mana_slot_retain[MANA_KIND_REQUEST];
+}
+
+/* mana_handle_retire_slot for a request, inline in the plain case. */
 static inline void mana_retire_request_slot(struct mana_slot *s, uint32_t virt)
 {
   mana_stub_lock_take();
-  if (__builtin_expect(!s->meta && !mana_request_retiring && !mana_slot_retain[MANA_KIND_REQUEST],
-                       1))
+  if (__builtin_expect(mana_request_slot_plain(s), 1))
     mana_slot_put(&mana_tables[MANA_KIND_REQUEST], s, virt & MANA_HANDLE_INDEX_MASK);
   else
     mana_handle_retire_slot(MANA_KIND_REQUEST, s, virt);
