@@ -23,9 +23,11 @@ struct eh_record {
   cxx_eh_dispatch *cxx;
   void (*fn)(void *, int *, ...);
   enum eh_kind kind;
-  /* During a rebuild: one real handler for the objects that use this function. */
+  /* During a rebuild: one real handler for the objects that use this function, that of a
+   * handle the application holds (borrowed) when there is one. */
   MPI_Errhandler rebuilt;
   uint32_t rebuilt_epoch;
+  int borrowed;
 };
 static struct eh_record handlers[MANA_POOL_SIZE];
 
@@ -168,13 +170,30 @@ static int create_real(int i, MPI_Errhandler *out)
   }
 }
 
+/* The real handler the rebuild made for a live handle of function i, or MPI_ERRHANDLER_NULL. */
+static MPI_Errhandler held_real(int i)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_ERRHANDLER];
+  for (uint32_t k = 0; k < t->capacity; k++) {
+    const struct mana_slot *s = mana_slot_at(t, k);
+    if ((s->flags & MANA_SLOT_USED) && s->aux == (uint64_t)i + 1)
+      return (MPI_Errhandler)s->real;
+  }
+  return MPI_ERRHANDLER_NULL;
+}
+
+/* The objects are rebuilt after the handles (restart_hook.c), so a communicator whose handler
+ * the application still holds gets that very object back, and MPI_Comm_get_errhandler answers
+ * with the handle the application holds, as it did before the checkpoint. */
 MPI_Errhandler mana_eh_ref_real(const struct mana_eh_ref *ref)
 {
   if (ref->index < 0)
     return ref->predefined;
   struct eh_record *h = &handlers[ref->index];
   if (h->rebuilt_epoch != mana_rebuild_epoch) {
-    if (create_real(ref->index, &h->rebuilt) != MPI_SUCCESS)
+    h->rebuilt = held_real(ref->index);
+    h->borrowed = h->rebuilt != MPI_ERRHANDLER_NULL;
+    if (!h->borrowed && create_real(ref->index, &h->rebuilt) != MPI_SUCCESS)
       return MPI_ERRHANDLER_NULL;
     h->rebuilt_epoch = mana_rebuild_epoch;
     mana_u64map_put(&by_real, (uint32_t)h->rebuilt, (uint64_t)ref->index + 1, NULL);
@@ -432,13 +451,15 @@ static int rebuild(void)
   return replay_errors();
 }
 
-/* The handlers made for communicators only: the communicators keep them alive. */
+/* The handlers made for communicators only: the communicators keep them alive.  A borrowed
+ * one is the application's. */
 static void finish(void)
 {
   for (int i = 0; i < MANA_POOL_SIZE; i++)
     if (handlers[i].rebuilt_epoch == mana_rebuild_epoch &&
         handlers[i].rebuilt != MPI_ERRHANDLER_NULL) {
-      MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &handlers[i].rebuilt);
+      if (!handlers[i].borrowed)
+        MANA_LH_CALL_NOPARK(MPI_Errhandler_free, &handlers[i].rebuilt);
       handlers[i].rebuilt = MPI_ERRHANDLER_NULL;
     }
 }

@@ -28,6 +28,9 @@ RECORDED_KINDS = {
     "COMM": "MPI_COMM_NULL", "GROUP": "MPI_GROUP_NULL", "DATATYPE": "MPI_DATATYPE_NULL",
     "INFO": "MPI_INFO_NULL", "ERRHANDLER": "MPI_ERRHANDLER_NULL",
 }
+# Kinds an output may be `shared` for (shared_handles.c gives MPI's extra reference back for
+# these), with their null handles, which a free that only counts down writes.
+SHARED_KINDS = {"GROUP": "MPI_GROUP_NULL", "ERRHANDLER": "MPI_ERRHANDLER_NULL"}
 PARAM_RE = re.compile(r"^(const\s+)?([A-Za-z_]\w*)\s*((?:\*\s*)*)([A-Za-z_]\w*)?\s*((?:\[[^\]]*\])*)$")
 
 
@@ -41,7 +44,7 @@ class Param:
         self.const = bool(const)
         self.ptr = stars.count("*") + arrays.count("[")
         self.kind = HANDLE_KINDS.get(self.ctype)
-        self.direction = None  # in, out, inout, free, in-array
+        self.direction = None  # in, out, shared, inout, free, in-array
         self.length = None
         self.keep = None  # keep, keep_root: an input array a persistent request needs again
         self.optional = False  # out_opt: MPI ignores it when NULL
@@ -126,6 +129,11 @@ class Function:
             return
         if direction == "out_opt":
             p.direction, p.optional = "out", True
+        elif direction == "shared":
+            if p.kind not in SHARED_KINDS or p.ptr != 1:
+                raise ValueError(f"{self.name}: {pname}=shared needs a pointer to a handle of "
+                                 f"a kind in SHARED_KINDS")
+            p.direction = "shared"
         elif direction:
             p.direction = "in-array" if direction == "in" and length else direction
             p.length = length
@@ -304,7 +312,26 @@ def request_kind(fn):
     return None
 
 
-def gen_wrapper(fn):
+def shared_kinds(funcs):
+    """The kinds some call hands out again (`shared`): their frees may only count down."""
+    return {p.kind for fn in funcs for p in fn.params if p.direction == "shared"}
+
+
+def shared_calls(funcs):
+    """The calls with a `shared` output, in the description's order."""
+    return [fn.name for fn in funcs if any(p.direction == "shared" for p in fn.params)]
+
+
+def share_origin(fn, shared_calls):
+    """Where a `shared` output comes from: the call (its place among the calls with such an
+    output) and the object it asks, the call's first handle argument."""
+    source = next((p for p in fn.params if p.kind and p.direction == "in"), None)
+    if source is None:
+        return "0"
+    return f"MANA_SHARE_ORIGIN({shared_calls.index(fn.name) + 1}, {source.name})"
+
+
+def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
     body, call, after, cleanup, failed = [], [], [], [], []
     for p in fn.params:
         if p.direction in ("weights", "pvar_handle"):
@@ -337,11 +364,28 @@ def gen_wrapper(fn):
             call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    *{p.name} = MANA_NEW{sfx}({k}, {t}, r_{p.name});")
             failed.append(f"    MANA_FAILED_OUT{sfx}({p.name}, r_{p.name});")
+        elif p.direction == "shared":
+            # An object the application may hold already: its handle again (shared_handles.c).
+            body.append(f"  {t} r_{p.name} = {p.name} ? *{p.name} : ({t})0;")
+            body.append(f"  int made_{p.name} = 0;")
+            call.append(f"{p.name} ? &r_{p.name} : NULL")
+            origin = share_origin(fn, list(shared_calls)) if fn.name in shared_calls else "0"
+            after.append(f"    *{p.name} = ({t})mana_share32(MANA_KIND_{k}, (uint32_t)r_{p.name}, "
+                         f"{origin}, &made_{p.name});")
+            failed.append(f"    MANA_FAILED_OUT({p.name}, r_{p.name});")
         elif p.direction == "inout":
             body.append(f"  {t} r_{p.name} = {p.name} ? MANA_REAL{sfx}({k}, {t}, *{p.name}) : ({t})0;")
             call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    MANA_UPDATE{sfx}({k}, {t}, *{p.name}, r_{p.name});")
         elif p.direction == "free":
+            if k in shared:
+                # A handle the application got more than once: only counted down until the
+                # last free, which MPI sees (shared_handles.c).
+                body.append(f"  if ({p.name} && mana_unshare(MANA_KIND_{k}, (uint32_t)*{p.name})) {{")
+                body.append(f"    *{p.name} = {SHARED_KINDS[k]};")
+                body.append("    MANA_PARK_CHECK();")
+                body.append("    return MPI_SUCCESS;")
+                body.append("  }")
             body.append(f"  {t} r_{p.name} = {p.name} ? MANA_REAL{sfx}({k}, {t}, *{p.name}) : ({t})0;")
             call.append(f"{p.name} ? &r_{p.name} : NULL")
             after.append(f"    MANA_RETIRE{sfx}({k}, {t}, *{p.name});")
@@ -406,11 +450,13 @@ def gen_wrapper(fn):
     # Records for restart: new objects of recorded kinds, then the function's own hook.  An
     # object MPI finishes later must not be queried yet: it is recorded from its parent.
     for p in fn.params:
-        if p.direction in ("out", "pending") and p.kind in RECORDED_KINDS:
+        if p.direction in ("out", "pending", "shared") and p.kind in RECORDED_KINDS:
             same = next((q for q in fn.params if q.ctype == p.ctype and q.direction == "in"), None)
             source = same.name if same else RECORDED_KINDS[p.kind]
-            hook = "created" if p.direction == "out" else "created_pending"
-            if fn.group_coll and p.kind == "COMM":
+            hook = "created" if p.direction != "pending" else "created_pending"
+            if p.direction == "shared":  # recorded when it is new to the application
+                after.append(f"    if (made_{p.name})\n      mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
+            elif fn.group_coll and p.kind == "COMM":
                 after.append(f"    mana_comm_created_in(*{p.name}, {source}, gid_);")
             else:
                 after.append(f"    mana_{p.kind.lower()}_{hook}(*{p.name}, {source});")
@@ -430,7 +476,8 @@ def gen_wrapper(fn):
     # A call that makes, frees or changes handles, or whose record hook runs after it, parks
     # only once the tables and records agree with MPI again (stub.h, MANA_LH_CALL_NOPARK): a
     # rank parked between MPI_Info_set and its record restarted without the key.
-    handles = any(p.kind and p.direction in ("out", "pending", "free", "inout") for p in fn.params)
+    handles = any(p.kind and p.direction in ("out", "pending", "shared", "free", "inout")
+                  for p in fn.params)
     nopark = handles or fn.coll or bool(after)
     macro = "MANA_LH_CALL_NOPARK" if nopark else "MANA_LH_CALL"
     if fn.before:
@@ -510,9 +557,10 @@ def gen_wrappers(funcs):
            "#include <stdlib.h>", "#include \"stub.h\"", "#include \"records.h\"",
            "#include \"stub_lock.h\"", "#include \"pcoll.h\"",
            "#include \"stub_hooks.h\"", ""]
+    shared, calls = shared_kinds(funcs), shared_calls(funcs)
     for fn in funcs:
         if not fn.custom:
-            out.append(gen_wrapper(fn))
+            out.append(gen_wrapper(fn, shared, calls))
     return "\n".join(out)
 
 

@@ -140,6 +140,7 @@ static int rebuild(void)
                                 rc);
     s->real = (uint32_t)g;
   }
+  mana_group_standins_mark();
   return MPI_SUCCESS;
 }
 

@@ -51,6 +51,8 @@ uint32_t mana_handle_new(enum mana_kind kind, uint64_t real)
     abort();
   }
   uint32_t index = mana_slot_take(t, real);
+  /* Requests, the only kind whose slots are also taken elsewhere, are never handed out again. */
+  mana_slot_at(t, index)->shared_refs = 0;
   mana_stub_lock_give();
   return MANA_HANDLE_TAG | ((uint32_t)kind << MANA_HANDLE_KIND_SHIFT) | index;
 }

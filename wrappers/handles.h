@@ -78,6 +78,10 @@ enum mana_slot_flags {
   /* A communicator the application freed while requests still name it (comm_freed.c): the
    * slot and its record live on until the last of them is retired. */
   MANA_SLOT_FREED = 1u << 16,
+  /* A group a restart rebuilt that the application got from a communicator, window or file
+   * (its aux names which, shared_handles.c): it stands in for that object's own group until
+   * the application asks for it again. */
+  MANA_SLOT_STANDIN = 1u << 17,
 };
 
 /* What a slot knows about its object.  `aux` is per kind: the collective-clock sequence number
@@ -88,7 +92,12 @@ struct mana_slot {
   uint64_t aux;
   void *meta;
   uint32_t flags;
-  uint32_t next_free;
+  union {
+    uint32_t next_free; /* a free slot: the next one on the free list */
+    /* A live slot of a kind MPI hands out again (shared_handles.c): how many more times the
+     * application got this handle back from MPI than it has freed it. */
+    uint32_t shared_refs;
+  };
 };
 
 /* Slots a kind's table never hands out, because their virtual handles would carry the bits of

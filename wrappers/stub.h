@@ -210,6 +210,16 @@ static inline void mana_retire_request_slot(struct mana_slot *s, uint32_t virt)
   mana_stub_lock_give();
 }
 
+/* An object MPI hands out again (mpi_api.txt, `shared`; shared_handles.c): the handle the
+ * application already holds for `real`, or a new one (*made = 1).  `origin` names the call and
+ * the object it asked (MANA_SHARE_ORIGIN), 0 if none.  The caller holds the stub lock.
+ * mana_unshare: 1 if freeing `virt` only counts it down. */
+uint32_t mana_share32(enum mana_kind kind, uint32_t real, uint64_t origin, int *made);
+int mana_unshare(enum mana_kind kind, uint32_t virt);
+#define MANA_SHARE_ORIGIN(call, source) ((uint64_t)(call) << 32 | (uint32_t)(uintptr_t)(source))
+/* After a restart rebuilt the groups: those got from an object stand in for its group. */
+void mana_group_standins_mark(void);
+
 static inline void *mana_new_ptr(enum mana_kind kind, void *real)
 {
   return real ? (void *)(uintptr_t)mana_handle_new(kind, (uint64_t)(uintptr_t)real) : NULL;

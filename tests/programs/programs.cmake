@@ -58,6 +58,7 @@ set(MANA_TEST_PROGRAMS
   keyvals:2
   sessions:2
   errhandler:2
+  handle_identity:2
   info:2
   error_classes:1
   mpiio:2

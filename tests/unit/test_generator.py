@@ -30,6 +30,9 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) :: fcoll
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) :: mpiwait
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) :: datatype=out_opt
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) :: errhandler=shared
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group) :: group=shared
+int MPI_Group_free(MPI_Group *group) :: group=free
 """
 
 
@@ -45,7 +48,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 18)
+        self.assertEqual(len(self.funcs), 21)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -185,6 +188,29 @@ class Generator(unittest.TestCase):
         self.assertIn("*newcomm = MANA_NEW(COMM, MPI_Comm, r_newcomm);", w)
         self.assertIn("mana_comm_created_pending(*newcomm, comm);", w)
         self.assertNotIn("mana_comm_created(", w)
+
+    def test_shared_outputs_give_back_the_held_handle(self):
+        funcs = list(self.funcs.values())
+        shared, calls = gen.shared_kinds(funcs), gen.shared_calls(funcs)
+        self.assertEqual(shared, {"ERRHANDLER", "GROUP"})
+        w = gen.gen_wrapper(self.funcs["MPI_Win_get_group"], shared, calls)
+        # the call and the window it asked, so a restart's stand-in can be recognized
+        self.assertIn("*group = (MPI_Group)mana_share32(MANA_KIND_GROUP, (uint32_t)r_group, "
+                      "MANA_SHARE_ORIGIN(2, win), &made_group);", w)
+        self.assertIn("if (made_group)\n      mana_group_created(*group, MPI_GROUP_NULL);", w)
+        self.assertNotIn("MANA_NEW(GROUP", w)
+        self.assertIn("MANA_LH_CALL_NOPARK(MPI_Win_get_group", w)
+        # a free of a kind handed out again first counts down, and only the last reaches MPI
+        f = gen.gen_wrapper(self.funcs["MPI_Group_free"], shared, calls)
+        self.assertLess(f.index("if (group && mana_unshare(MANA_KIND_GROUP, (uint32_t)*group)) {"),
+                        f.index("MANA_LH_CALL_NOPARK(MPI_Group_free"))
+        self.assertIn("*group = MPI_GROUP_NULL;", f)
+        t = gen.gen_wrapper(self.funcs["MPI_Type_free"], shared, calls)
+        self.assertNotIn("mana_unshare", t)
+
+    def test_shared_needs_a_kind_that_can_give_its_reference_back(self):
+        with self.assertRaises(ValueError):
+            gen.Function("int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) :: info_used=shared", "x")
 
     def test_unannotated_handle_array_is_an_error(self):
         with self.assertRaises(ValueError):
