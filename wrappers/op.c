@@ -8,8 +8,9 @@
 #include "records.h"
 #include "trampoline_pool.h"
 
-/* The C++ binding registers a dispatcher that calls the C++ function (MPII_Op_set_cxx). */
-typedef void(cxx_op_dispatch)(void *in, void *inout, int *len, MPI_Datatype *dt,
+/* The C++ binding registers a dispatcher that calls the C++ function (MPII_Op_set_cxx).  MPICH
+ * calls it with the count and the datatype by value, unlike a C user function. */
+typedef void(cxx_op_dispatch)(const void *in, void *inout, int len, MPI_Datatype dt,
                               MPI_User_function *fn);
 
 struct op_record {
@@ -30,8 +31,7 @@ static void run(int i, void *in, void *inout, MPI_Count len, MPI_Datatype *dt)
   uint64_t saved = mana_callback_enter();
   MPI_Datatype v = (MPI_Datatype)mana_handle_virtual_of(MANA_KIND_DATATYPE, (uint32_t)*dt);
   if (ops[i].cxx) {
-    int n = (int)len;
-    ops[i].cxx(in, inout, &n, &v, ops[i].fn);
+    ops[i].cxx(in, inout, (int)len, v, ops[i].fn);
   } else if (ops[i].fn_c) {
     ops[i].fn_c(in, inout, &len, &v);
   } else {

@@ -3,7 +3,8 @@
 # register the CTest tests), so the two never disagree.
 #
 # One entry per program:  NAME:RANKS[:EXPECTED_EXIT[:ARG,ARG,...]]
-#   NAME           the executable; built from NAME.c, NAME.f or NAME.f90 in this directory
+#   NAME           the executable; built from NAME.c, NAME.f, NAME.f90 or NAME.cxx in this
+#                  directory
 #                  (hello_nopie is hello.c linked as a non-PIE executable)
 #   RANKS          the -n the program is run with (most need an exact count)
 #   EXPECTED_EXIT  exit status of mpiexec (default 0)
@@ -98,6 +99,7 @@ set(MANA_TEST_PROGRAMS
   mt_rma_get:2:0:1000,4
   fortran_f77:2
   fortran_mod:2
+  cxx_ops:3
 )
 
 # mana_parse_test_program(ENTRY NAME_VAR RANKS_VAR EXIT_VAR ARGS_VAR)
