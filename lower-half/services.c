@@ -220,7 +220,6 @@ int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, mpir_attr_type);
 int MPII_Type_set_attr(MPI_Datatype, int, void *, mpir_attr_type);
 int MPII_Win_get_attr(MPI_Win, int, void *, int *, mpir_attr_type);
 int MPII_Win_set_attr(MPI_Win, int, void *, mpir_attr_type);
-void MPII_Grequest_set_lang_f77(MPI_Request greq);
 int MPIR_Err_create_code(int, int, const char *, int, int, const char *, const char *, ...);
 int MPIR_Err_return_comm(void *, const char *, int);
 int MPIR_Err_return_win(void *, const char *, int);
@@ -251,7 +250,6 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->type_set_attr = MPII_Type_set_attr;
   s->win_get_attr = MPII_Win_get_attr;
   s->win_set_attr = MPII_Win_set_attr;
-  s->grequest_set_lang_f77 = MPII_Grequest_set_lang_f77;
   s->err_create_code = MPIR_Err_create_code;
   s->err_return_comm = MPIR_Err_return_comm;
   s->err_return_win = MPIR_Err_return_win;

@@ -1,14 +1,26 @@
 /* What the real Fortran and C++ bindings (libmpichfort.so.12, loaded unchanged into the upper half) and
  * mpi.h-compiled applications need from libmpich.so.12 besides the MPI functions: MPICH's
- * sentinel objects, status conversion, and the MPII_ attribute entry points. */
+ * sentinel objects, status conversion, and the MPII_ attribute entry points (the mark of a Fortran
+ * generalized request is grequest.c's). */
 #include "records.h"
 
 /* Sentinels: applications compare and pass their addresses, so the stub owns its own and
  * translates them on the way to the real library. */
-int MPIR_C_MPI_UNWEIGHTED;
-int MPIR_C_MPI_WEIGHTS_EMPTY;
-int *const MPI_UNWEIGHTED = &MPIR_C_MPI_UNWEIGHTED;
-int *const MPI_WEIGHTS_EMPTY = &MPIR_C_MPI_WEIGHTS_EMPTY;
+static int unweighted_obj, weights_empty_obj;
+int *const MPI_UNWEIGHTED = &unweighted_obj;
+int *const MPI_WEIGHTS_EMPTY = &weights_empty_obj;
+/* The mpi_f08 binding passes the values of these for its own MPI_UNWEIGHTED and
+ * MPI_WEIGHTS_EMPTY.  libmpichfort defines them as well, and its definition is the one every
+ * library uses when it comes first in the program's link order (it does with mpifort), so they
+ * are set when the stub is loaded, through the symbol, not at its definition. */
+int *MPIR_C_MPI_UNWEIGHTED;
+int *MPIR_C_MPI_WEIGHTS_EMPTY;
+
+__attribute__((constructor)) static void set_f08_sentinels(void)
+{
+  MPIR_C_MPI_UNWEIGHTED = MPI_UNWEIGHTED;
+  MPIR_C_MPI_WEIGHTS_EMPTY = MPI_WEIGHTS_EMPTY;
+}
 
 static MPI_Fint f_status_ignore_obj[MPI_F_STATUS_SIZE];
 MPI_Fint *MPI_F_STATUS_IGNORE = f_status_ignore_obj;
@@ -87,12 +99,6 @@ ATTR_GET(MPII_Type_get_attr, type_get_attr, DATATYPE, MPI_Datatype)
 ATTR_SET(MPII_Type_set_attr, type_set_attr, DATATYPE, MPI_Datatype, mana_type_attr_set)
 /* MPII_Win_get_attr is window.c's: it answers MPI_WIN_CREATE_FLAVOR. */
 ATTR_SET(MPII_Win_set_attr, win_set_attr, WIN, MPI_Win, mana_win_attr_set)
-
-void MPII_Grequest_set_lang_f77(MPI_Request greq);
-void MPII_Grequest_set_lang_f77(MPI_Request greq)
-{
-  MANA_LH_SVC_VOID(grequest_set_lang_f77, MANA_REAL(REQUEST, MPI_Request, greq));
-}
 
 /* MPICH's error-reporting entry points, which the C++ binding calls.  The variadic arguments of
  * MPIR_Err_create_code fill in specific_msg's format; they cannot be forwarded through a

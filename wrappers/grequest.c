@@ -7,9 +7,21 @@
  * application had completed it.  Nothing of the operation is in MPI: the application does
  * it and completes the request, which it can do as well after a restart.  The old request
  * of a rebuild in place (test mode) is completed and freed without the application's
- * callbacks. */
+ * callbacks.
+ *
+ * A request started from Fortran (libmpichfort marks it with MPII_Grequest_set_lang_f77) has
+ * callbacks with Fortran's conventions: every argument by reference, the error code as a last
+ * argument, the status as an integer array.  MPICH would call them so itself; here MPICH calls
+ * the C trampolines, which call the application's functions the Fortran way.  The mark is in
+ * the record, so it survives a restart. */
+#include <string.h>
+
 #include "p2p.h"
 #include "records.h"
+
+typedef void(f_query_fn)(void *extra_state, MPI_Fint *status, MPI_Fint *ierr);
+typedef void(f_free_fn)(void *extra_state, MPI_Fint *ierr);
+typedef void(f_cancel_fn)(void *extra_state, MPI_Fint *complete, MPI_Fint *ierr);
 
 struct greq_record {
   MPI_Grequest_query_function *query;
@@ -21,7 +33,13 @@ struct greq_record {
   int completed; /* MPI_Grequest_complete was called (set before MPI hears it) */
   int freed;     /* free_fn has run: MPICH runs it at MPI_Request_free, even before the
                     request completes */
+  int fortran;   /* the callbacks are Fortran procedures */
 };
+
+/* MPICH's C and Fortran statuses hold the same integers in the same order (MPI_Status_f2c is
+ * a copy), which is what MPICH's own Fortran query path relies on. */
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
+               "MPI_Status is not MPI_F_STATUS_SIZE Fortran integers");
 
 /* The old requests of a rebuild in place: not the application's business. */
 static int discarding(void)
@@ -35,7 +53,16 @@ static int query_tramp(void *extra, MPI_Status *status)
   if (discarding())
     return MPI_SUCCESS;
   uint64_t saved = mana_callback_enter();
-  int rc = r->query(r->extra_state, status);
+  int rc;
+  if (r->fortran) {
+    MPI_Fint f_status[MPI_F_STATUS_SIZE] = {0}, ierr = MPI_SUCCESS;
+    ((f_query_fn *)(void *)r->query)(r->extra_state, f_status, &ierr);
+    rc = ierr;
+    if (rc == MPI_SUCCESS)
+      memcpy(status, f_status, sizeof(*status));
+  } else {
+    rc = r->query(r->extra_state, status);
+  }
   mana_callback_leave(saved);
   return rc;
 }
@@ -51,7 +78,13 @@ static int free_tramp(void *extra)
   int rc = MPI_SUCCESS;
   if (!r->freed) {
     r->freed = 1;
-    rc = r->free_fn(r->extra_state);
+    if (r->fortran) {
+      MPI_Fint ierr = MPI_SUCCESS;
+      ((f_free_fn *)(void *)r->free_fn)(r->extra_state, &ierr);
+      rc = ierr;
+    } else {
+      rc = r->free_fn(r->extra_state);
+    }
   }
   if (r->completed)
     free(r); /* MPI is done with the request */
@@ -65,7 +98,14 @@ static int cancel_tramp(void *extra, int complete)
   if (discarding())
     return MPI_SUCCESS;
   uint64_t saved = mana_callback_enter();
-  int rc = r->cancel(r->extra_state, complete);
+  int rc;
+  if (r->fortran) {
+    MPI_Fint f_complete = complete, ierr = MPI_SUCCESS;
+    ((f_cancel_fn *)(void *)r->cancel)(r->extra_state, &f_complete, &ierr);
+    rc = ierr;
+  } else {
+    rc = r->cancel(r->extra_state, complete);
+  }
   mana_callback_leave(saved);
   return rc;
 }
@@ -101,7 +141,7 @@ static struct greq_record *record(MPI_Grequest_query_function *q, MPI_Grequest_f
 {
   struct greq_record *r = malloc(sizeof(*r));
   if (r)
-    *r = (struct greq_record){q, f, c, p, w, extra, 0, 0};
+    *r = (struct greq_record){q, f, c, p, w, extra, 0, 0, 0};
   return r;
 }
 
@@ -143,6 +183,15 @@ int MPI_Grequest_complete(MPI_Request request)
   }
   MANA_PARK_CHECK();
   return rc;
+}
+
+/* libmpichfort calls this right after MPI_Grequest_start for a Fortran program. */
+void MPII_Grequest_set_lang_f77(MPI_Request greq);
+void MPII_Grequest_set_lang_f77(MPI_Request greq)
+{
+  struct greq_record *r = record_of(greq);
+  if (r)
+    r->fortran = 1;
 }
 
 int mana_greq_incomplete(MPI_Request request)

@@ -75,7 +75,6 @@ struct mana_lh_services {
   int (*type_set_attr)(MPI_Datatype, int, void *, int attr_type);
   int (*win_get_attr)(MPI_Win, int, void *, int *, int attr_type);
   int (*win_set_attr)(MPI_Win, int, void *, int attr_type);
-  void (*grequest_set_lang_f77)(MPI_Request greq);
   int (*err_create_code)(int, int, const char *, int, int, const char *, const char *, ...);
   int (*err_return_comm)(void *, const char *, int);
   int (*err_return_win)(void *, const char *, int);

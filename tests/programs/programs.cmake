@@ -99,6 +99,7 @@ set(MANA_TEST_PROGRAMS
   mt_rma_get:2:0:1000,4
   fortran_f77:2
   fortran_mod:2
+  fortran_f08:2
   cxx_ops:3
 )
 
