@@ -76,15 +76,19 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
                        (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, flag, \
                        attr_type);                                                             \
   }
-/* Attributes set here are recorded for restart like those set from C (`record`). */
+/* Attributes set here are recorded for restart like those set from C (`record`), before the
+ * thread may park (stub.h, MANA_LH_CALL_NOPARK): parked in between, it was checkpointed with the
+ * attribute set in MPI and missing from its record (MPICH's f77/attr/attrmpi1f restarted
+ * without it). */
 #define ATTR_SET(name, svc_fn, KIND, T, record)                                                   \
   int name(T obj, int keyval, void *value, int attr_type)                                         \
   {                                                                                               \
-    int rc =                                                                                      \
-        MANA_LH_SVC(svc_fn, MANA_REAL(KIND, T, obj),                                              \
-                    (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, attr_type); \
+    int rc = MANA_LH_SVC_NOPARK(svc_fn, MANA_REAL(KIND, T, obj),                                  \
+                                (int)mana_handle_real(MANA_KIND_KEYVAL, (uint32_t)keyval), value, \
+                                attr_type);                                                       \
     if (rc == MPI_SUCCESS)                                                                        \
       record(obj, keyval, value, attr_type);                                                      \
+    MANA_PARK_CHECK();                                                                            \
     return rc;                                                                                    \
   }
 void mana_win_attr_set(MPI_Win v, int virt_keyval, void *value, int attr_type);

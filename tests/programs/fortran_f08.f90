@@ -2,7 +2,9 @@
 ! query, free and cancel functions are Fortran procedures (arguments by reference, the error
 ! code last, the status a Fortran one), MPI_Dist_graph_create_adjacent with the binding's own
 ! MPI_UNWEIGHTED, and an error handler MPI_Comm_get_errhandler gives back (the same handle, as
-! MPICH's f08/comm/commerrf08 expects). Rank 0 prints what every rank saw.
+! MPICH's f08/comm/commerrf08 expects), and attributes set from Fortran (through MPICH's
+! MPII_Comm_set_attr), overwritten in a loop with a collective after each get. Rank 0 prints
+! what every rank saw.
 ! Ranks: 2 (works with any count >= 2).
 module greq_callbacks
   use mpi_f08
@@ -47,10 +49,11 @@ program f08test
   use mpi_f08
   use greq_callbacks
   implicit none
-  integer, parameter :: nres = 9
+  integer, parameter :: nres = 10
   integer :: rank, nprocs, count1, count2, indeg, outdeg, sbuf, rbuf(1), i
-  integer :: src(1), dst(1), res(nres), allres(nres * 64)
-  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: src(1), dst(1), res(nres), allres(nres * 64), key, nok, total
+  integer(kind=MPI_ADDRESS_KIND) :: extra, aval, got_val
+  logical :: found
   type(MPI_Request) :: req
   type(MPI_Status) :: st
   type(MPI_Comm) :: graph, dup
@@ -61,7 +64,7 @@ program f08test
   names = [character(len=40) :: 'greq: test before complete', 'greq: count from query', &
            'greq: cancelled flag', 'greq: query/free/cancel calls', 'graph: in/out degree', &
            'graph: weighted', 'graph: neighbor value', 'errhandler got back', &
-           'errhandler calls']
+           'errhandler calls', 'attributes read back']
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
@@ -106,6 +109,19 @@ program f08test
   call MPI_Comm_call_errhandler(dup, MPI_ERR_OTHER)
   res(9) = nerrors
   call MPI_Comm_free(dup)
+
+  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, key, 0_MPI_ADDRESS_KIND)
+  nok = 0
+  do i = 1, 20
+    aval = -1000 * i - rank
+    call MPI_Comm_set_attr(MPI_COMM_WORLD, key, aval)
+    call MPI_Comm_get_attr(MPI_COMM_WORLD, key, got_val, found)
+    if (found .and. got_val == aval) nok = nok + 1
+    call MPI_Allreduce(nok, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  end do
+  res(10) = nok
+  call MPI_Comm_delete_attr(MPI_COMM_WORLD, key)
+  call MPI_Comm_free_keyval(key)
 
   call MPI_Gather(res, nres, MPI_INTEGER, allres, nres, MPI_INTEGER, 0, MPI_COMM_WORLD)
   if (rank == 0) then

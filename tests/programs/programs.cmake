@@ -100,6 +100,7 @@ set(MANA_TEST_PROGRAMS
   fortran_f77:2
   fortran_mod:2
   fortran_f08:2
+  fortran_attr:1
   cxx_ops:3
 )
 
