@@ -23,8 +23,10 @@
 # apt configuration (its own sources.list with one deb-src line, lists and cache in a
 # temporary directory): the machine's own apt sources are never read or changed.  Only
 # test/mpi is unpacked from the orig tarball.  The tree is configured against the installed
-# MPICH (mpicc.mpich, mpiexec.mpich; C only).  DIR/VERSION/KEY records the MPICH versions, the
-# compiler line and the configure line; a tree whose KEY differs is rebuilt.  A new tree is
+# MPICH (mpicc.mpich, mpiexec.mpich, and mpif77.mpich, mpifort.mpich and mpicxx.mpich for the
+# f77, f90, f08 and cxx directories: Fortran programs reach mana through Debian's
+# libmpichfort, C++ ones through libmpichcxx).  DIR/VERSION/KEY records the MPICH versions, the
+# compiler lines and the configure line; a tree whose KEY differs is rebuilt.  A new tree is
 # built under a temporary name and renamed when complete, so an interrupted build leaves
 # nothing that looks finished; every step that writes the cache holds DIR/VERSION.lock
 # (flock), so two runs at once wait for each other instead of building over each other.
@@ -63,7 +65,7 @@ while [ $# -gt 0 ]; do
 done
 case "$jobs" in ''|*[!0-9]*) die_usage "--jobs needs a whole number" ;; esac
 
-for tool in mpicc.mpich mpiexec.mpich mpichversion dpkg-query apt-get tar xz make flock perl; do
+for tool in mpicc.mpich mpif77.mpich mpifort.mpich mpicxx.mpich mpiexec.mpich mpichversion dpkg-query apt-get tar xz make flock perl; do
   command -v "$tool" >/dev/null || fail "$tool is missing (tests/setup/install-deps.sh installs what the suite needs)"
 done
 
@@ -79,11 +81,16 @@ case "$srcver" in
 esac
 binver=$(dpkg-query -W -f='${Version}' libmpich-dev)
 
-configure_args=(--disable-fortran --disable-cxx --enable-threads=multiple --enable-romio
+configure_env=(MPICC=mpicc.mpich MPIF77=mpif77.mpich MPIFC=mpifort.mpich MPICXX=mpicxx.mpich
+               MPIEXEC=mpiexec.mpich)
+configure_args=(--enable-fortran=all --enable-cxx --enable-threads=multiple --enable-romio
                 --enable-rma --disable-spawn --disable-ft-tests --disable-perftest)
 key="mpich $version source $srcver binary $binver
 cc $(mpicc.mpich -show 2>&1)
-configure MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich ${configure_args[*]}"
+fc $(mpifort.mpich -show 2>&1)
+cxx $(mpicxx.mpich -show 2>&1)
+configure ${configure_env[*]} ${configure_args[*]}
+util libmtest_f08.la"
 
 mkdir -p "$cache" || fail "cannot create the cache directory $cache"
 cache=$(cd "$cache" && pwd)
@@ -134,7 +141,7 @@ build_tree() {
   mv "$tmp/mpich-$version/test/mpi" "$tmp/mpi"
   rm -rf "$tmp/mpich-$version" "$tmp"/mpich_* "$tmp/apt"
   note "configuring against the installed MPICH (log: $tree/configure.log)"
-  if ! (cd "$tmp/mpi" && MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich ./configure "${configure_args[@]}") \
+  if ! (cd "$tmp/mpi" && env "${configure_env[@]}" ./configure "${configure_args[@]}") \
        >"$tmp/configure.log" 2>&1; then
     tail -n 20 "$tmp/configure.log" >&2
     mv "$tmp/configure.log" "$cache/configure-failed.log"
@@ -143,8 +150,13 @@ build_tree() {
   fi
   note "building util and dtpools"
   local part
-  for part in util dtpools; do
-    if ! make -C "$tmp/mpi/$part" -j "$jobs" >"$tmp/build-$part.log" 2>&1; then
+  for part in util dtpools util-f08; do
+    # The suite's configure enables f08 only inside an MPICH build (FROM_MPICH=yes), which
+    # also swaps its compilers; outside one it leaves the f08 helper library out of util.
+    # The f08 programs need only that library, built here by naming its object.
+    local args=(-C "$tmp/mpi/$part" -j "$jobs")
+    [ "$part" = util-f08 ] && args=(-C "$tmp/mpi/util" libmtest_f08.la am_libmtest_f08_la_OBJECTS=mtest_f08.lo)
+    if ! make "${args[@]}" >"$tmp/build-$part.log" 2>&1; then
       tail -n 20 "$tmp/build-$part.log" >&2
       mv "$tmp/build-$part.log" "$cache/build-$part-failed.log"
       rm -rf "$tmp"
