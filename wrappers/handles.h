@@ -177,12 +177,22 @@ static inline struct mana_slot *mana_handle_slot(enum mana_kind kind, uint32_t v
   return (s->flags & MANA_SLOT_USED) ? s : NULL;
 }
 
-/* Virtual to real.  Values that are not live virtual handles pass through unchanged, so that
- * MPI itself reports an invalid handle exactly as it would without mana. */
+/* Virtual to real.  Predefined, null and foreign values pass through unchanged, so that MPI
+ * itself reports an invalid handle exactly as it would without mana.  A virtual handle whose
+ * slot is not live (an object the application freed, through a copy of its handle) becomes
+ * MPI's invalid handle of the kind (bits 31-30 cleared): passed through, it has the bits of a
+ * created MPICH handle and could name another live object (MPICH's errors/comm/cfree: a
+ * barrier on a freed communicator succeeded).  Not for files, which ROMIO dereferences, nor
+ * for the pair types, predefined handles with the bits of virtual ones. */
 static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 {
   struct mana_slot *s = mana_handle_slot(kind, (uint32_t)v);
-  return s ? s->real : v;
+  if (__builtin_expect(s != NULL, 1))
+    return s->real;
+  if (!mana_handle_is_virtual((uint32_t)v, kind) || kind == MANA_KIND_FILE ||
+      mana_handle_is_pair_type((uint32_t)v))
+    return v;
+  return (uint32_t)v & ~MANA_HANDLE_TAG_MASK;
 }
 
 /* The free list of a kind's table; the caller holds the stub lock.  Take: the first free slot,

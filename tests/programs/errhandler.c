@@ -9,7 +9,8 @@
  *     the code, and the call then returns that code; MPI_Comm_call_errhandler;
  *     MPI_Comm_get_errhandler; MPI_Errhandler_free;
  *   - a window error handler invoked with MPI_Win_call_errhandler;
- *   - MPI_Add_error_class / Add_error_code / Add_error_string round trip.
+ *   - MPI_Add_error_class / Add_error_code / Add_error_string round trip;
+ *   - a barrier through a copy of a freed communicator's handle (MPI_ERR_COMM).
  * Communication still works on the communicator after each error.
  * Ranks: 2.
  */
@@ -129,6 +130,19 @@ int main(int argc, char **argv)
       rc = MPI_Recv(small, 4, MPI_INT, 0, 3, c, &st);
       expect_class("receive 10 ints into 4", rc, MPI_ERR_TRUNCATE);
     }
+  }
+
+  /* a barrier through a copy of a freed communicator's handle: an error, not another
+   * communicator that happens to have the freed one's handle inside MPI */
+  {
+    MPI_Comm gone, copy;
+    MPI_Comm_dup(c, &gone);
+    copy = gone;
+    MPI_Comm_free(&gone);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Barrier(copy);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    expect_class("barrier on a freed communicator", rc, MPI_ERR_COMM);
   }
 
   /* the communicator still works */
