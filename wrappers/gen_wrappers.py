@@ -353,9 +353,18 @@ def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
         elif p.direction == "in-array":
             body.append(f"  size_t n_{p.name} = {p.name} ? {length_expr(p)} : 0;")
             body.append(f"  {t} s_{p.name}[MANA_STACK_HANDLES];")
-            body.append(f"  {t} *r_{p.name} = {p.name} ? mana_real_array_{k.lower()}({p.name}, n_{p.name}, s_{p.name}) : NULL;")
+            made = f"{p.name} ? mana_real_array_{k.lower()}({p.name}, n_{p.name}, s_{p.name}) : NULL"
+            # The same array passed twice (the send and receive types of MPI_Alltoallw) stays
+            # one array: MPICH reports aliased buffers only when the type arrays are the same.
+            twin = next((q for q in fn.params[:fn.params.index(p)] if q.direction == "in-array"
+                         and q.ctype == p.ctype and q.length == p.length), None)
+            if twin:
+                body.append(f"  {t} *r_{p.name} = {p.name} == {twin.name} ? r_{twin.name} : ({made});")
+                cleanup.append(f"  if (r_{p.name} != s_{p.name} && r_{p.name} != r_{twin.name}) free(r_{p.name});")
+            else:
+                body.append(f"  {t} *r_{p.name} = {made};")
+                cleanup.append(f"  if (r_{p.name} != s_{p.name}) free(r_{p.name});")
             call.append(f"r_{p.name}")
-            cleanup.append(f"  if (r_{p.name} != s_{p.name}) free(r_{p.name});")
         # Handle pointers: a null pointer goes to MPI as it is, so that MPI reports it.
         elif p.direction in ("out", "pending"):
             # Starts as the application's value, so that a failed call leaves it unchanged

@@ -10,7 +10,8 @@
  *     MPI_Comm_get_errhandler; MPI_Errhandler_free;
  *   - a window error handler invoked with MPI_Win_call_errhandler;
  *   - MPI_Add_error_class / Add_error_code / Add_error_string round trip;
- *   - a barrier through a copy of a freed communicator's handle (MPI_ERR_COMM).
+ *   - MPI_Alltoallw with the same buffer and type array on both sides (MPI_ERR_BUFFER), a
+ *     barrier through a copy of a freed communicator's handle (MPI_ERR_COMM).
  * Communication still works on the communicator after each error.
  * Ranks: 2.
  */
@@ -60,6 +61,8 @@ static const char *class_name(int c)
     return "MPI_ERR_TYPE";
   case MPI_ERR_ARG:
     return "MPI_ERR_ARG";
+  case MPI_ERR_BUFFER:
+    return "MPI_ERR_BUFFER";
   default:
     return "other class";
   }
@@ -130,6 +133,15 @@ int main(int argc, char **argv)
       rc = MPI_Recv(small, 4, MPI_INT, 0, 3, c, &st);
       expect_class("receive 10 ints into 4", rc, MPI_ERR_TRUNCATE);
     }
+  }
+
+  /* the same buffer and the same type array on both sides of MPI_Alltoallw: MPICH reports
+   * aliasing only when the type arrays are the same array */
+  {
+    int buf[4] = {0}, counts[2] = {1, 1}, displs[2] = {0, 4};
+    MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+    rc = MPI_Alltoallw(buf, counts, displs, types, buf, counts, displs, types, c);
+    expect_class("alltoallw with aliased buffers", rc, MPI_ERR_BUFFER);
   }
 
   /* a barrier through a copy of a freed communicator's handle: an error, not another

@@ -138,6 +138,10 @@ class Generator(unittest.TestCase):
         self.assertIn("mana_real_array_datatype(array_of_types", w)
         w = self.wrapper("MPI_Alltoallw")
         self.assertIn("mana_comm_size(comm)", w)
+        # one type array passed for both sides stays one array (MPICH's aliasing check)
+        self.assertIn("MPI_Datatype *r_recvtypes = recvtypes == sendtypes ? r_sendtypes : (", w)
+        self.assertIn("if (r_recvtypes != s_recvtypes && r_recvtypes != r_sendtypes) free(r_recvtypes);", w)
+        self.assertIn("if (r_sendtypes != s_sendtypes) free(r_sendtypes);", w)
 
     def test_keyvals_and_file_pointers(self):
         self.assertIn("MANA_REAL(KEYVAL, int, comm_keyval)", self.wrapper("MPI_Comm_get_attr"))
