@@ -214,6 +214,7 @@ static long sigprocmask_raw(int how, const uint64_t *set, uint64_t *old)
 /* MPICH-internal, exported for its Fortran binding; not in mpi.h. */
 typedef int mpir_attr_type;
 void MPII_Keyval_set_proxy(int keyval, void *copy_proxy, void *delete_proxy);
+void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void));
 int MPII_Comm_get_attr(MPI_Comm, int, void *, int *, mpir_attr_type);
 int MPII_Comm_set_attr(MPI_Comm, int, void *, mpir_attr_type);
 int MPII_Type_get_attr(MPI_Datatype, int, void *, int *, mpir_attr_type);
@@ -244,6 +245,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->app_initialized = mana_test_trigger_initialized;
   s->app_finalize_gate = mana_test_trigger_finalize_gate;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;
+  s->errhandler_set_cxx = MPII_Errhandler_set_cxx;
   s->comm_get_attr = MPII_Comm_get_attr;
   s->comm_set_attr = MPII_Comm_set_attr;
   s->type_get_attr = MPII_Type_get_attr;

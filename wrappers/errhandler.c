@@ -117,13 +117,34 @@ CREATE(MPI_Win_create_errhandler, MPI_Win_errhandler_function, EH_WIN)
 CREATE(MPI_File_create_errhandler, MPI_File_errhandler_function, EH_FILE)
 CREATE(MPI_Session_create_errhandler, MPI_Session_errhandler_function, EH_SESSION)
 
-/* Kept on the stub's side: MPICH would call the dispatcher from the lower half. */
+/* MPICH treats a C++ handler apart: a call whose error it handled returns MPI_SUCCESS (the C++
+ * binding throws, or not, from the handler), where a C handler's call returns the error, and
+ * the binding then calls the handler again through MPI_Comm_call_errhandler (MPICH's
+ * errors/cxx/errhan/errsetx counted two calls).  So the real handler is marked C++ too, with
+ * this dispatcher, which MPICH calls on the lower half's thread pointer with the real handle,
+ * the code and the trampoline: the trampoline switches to the application and calls the
+ * binding's own dispatcher (run). */
+static void cxx_shim(int kind, int *handle, int *code, void (*fn)(void))
+{
+  (void)kind;
+  ((eh_tramp)(void *)fn)(handle, code);
+}
+
+static void mark_cxx(int i, MPI_Errhandler real)
+{
+  if (handlers[i].cxx)
+    MANA_LH_SVC_VOID_NOPARK(errhandler_set_cxx, real, (void (*)(void))cxx_shim);
+}
+
+/* The application's dispatcher is kept on the stub's side (run calls it). */
 void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void));
 void MPII_Errhandler_set_cxx(MPI_Errhandler errhandler, void (*dispatch)(void))
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_ERRHANDLER, (uint32_t)errhandler);
-  if (s && s->aux)
-    handlers[s->aux - 1].cxx = (cxx_eh_dispatch *)(void *)dispatch;
+  if (!s || !s->aux)
+    return;
+  handlers[s->aux - 1].cxx = (cxx_eh_dispatch *)(void *)dispatch;
+  mark_cxx((int)s->aux - 1, (MPI_Errhandler)s->real);
 }
 
 /* ---- records ---- */
@@ -157,17 +178,24 @@ void mana_eh_ref_of_real(MPI_Errhandler real, struct mana_eh_ref *ref)
 static int create_real(int i, MPI_Errhandler *out)
 {
   void *t = (void *)tramps[i];
+  int rc;
   switch (handlers[i].kind) {
   case EH_COMM:
-    return MANA_LH_CALL_NOPARK(MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function *)t, out);
+    rc = MANA_LH_CALL_NOPARK(MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function *)t, out);
+    break;
   case EH_WIN:
-    return MANA_LH_CALL_NOPARK(MPI_Win_create_errhandler, (MPI_Win_errhandler_function *)t, out);
+    rc = MANA_LH_CALL_NOPARK(MPI_Win_create_errhandler, (MPI_Win_errhandler_function *)t, out);
+    break;
   case EH_FILE:
-    return MANA_LH_CALL_NOPARK(MPI_File_create_errhandler, (MPI_File_errhandler_function *)t, out);
+    rc = MANA_LH_CALL_NOPARK(MPI_File_create_errhandler, (MPI_File_errhandler_function *)t, out);
+    break;
   default:
-    return MANA_LH_CALL_NOPARK(MPI_Session_create_errhandler, (MPI_Session_errhandler_function *)t,
-                               out);
+    rc = MANA_LH_CALL_NOPARK(MPI_Session_create_errhandler, (MPI_Session_errhandler_function *)t,
+                             out);
   }
+  if (rc == MPI_SUCCESS)
+    mark_cxx(i, *out);
+  return rc;
 }
 
 /* The real handler the rebuild made for a live handle of function i, or MPI_ERRHANDLER_NULL. */

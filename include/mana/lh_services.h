@@ -69,6 +69,7 @@ struct mana_lh_services {
   int (*app_finalize_gate)(void);
   /* MPICH-internal entry points the real Fortran binding (loaded in the upper half) calls. */
   void (*keyval_set_proxy)(int keyval, void *copy_proxy, void *delete_proxy);
+  void (*errhandler_set_cxx)(MPI_Errhandler errhandler, void (*dispatch)(void));
   int (*comm_get_attr)(MPI_Comm, int, void *, int *, int attr_type);
   int (*comm_set_attr)(MPI_Comm, int, void *, int attr_type);
   int (*type_get_attr)(MPI_Datatype, int, void *, int *, int attr_type);

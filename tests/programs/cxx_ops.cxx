@@ -2,13 +2,20 @@
 // MPI::Op::Init): MPICH calls them through the binding's dispatcher, which takes the count and
 // the datatype by value, not as C user functions do.  A commutative sum and a non-commutative
 // composition of affine maps (x -> a*x + b), through Allreduce, Reduce, Scan, Exscan and
-// Reduce_local; rank 0 prints the results.  MPICH's cxx/coll/uallreduce and friends.
+// Reduce_local; rank 0 prints the results (MPICH's cxx/coll/uallreduce and friends).  Then an
+// error handler written in C++: MPICH calls it once for a failed call, which then returns
+// success (MPICH's errors/cxx/errhan/errsetx counted two calls under mana).
 // Ranks: 3 (works with any count >= 2).
 #include <mpi.h>
 
 #include <cstdio>
 
-static int sum_calls;
+static int sum_calls, handler_calls;
+
+static void count_errors(MPI::Comm &, int *, ...)
+{
+  handler_calls++;
+}
 
 static void sum_ints(const void *in, void *inout, int n, const MPI::Datatype &type)
 {
@@ -67,6 +74,20 @@ int main(int argc, char **argv)
   int gathered[12 * 64], gathered_extra[3 * 64];
   MPI::COMM_WORLD.Gather(mine, 12, MPI::INT, gathered, 12, MPI::INT, 0);
   MPI::COMM_WORLD.Gather(extra, 3, MPI::INT, gathered_extra, 3, MPI::INT, 0);
+  MPI::Intracomm dup = MPI::COMM_WORLD.Dup();
+  MPI::Errhandler eh = MPI::Comm::Create_errhandler(count_errors);
+  dup.Set_errhandler(eh);
+  (void)dup.Iprobe(size, 0); // no such rank: the handler, once, and no exception (the flag is
+                             // undefined then)
+  int after_iprobe = handler_calls;
+  dup.Call_errhandler(MPI::ERR_OTHER);
+  int after_call = handler_calls;
+  eh.Free();
+  dup.Free();
+  if (rank == 0)
+    std::printf("C++ error handler: %d call(s) for a failed iprobe, %d after Call_errhandler\n",
+                after_iprobe, after_call);
+
   if (rank == 0)
     for (int r = 0; r < size; r++) {
       std::printf("rank %d: allreduce %d %d %d, reduce@root %d, scan %d %d %d, exscan %d, "
