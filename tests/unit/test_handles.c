@@ -29,7 +29,8 @@ Test(handles, retire_then_reuse_without_growth)
   uint32_t cap = mana_tables[MANA_KIND_REQUEST].capacity;
   mana_handle_retire(MANA_KIND_REQUEST, a);
   cr_assert_null(mana_handle_slot(MANA_KIND_REQUEST, a), "a retired handle is dead");
-  cr_assert_eq(mana_handle_real(MANA_KIND_REQUEST, a), a, "and passes through untranslated");
+  cr_assert_eq(mana_handle_real(MANA_KIND_REQUEST, a), a & ~0xc0000000u,
+               "and reaches MPI as the invalid handle of its kind, not as a handle MPI may have");
   for (int i = 0; i < 100000; i++) {
     uint32_t v = mana_handle_new(MANA_KIND_REQUEST, 0xac000000u + (uint32_t)i);
     cr_assert_eq(mana_handle_real(MANA_KIND_REQUEST, v), 0xac000000u + (uint32_t)i);
@@ -63,10 +64,19 @@ Test(handles, update_changes_the_real_handle_only)
   mana_handle_retire(MANA_KIND_DATATYPE, v);
 }
 
-Test(handles, out_of_range_indices_pass_through)
+Test(handles, dead_virtual_handles_become_invalid_handles)
 {
+  /* an index no table has: MPI's invalid handle of the kind (bits 31-30 cleared) */
   uint32_t bogus = 0x80000000u | (MANA_KIND_WIN << 26) | 0x3fffff0u;
-  cr_assert_eq(mana_handle_real(MANA_KIND_WIN, bogus), bogus);
+  cr_assert_eq(mana_handle_real(MANA_KIND_WIN, bogus), bogus & 0x3fffffffu);
+  /* the pair types are predefined handles with the bits of virtual datatypes */
+  cr_assert_eq(mana_handle_real(MANA_KIND_DATATYPE, 0x8c000001u), 0x8c000001u); /* DOUBLE_INT */
+  /* a file is a pointer ROMIO dereferences: never made into another value */
+  uint32_t file = 0x80000000u | (MANA_KIND_FILE << 26) | 0x3fffff0u;
+  cr_assert_eq(mana_handle_real(MANA_KIND_FILE, file), file);
+  /* predefined and null handles pass through (MPICH's MPI_COMM_WORLD, MPI_COMM_NULL) */
+  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x44000000u), 0x44000000u);
+  cr_assert_eq(mana_handle_real(MANA_KIND_COMM, 0x04000000u), 0x04000000u);
 }
 
 /* ---- MPI_THREAD_MULTIPLE: several threads make and retire handles at once ---- */
