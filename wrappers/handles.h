@@ -186,11 +186,16 @@ static inline struct mana_slot *mana_handle_slot(enum mana_kind kind, uint32_t v
  * for the pair types, predefined handles with the bits of virtual ones. */
 static inline uint64_t mana_handle_real(enum mana_kind kind, uint64_t v)
 {
-  struct mana_slot *s = mana_handle_slot(kind, (uint32_t)v);
-  if (__builtin_expect(s != NULL, 1))
-    return s->real;
-  if (!mana_handle_is_virtual((uint32_t)v, kind) || kind == MANA_KIND_FILE ||
-      mana_handle_is_pair_type((uint32_t)v))
+  if (!mana_handle_is_virtual((uint32_t)v, kind))
+    return v; /* predefined and null handles: one test, as before */
+  struct mana_table *t = &mana_tables[kind];
+  uint32_t index = (uint32_t)v & MANA_HANDLE_INDEX_MASK;
+  if (__builtin_expect(index < t->capacity, 1)) {
+    const struct mana_slot *s = mana_slot_at(t, index);
+    if (__builtin_expect(s->flags & MANA_SLOT_USED, 1))
+      return s->real;
+  }
+  if (kind == MANA_KIND_FILE || mana_handle_is_pair_type((uint32_t)v))
     return v;
   return (uint32_t)v & ~MANA_HANDLE_TAG_MASK;
 }
