@@ -108,7 +108,7 @@ static int waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *f
         if (st != MPI_STATUS_IGNORE)
           st->MPI_ERROR = rc;
         errors++;
-        done[i] = 2;
+        done[i] = complete ? 2 : 3; /* MPI_Test sets the flag before the completion's error */
       } else if (complete) {
         done[i] = 1;
       } else {

@@ -115,7 +115,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
   rc = MANA_UNTIL_NOPARK(recv_until, buf, count, DT(datatype), source, tag, COMM(comm), &req, &flag,
                          st);
-  if (rc == MPI_SUCCESS && flag == 1)
+  if (flag == 1) /* completed, maybe truncated: the message left MPI either way */
     mana_count_recv(comm, st);
   else if (rc == MPI_SUCCESS && !flag)
     rc = mana_wait_blocking_recv(req, buf, count, datatype, source, tag, comm, 0, st);
@@ -146,11 +146,12 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
   return rc;
 }
 
-/* The code of the first failed request of a pair (done[i] == 2 marks a failure). */
+/* The code of the first failed request of a pair (done[i] 2 or 3 marks a failure,
+ * lh_services.h). */
 static int first_error(const MPI_Status statuses[2], const unsigned char done[2])
 {
   for (int i = 0; i < 2; i++)
-    if (done[i] == 2)
+    if (done[i] >= 2)
       return statuses[i].MPI_ERROR;
   return MPI_ERR_IN_STATUS;
 }
@@ -176,7 +177,7 @@ static int wait_pair(MPI_Comm comm, MPI_Request reqs[2], const struct recv_args 
   if (reroute)
     mana_reroute_errors(comm, 1, MPI_SUCCESS);
   rc = MANA_UNTIL_NOPARK(waitall_until, 2, reqs, done, &flag, statuses);
-  if (done[0] == 1)
+  if (done[0] == 1 || done[0] == 2) /* a truncated receive took its message too */
     mana_count_recv(comm, &statuses[0]);
   if (rc == MPI_SUCCESS && !flag) {
     MPI_Request v[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};

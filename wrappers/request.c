@@ -43,8 +43,9 @@ static MPI_Request real_of(MPI_Request v)
   return (MPI_Request)(uint32_t)mana_handle_real(MANA_KIND_REQUEST, (uint32_t)v);
 }
 
-/* `done`: the call completed this request (a persistent one becomes inactive); st its status
- * (a receive is counted from it).  s: the slot of *virt (mana_handle_slot), or NULL. */
+/* `done`: the call completed this request, maybe with an error (a persistent one becomes
+ * inactive); st its status (a receive is counted from it: a truncated one took its message
+ * too).  s: the slot of *virt (mana_handle_slot), or NULL. */
 static inline void settle_slot(MPI_Request *virt, struct mana_slot *s, MPI_Request *real_io,
                                int done, MPI_Status *st)
 {
@@ -81,18 +82,34 @@ static void settle_real(MPI_Request *virt, MPI_Request *real_io, int done, MPI_S
   settle_slot(virt, mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*virt), real_io, done, st);
 }
 
+/* A test's flag (or count) cleared before MPI sets it: MPI leaves it alone when progress
+ * fails, and the stub reads it on every return to learn what completed, errors included. */
+static inline int *cleared(int *flag)
+{
+  if (flag)
+    *flag = 0;
+  return flag;
+}
+
 static void settle(MPI_Request *virt, MPI_Request real, int done, MPI_Status *st)
 {
   settle_real(virt, &real, done, st);
 }
 
-/* done == NULL: all completed or none (all_done); else done[i] per request (1 completed,
- * 2 failed, as waitall_until marks them).  st == NULL: nothing completed. */
+/* Whether waitall_until's mark says the request completed (lh_services.h): with an error
+ * too, which MPI reports in its status. */
+static inline int completed_mark(unsigned char done)
+{
+  return done == 1 || done == 2;
+}
+
+/* done == NULL: all completed or none (all_done); else done[i] per request, as waitall_until
+ * marks them.  st == NULL: nothing completed. */
 static void settle_all(int n, MPI_Request virt[], MPI_Request real[], int all_done,
                        const unsigned char *done, MPI_Status st[])
 {
   for (int i = 0; i < n; i++)
-    settle_real(&virt[i], &real[i], done ? done[i] == 1 : all_done, st ? &st[i] : NULL);
+    settle_real(&virt[i], &real[i], done ? completed_mark(done[i]) : all_done, st ? &st[i] : NULL);
 }
 
 /* Waitany/Testany and the some forms complete the requests they name; st[k] is the status of
@@ -196,12 +213,12 @@ static inline __attribute__((always_inline)) int request_wait(MPI_Request *reque
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   MPI_Request real = s ? (MPI_Request)(uint32_t)s->real : *request;
   MPI_Status *st = wait_status(s, status, &local);
-  int rc;
+  int rc, flag = 0;
   if (real == MPI_REQUEST_NULL) {
     rc = MANA_LH_CALL_NOPARK(MPI_Wait, &real, st); /* empty status, as MPI defines it */
   } else {
     for (;;) {
-      int flag = 0;
+      flag = 0;
       if (__builtin_expect(s && !(s->flags & MANA_SLOT_REQ_MPIWAIT) && mana_world_model, 1)) {
         int retired = 0;
         rc = MANA_LH_CALL_SETTLE(
@@ -228,7 +245,7 @@ static inline __attribute__((always_inline)) int request_wait(MPI_Request *reque
     mana_retire_request_slot(s, (uint32_t)*request); /* settle_slot's common case */
     *request = MPI_REQUEST_NULL;
   } else {
-    settle_slot(request, s, &real, rc == MPI_SUCCESS, st);
+    settle_slot(request, s, &real, rc == MPI_SUCCESS || flag, st);
   }
   return rc;
 }
@@ -249,8 +266,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
   MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   MPI_Request real = real_of(*request);
-  int rc = MANA_LH_CALL_NOPARK(MPI_Test, &real, flag, st);
-  settle(request, real, rc == MPI_SUCCESS && *flag, st);
+  int rc = MANA_LH_CALL_NOPARK(MPI_Test, &real, cleared(flag), st);
+  settle(request, real, flag && *flag, st); /* completed, maybe with an error */
   MANA_PARK_CHECK();
   return rc;
 }
@@ -424,7 +441,7 @@ static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[], un
 {
   for (int i = 0; i < n; i++)
     if (done[i] && mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
-      settle_real(&virt[i], &real[i], done[i] == 1, &st[i]);
+      settle_real(&virt[i], &real[i], completed_mark(done[i]), &st[i]);
 }
 
 /* MPICH's MPI_Waitall, when it returns MPI_SUCCESS, sets the error field of the status of every
@@ -477,13 +494,13 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-  int rc;
+  int rc, flag = 0;
   MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   WITH_REAL_REQUESTS(
       count, array_of_requests, real,
       {
         for (;;) {
-          int flag = 0;
+          flag = 0;
           rc = WAIT_NOPARK(array_of_requests, count, testany_until, count, real, index, &flag, st);
           if (rc != MPI_SUCCESS || flag)
             break;
@@ -491,7 +508,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
           reread(count, array_of_requests, real, NULL);
         }
       },
-      settle_named(count, array_of_requests, real, rc == MPI_SUCCESS, index, st));
+      settle_named(count, array_of_requests, real, flag, index, st)); /* with an error too */
   MANA_PARK_CHECK();
   return rc;
 }
@@ -526,10 +543,9 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 {
   int rc;
   WITH_STATUSES(count, array_of_statuses, st, {
-    WITH_REAL_REQUESTS(
-        count, array_of_requests, real,
-        rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, flag, st),
-        settle_all(count, array_of_requests, real, rc == MPI_SUCCESS && *flag, NULL, st));
+    WITH_REAL_REQUESTS(count, array_of_requests, real,
+                       rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, cleared(flag), st),
+                       settle_all(count, array_of_requests, real, flag && *flag, NULL, st));
   });
   MANA_PARK_CHECK();
   return rc;
@@ -542,8 +558,8 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
   MPI_Status local, *st = STATUS_OR_LOCAL(status, local);
   WITH_REAL_REQUESTS(
       count, array_of_requests, real,
-      rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, flag, st),
-      settle_named(count, array_of_requests, real, rc == MPI_SUCCESS && *flag, index, st));
+      rc = MANA_LH_CALL_NOPARK(MPI_Testany, count, real, index, cleared(flag), st),
+      settle_named(count, array_of_requests, real, flag && *flag && index, index, st));
   MANA_PARK_CHECK();
   return rc;
 }
@@ -555,9 +571,10 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
   WITH_STATUSES(incount, array_of_statuses, st, {
     WITH_REAL_REQUESTS(
         incount, array_of_requests, real,
-        rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, outcount, array_of_indices, st),
+        rc = MANA_LH_CALL_NOPARK(MPI_Testsome, incount, real, cleared(outcount), array_of_indices,
+                                 st),
         settle_named(incount, array_of_requests, real,
-                     rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED ? *outcount : 0,
+                     outcount && *outcount != MPI_UNDEFINED && array_of_indices ? *outcount : 0,
                      array_of_indices, st));
   });
   MANA_PARK_CHECK();

@@ -49,7 +49,8 @@ int mana_direct_recv_until(void *buf, int count, MPI_Datatype type, int source, 
   return rc;
 }
 
-/* As svc.waitall_until reports: done[i] 1 completed, 2 failed (MPI_ERR_IN_STATUS). */
+/* As svc.waitall_until reports (lh_services.h): done[i] 1 completed, 2 completed with an
+ * error (MPI_Wait returns once the request is complete). */
 int mana_direct_waitall_until(int n, MPI_Request reqs[], unsigned char done[], int *flag,
                               MPI_Status statuses[])
 {

@@ -24,7 +24,10 @@ struct mana_lh_services {
   int (*init_thread)(int required, int *provided);
   int (*test_until)(MPI_Request *req, int *flag, MPI_Status *status);
   /* Completes requests one by one (MPICH 4.0.2's MPI_Testall fails on persistent collective
-   * requests, its MPI_Waitall does not); done[i] marks those finished, across calls. */
+   * requests, its MPI_Waitall does not); done[i] marks those finished, across calls: 1
+   * completed, 2 completed with an error (a truncated receive has taken its message), 3 failed
+   * without completing; an error is in the request's status and the call returns
+   * MPI_ERR_IN_STATUS. */
   int (*waitall_until)(int n, MPI_Request reqs[], unsigned char done[], int *flag,
                        MPI_Status statuses[]);
   int (*testany_until)(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status);

@@ -42,6 +42,7 @@ set(MANA_TEST_PROGRAMS
   pmpi_profile:2
   finalize_early:2
   p2p_cancel:2
+  p2p_truncate:2
   coll_blocking:3
   coll_nonblocking:3
   coll_persistent:3
