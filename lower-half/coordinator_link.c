@@ -321,11 +321,29 @@ static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
   return coord_send_running(link_conn, gen, epoch, st == CC_ST_BLOCKED);
 }
 
-/* From CKPT until DRAIN (1), ABORT (0), QUIT (the process ends) or a lost link (-1). */
+/* A count taken back during the checkpoint (boundary.h, spoiled) is usually met again by the
+ * next collective the program makes; if none comes within this time, it may never. */
+#define SPOILED_GRACE_MS 5000
+
+static int spoiled_too_long(struct timespec *since)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (!since->tv_sec && !since->tv_nsec) {
+    *since = now;
+    return 0;
+  }
+  return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000 >
+         SPOILED_GRACE_MS;
+}
+
+/* From CKPT until DRAIN (1), ABORT (0), QUIT (the process ends), a lost link (-1), targets
+ * not applied (-2) or a checkpoint the clock says to refuse (-3). */
 static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cmd *cmd)
 {
   struct reported last = {0, 0, 0, -1};
   uint64_t epoch = 0;
+  struct timespec spoiled_since = {0, 0};
   for (;;) {
     int rc = next_command_within(gen, cmd, epoch ? STATUS_POLL_MS : -1);
     if (rc < 0)
@@ -352,6 +370,8 @@ static int converge(uint64_t gen, const struct mana_stub_cc *cc, struct coord_cm
         break;
       }
     }
+    if (cc->spoiled && cc->spoiled() && spoiled_too_long(&spoiled_since))
+      return -3;
     if (epoch && report(gen, epoch, cc, &last) != 0)
       return -1;
   }
@@ -516,6 +536,8 @@ static void checkpoint(uint64_t gen, const char *dir_in_msg, const char *base_in
   int rc = send_seq_table(gen, cc) == 0 ? converge(gen, cc, &cmd) : -1;
   if (rc == -2)
     coord_send_refuse(link_conn, gen, "this rank could not apply the coordinator's targets");
+  if (rc == -3)
+    coord_send_refuse(link_conn, gen, MANA_CC_SPOILED_REASON);
   int resumed = 0;
   if (rc == 1 &&
       drain_and_write(gen, dir, base_dir[0] ? base_dir : NULL, forked, &cmd, &resumed) == 0) {

@@ -77,6 +77,11 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
     peers->refused(peers->arg, "the application has finalized MPI on this rank");
     return RANK_CKPT_REPORTED;
   }
+  const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
+  if (cc && cc->spoiled && cc->spoiled() && !cc->still_met()) { /* converged on the count */
+    peers->refused(peers->arg, MANA_CC_SPOILED_REASON);
+    return RANK_CKPT_REPORTED;
+  }
   /* Before telling the peers: a peer's thread may wait in MPI's own wait for an operation
    * this rank holds, and can only park once it completes. */
   int (*settle)(char *, size_t) = MANA_BOUNDARY->stub_settle_own_waits;

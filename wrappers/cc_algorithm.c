@@ -272,6 +272,15 @@ int cc_tick_slow(struct cc_state *st, uint64_t ggid)
   return 0;
 }
 
+int cc_untick(struct cc_state *st, uint64_t ggid)
+{
+  struct cc_slot *s = table_find(&st->groups, ggid);
+  if (!s || s->seq == 0)
+    return -1;
+  member_set(st, s, s->seq - 1, s->target);
+  return 0;
+}
+
 uint64_t cc_seq(const struct cc_state *st, uint64_t ggid)
 {
   const struct cc_slot *s = table_find(&st->groups, ggid);

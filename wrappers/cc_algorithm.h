@@ -115,6 +115,13 @@ int cc_restore(struct cc_state *st, uint64_t ggid, uint64_t seq);
  * out of memory (the state is then broken). */
 int cc_tick_slow(struct cc_state *st, uint64_t ggid);
 
+/* Takes back one collective counted on ggid, which MPI refused before it communicated (an
+ * argument error: MPICH checks arguments before it starts anything), so that SEQ counts the
+ * collectives MPI started.  During a checkpoint a target may already rest on the count taken
+ * back: the caller then refuses that checkpoint (docs/checkpoint-protocol.md, "Collectives
+ * MPI refused").  The caller holds the lock.  Returns 0, or -1 (not a member, SEQ 0). */
+int cc_untick(struct cc_state *st, uint64_t ggid);
+
 static inline struct cc_slot *cc_table_home(const struct cc_table *t, uint64_t ggid)
 {
   /* Fibonacci hashing spreads ids that are not already mixed (tests, derived ids). */

@@ -61,6 +61,12 @@ static struct {
 } raise_ring[RAISE_RING];
 static volatile uint32_t raise_head, raise_tail; /* under the lock */
 
+/* A collective MPI refused was taken off a count the pending checkpoint's targets may rest on
+ * (mana_cc_failed): the checkpoint thread refuses the checkpoint unless the ranks meet the
+ * targets with collectives MPI started (boundary.h, spoiled).  Under the lock; cleared when a
+ * checkpoint begins or ends. */
+static int cc_spoiled;
+
 /* ---- memory, lock, signals: no TLS ---- */
 
 static void *cc_mmap(void *ctx, size_t size)
@@ -257,6 +263,8 @@ static __attribute__((noinline, cold)) void enter_slow(struct mana_mpi_thread *t
    * than 240 s to reach its safe point). */
   if (d == CC_RAISE && id != comm_id(MPI_COMM_SELF))
     queue_raise(id, to);
+  /* Counted below a target during a checkpoint: no target rests on this count. */
+  t->cc_count_seen = d == CC_RAISE || cc.phase == CC_IDLE;
   if (peer) /* under the lock the status snapshot takes */
     __atomic_add_fetch(&peer_waits, 1, __ATOMIC_SEQ_CST);
   t->cc_window = 2;
@@ -274,6 +282,8 @@ static inline __attribute__((always_inline)) void enter_id(uint64_t id, int cons
   if (__builtin_expect(!t, 0))
     t = mana_thread_attach();
   t->cc_window = 1;
+  t->cc_ggid = id;
+  t->cc_count_seen = 1;
   if (__builtin_expect(have_membarrier == 1, 1))
     __asm__ volatile("" ::: "memory"); /* the other side's membarrier orders us */
   else
@@ -367,6 +377,52 @@ void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child)
     t->cc_window = 0;
 }
 
+/* Error classes of MPICH's argument checks, which run before a collective starts anything:
+ * MPI refused the call.  Counted, it would leave this rank's count one above what MPI started
+ * for the rest of the run (MPICH's errors/coll/noalias: only the root of an MPI_Reduce whose
+ * buffers alias fails, and it makes the reduce again, which the other rank made once). */
+static int refused_before_starting(int rc)
+{
+  int cls = MPI_ERR_OTHER;
+  if (MANA_LH_CALL_NOPARK(MPI_Error_class, rc, &cls) != MPI_SUCCESS)
+    return 0;
+  switch (cls) {
+  case MPI_ERR_BUFFER:
+  case MPI_ERR_COUNT:
+  case MPI_ERR_TYPE:
+  case MPI_ERR_TAG:
+  case MPI_ERR_COMM:
+  case MPI_ERR_RANK:
+  case MPI_ERR_ROOT:
+  case MPI_ERR_GROUP:
+  case MPI_ERR_OP:
+  case MPI_ERR_TOPOLOGY:
+  case MPI_ERR_DIMS:
+  case MPI_ERR_ARG:
+  case MPI_ERR_INFO:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+void mana_cc_failed(int rc)
+{
+  struct mana_mpi_thread *t = mana_self_thread;
+  if (!t || t->cc_window != 2 || !t->cc_ggid || !refused_before_starting(rc))
+    return;
+  app_lock();
+  if (ensure_ready() == 0 && cc_untick(&cc, t->cc_ggid) == 0 && cc.phase != CC_IDLE) {
+    /* Taken back below a target this rank did not set, it leaves the rank one collective
+     * short, which its program makes next like every member's; set by this count, the target
+     * may wait for a collective that never comes. */
+    if (t->cc_count_seen)
+      cc_spoiled = 1;
+    cc_news++; /* threads waiting at an entry decide again */
+  }
+  app_unlock();
+}
+
 /* ---- checkpoint thread side (MANA_BOUNDARY->stub_cc) ---- */
 
 static size_t copy_text(char *dst, size_t len, const char *src)
@@ -395,6 +451,7 @@ static int cc_begin_op(char *reason, size_t len)
   int rc = ensure_ready();
   if (rc == 0)
     rc = cc_begin(&cc);
+  cc_spoiled = 0;
   cc_news++;
   unlock();
   if (rc != 0) {
@@ -508,9 +565,26 @@ static void cc_end_op(void)
   lock();
   if (cc_ready)
     cc_end(&cc);
+  cc_spoiled = 0;
   raise_head = raise_tail = 0;
   cc_news++;
   unlock();
+}
+
+static int cc_spoiled_op(void)
+{
+  lock();
+  int spoiled = cc_spoiled;
+  unlock();
+  return spoiled;
+}
+
+static int cc_still_met_op(void)
+{
+  lock();
+  int met = cc_ready && cc_all_targets_met(&cc);
+  unlock();
+  return met;
 }
 
 static const struct mana_stub_cc stub_cc = {
@@ -522,6 +596,8 @@ static const struct mana_stub_cc stub_cc = {
     .status = cc_status_op,
     .awaited = cc_awaited_op,
     .end = cc_end_op,
+    .spoiled = cc_spoiled_op,
+    .still_met = cc_still_met_op,
 };
 
 void mana_cc_register(void)

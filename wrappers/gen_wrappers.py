@@ -532,6 +532,9 @@ def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
             lines += failed
         lines.append("  }")
     if fn.coll:
+        if fn.ret == "int":
+            lines.append("  if (__builtin_expect(rc != MPI_SUCCESS, 0))")
+            lines.append("    mana_cc_failed(rc);")
         lines.append(f"  mana_cc_leave({cc_kind}, {cc_child});")
     lines += cleanup
     if nopark:

@@ -127,6 +127,8 @@ int mana_pcoll_start(MPI_Request *request)
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);
   if (rc == MPI_SUCCESS && (s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request)))
     s->flags |= MANA_SLOT_ACTIVE;
+  if (rc != MPI_SUCCESS)
+    mana_cc_failed(rc);
   mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
   MANA_PARK_CHECK();
   return rc;

@@ -320,6 +320,9 @@ enum mana_cc_call {
   MANA_CC_NB_CONSTRUCTOR, /* a non-blocking one (MPI_Comm_idup): child is not usable yet */
 };
 void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child);
+/* Before mana_cc_leave of a collective that returned rc != MPI_SUCCESS: one MPI refused
+ * before starting it (an argument error) is taken off the clock. */
+void mana_cc_failed(int rc);
 /* Inline: a collective that made no communicator only closes its window, and every
  * collective wrapper pays for the call. */
 static inline void mana_cc_leave(enum mana_cc_call call, MPI_Comm child)

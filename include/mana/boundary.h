@@ -112,6 +112,11 @@ struct mana_boundary {
   int (*stub_settle_own_waits)(char *reason, size_t len);
 };
 
+/* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */
+#define MANA_CC_SPOILED_REASON                                                              \
+  "MPI refused a collective on this rank (an argument error) while the ranks looked for a " \
+  "safe point that counted it, and no collective made up for it; ask again"
+
 /* The stub's collective clock as the checkpoint thread sees it.  Every function takes the
  * stub's clock lock itself, uses no thread-local state and never calls MPI. */
 struct mana_stub_cc {
@@ -135,6 +140,13 @@ struct mana_stub_cc {
   int (*awaited)(void);
   /* The checkpoint is over (written, aborted or restarted): collectives proceed again. */
   void (*end)(void);
+  /* 1 once a collective MPI refused before starting it (an argument error) was taken off a
+   * count a target may rest on, while this checkpoint was pending (wrappers/collective_clock.c,
+   * mana_cc_failed): the collective that meets the target may never come, or the ranks may
+   * have converged on the count.  The checkpoint goes on only if the targets are met by
+   * collectives MPI started: then still_met says 1. */
+  int (*spoiled)(void);
+  int (*still_met)(void);
 };
 
 #define MANA_BOUNDARY ((struct mana_boundary *)MANA_WINDOW_BASE)

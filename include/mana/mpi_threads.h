@@ -44,7 +44,11 @@ struct mana_mpi_thread {
   volatile uint32_t lower_sel;
   /* Where the thread waits at a collective entry, parked (0: it does not). */
   volatile uint64_t waiting_ggid, waiting_seq;
-  uint64_t pad2[2];
+  /* The group the thread's last collective was counted on, and whether a target may rest on
+   * that count: it was taken while no checkpoint was pending (the SEQ table of the next one
+   * holds it) or raised a target (wrappers/collective_clock.c, mana_cc_failed). */
+  uint64_t cc_ggid;
+  uint64_t cc_count_seen;
 };
 
 struct mana_mpi_threads {

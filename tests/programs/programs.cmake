@@ -47,6 +47,7 @@ set(MANA_TEST_PROGRAMS
   coll_nonblocking:3
   coll_persistent:3
   coll_neighbor:3
+  coll_refused:2
   comm_basic:4
   comm_intercomm:4
   comm_topo:4
