@@ -173,6 +173,19 @@ static int record_errhandler(struct comm_rec *r, MPI_Comm v, MPI_Comm real)
   return r->errhandler.index < 0 && r->errhandler.predefined == MPI_ERRHANDLER_NULL ? -1 : 0;
 }
 
+/* Whether a new communicator's handler was set (comm_rec.h): MPI's constructors copy the
+ * parent's handler, or its absence; one that is not fatal was set somewhere.  Without a
+ * parent (MPI_Comm_create_from_group names the handler) it is set. */
+static int inherits_explicit(const struct comm_rec *r, const struct comm_rec *p)
+{
+  if (!p)
+    return 1;
+  if (r->errhandler.index >= 0 || r->errhandler.predefined != MPI_ERRORS_ARE_FATAL)
+    return 1;
+  return p->eh_explicit && p->errhandler.index < 0 &&
+         p->errhandler.predefined == MPI_ERRORS_ARE_FATAL;
+}
+
 /* A communicator's name among those with its members (its "creation index", the second half
  * of the pair that names it on every member and after restart, comm_order.h): the n-th made
  * under `key`, the id of the collective call that made it: the parent's clock id for a
@@ -204,6 +217,7 @@ static void created_under(MPI_Comm v, MPI_Comm parent, uint64_t key)
     r->incomplete = 1;
   r->rank_known = MANA_LH_CALL_NOPARK(MPI_Comm_rank, real, &r->rank) == MPI_SUCCESS;
   const struct comm_rec *p = rec_of(parent);
+  r->eh_explicit = inherits_explicit(r, p);
   if (p && p->attrs)
     mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, (uint64_t)real);
   s->meta = r;
@@ -321,6 +335,7 @@ void mana_comm_created_pending(MPI_Comm v, MPI_Comm parent)
     r->incomplete = 1;
   if (p) {
     r->errhandler = p->errhandler;
+    r->eh_explicit = p->eh_explicit;
     if (p->attrs)
       mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, s->real);
   }
@@ -441,8 +456,10 @@ void mana_after_Attr_delete(MPI_Comm comm, int keyval)
 void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler)
 {
   struct comm_rec *r = rec_of(v);
-  if (r)
+  if (r) {
     mana_eh_ref_of_virtual(errhandler, &r->errhandler);
+    r->eh_explicit = 1;
+  }
 }
 
 /* The collective clock's id of a communicator: its group id and creation index, the name
@@ -728,8 +745,9 @@ static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
   int rc = MPI_SUCCESS;
   if (r->name && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_name, c, r->name)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Comm_set_name", rc);
-  MPI_Errhandler eh = mana_eh_ref_real(&r->errhandler);
-  if ((rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c, eh)) != MPI_SUCCESS)
+  /* Made while MPI_COMM_WORLD had no handler set, c has none either (comm_rec.h). */
+  if (r->eh_explicit && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c,
+                                                  mana_eh_ref_real(&r->errhandler))) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Comm_set_errhandler", rc);
   if (r->has_info) {
     MPI_Info info = MPI_INFO_NULL;

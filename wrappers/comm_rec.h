@@ -31,6 +31,11 @@ struct comm_rec {
   struct comm_topo topo;
   char *name;
   struct mana_eh_ref errhandler;
+  /* The handler was set on this communicator, or on the one MPI copied it from.  MPICH keeps
+   * none for a communicator whose handler was never set, and such a communicator follows
+   * MPI_COMM_WORLD's handler of the moment (MPI_Comm_get_errhandler says
+   * MPI_ERRORS_ARE_FATAL): a restart must leave it unset too. */
+  int eh_explicit;
   int has_info;
   struct mana_kvlist info;
   struct mana_attr *attrs;

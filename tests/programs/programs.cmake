@@ -61,6 +61,7 @@ set(MANA_TEST_PROGRAMS
   keyvals:2
   sessions:2
   errhandler:2
+  errhandler_inherited:2
   handle_identity:2
   info:2
   error_classes:1
