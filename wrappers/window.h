@@ -53,6 +53,11 @@ struct win_rec {
   struct win_shm *shm; /* MPI_WIN_FLAVOR_SHARED */
   /* Synchronization (window_sync.c). */
   int fence_open; /* the last fence did not say MPI_MODE_NOSUCCEED */
+  /* Since that fence this rank began a passive epoch (a lock, lock_all, or the stub's PSCW
+   * locks): MPICH ended the fence epoch on this rank, and RMA calls outside the passive one
+   * fail with MPI_ERR_RMA_SYNC.  A fence the drain or a rebuild makes opens it again, and
+   * must be ended again (window_sync.c, end_fence_epoch). */
+  int fence_ended;
   int lock_all, lock_all_assert;
   struct win_lock *locks; /* held MPI_Win_lock epochs */
   int nlocks, cap_locks;

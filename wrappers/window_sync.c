@@ -44,8 +44,35 @@
 void mana_after_Win_fence(int assert, MPI_Win win)
 {
   struct win_rec *r = mana_win_rec(win);
-  if (r)
+  if (r) {
     r->fence_open = !(assert &MPI_MODE_NOSUCCEED);
+    r->fence_ended = 0;
+  }
+}
+
+/* A passive epoch began on r: it ends an open fence epoch in MPICH. */
+static void passive_began(struct win_rec *r)
+{
+  if (r->fence_open)
+    r->fence_ended = 1;
+}
+
+/* After a fence the drain or a rebuild made: ends the fence epoch again where a passive one
+ * had ended it (win_rec.fence_ended), with a lock on this rank's own window that checks
+ * nothing and an unlock, as the application's lock did.  Not needed while a passive epoch is
+ * held: taking it again ends the fence epoch. */
+static int end_fence_epoch(struct win_rec *r, int held)
+{
+  if (!r->fence_open || !r->fence_ended || held)
+    return MPI_SUCCESS;
+  MPI_Win w = mana_win_real(r);
+  int me = 0;
+  int rc = MANA_LH_ANY(MPI_Comm_rank, MANA_REAL(COMM, MPI_Comm, r->comm), &me);
+  if (rc == MPI_SUCCESS)
+    rc = MANA_LH_ANY(MPI_Win_lock, MPI_LOCK_SHARED, me, MPI_MODE_NOCHECK, w);
+  if (rc == MPI_SUCCESS)
+    rc = MANA_LH_ANY(MPI_Win_unlock, me, w);
+  return rc;
 }
 
 /* ---- MPICH-level passive epochs: MANA_LH_ANY, so the drain's thread may use them too ---- */
@@ -94,7 +121,10 @@ void mana_win_sync_release(struct win_rec *r)
 int mana_win_refence(struct win_rec *r)
 {
   int rc = r->fence_open ? MANA_LH_CALL_NOPARK(MPI_Win_fence, 0, mana_win_real(r)) : MPI_SUCCESS;
-  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("window", r->self, "MPI_Win_fence", rc);
+  if (rc != MPI_SUCCESS)
+    return mana_rebuild_error("window", r->self, "MPI_Win_fence", rc);
+  rc = end_fence_epoch(r, holds_passive(r));
+  return rc == MPI_SUCCESS ? rc : mana_rebuild_error("window", r->self, "MPI_Win_lock", rc);
 }
 
 int mana_win_relock(struct win_rec *r)
@@ -116,6 +146,8 @@ static int drain_one(struct win_rec *r)
       rc = MANA_LH_ANY(MPI_Win_fence, 0, w);
     if (held && rc == MPI_SUCCESS)
       rc = acquire_passive(r);
+    if (rc == MPI_SUCCESS)
+      rc = end_fence_epoch(r, held);
   } else if (held) {
     rc = MANA_LH_ANY(MPI_Win_flush_all, w);
   }
@@ -185,6 +217,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_lock, lock_type, rank, assert, MANA_REAL(WIN, MPI_Win, win));
   struct win_rec *r = mana_win_rec(win);
   if (rc == MPI_SUCCESS && r) {
+    passive_began(r);
     if (grow((void **)&r->locks, &r->cap_locks, r->nlocks + 1, sizeof(*r->locks)) != 0)
       r->incomplete = 1;
     else
@@ -214,6 +247,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
   int rc = MANA_LH_CALL_NOPARK(MPI_Win_lock_all, assert, MANA_REAL(WIN, MPI_Win, win));
   struct win_rec *r = mana_win_rec(win);
   if (rc == MPI_SUCCESS && r) {
+    passive_began(r);
     r->lock_all = 1;
     r->lock_all_assert = assert;
   }
@@ -323,8 +357,10 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     /* Read again after every park point: a restart makes a new real window. */
     rc = MANA_LH_CALL_NOPARK(MPI_Win_lock, MPI_LOCK_SHARED, ranks[i], MPI_MODE_NOCHECK,
                              mana_win_real(r));
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
       locked[i] = 1;
+      passive_began(r);
+    }
     MANA_PARK_CHECK();
   }
   return rc;

@@ -69,6 +69,7 @@ set(MANA_TEST_PROGRAMS
   rma:2
   rma_shared:2
   rma_epochs:2
+  rma_fence_ended:2
   thread_funneled:2
   thread_serialized:2
   misc:2
