@@ -78,7 +78,8 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
     return RANK_CKPT_REPORTED;
   }
   const struct mana_stub_cc *cc = MANA_BOUNDARY->stub_cc;
-  if (cc && cc->spoiled && cc->spoiled() && !cc->still_met()) { /* converged on the count */
+  if (cc && cc->spoiled && cc->still_met && cc->spoiled() && !cc->still_met()) {
+    /* the ranks converged on a count taken back since */
     peers->refused(peers->arg, MANA_CC_SPOILED_REASON);
     return RANK_CKPT_REPORTED;
   }
