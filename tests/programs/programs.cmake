@@ -62,6 +62,7 @@ set(MANA_TEST_PROGRAMS
   sessions:2
   errhandler:2
   errhandler_inherited:2
+  errhandler_default_fatal:1:15
   handle_identity:2
   info:2
   error_classes:1
