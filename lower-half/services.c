@@ -242,6 +242,7 @@ void mana_lh_services_fill(struct mana_lh_services *s)
   s->test_checkpoint_now = mana_test_checkpoint_now;
   s->mpi_thread_lower_fs = mana_mpi_thread_lower_fs;
   s->app_finalizing = app_finalizing;
+  s->app_aborting = mana_test_trigger_finalizing;
   s->app_initialized = mana_test_trigger_initialized;
   s->app_finalize_gate = mana_test_trigger_finalize_gate;
   s->keyval_set_proxy = MPII_Keyval_set_proxy;

@@ -17,7 +17,8 @@
  *   MANA_TEST_HOLD_MAX_MS=N            the longest the rank that asks holds its call (default
  *                                      15000; see trigger())
  *   MANA_TEST_COUNT_CALLS=FILE         every rank appends "rank R calls N" to FILE when the
- *                                      application calls MPI_Finalize, or exits without it
+ *                                      application calls MPI_Finalize or MPI_Abort, or exits
+ *                                      without them
  *                                      (how a test harness learns the range to draw K from),
  *                                      and "rank R init N" when its MPI_Init returns
  *

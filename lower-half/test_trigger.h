@@ -13,6 +13,6 @@ void mana_test_trigger_initialized(void);
  * rank that asks fires now if its call has not come).  1: park this thread, then call again;
  * 0: go on into MPI_Finalize. */
 int mana_test_trigger_finalize_gate(void);
-/* MPI_Finalize: writes the count (MANA_TEST_COUNT_CALLS). */
+/* MPI_Finalize or MPI_Abort: writes the count (MANA_TEST_COUNT_CALLS), once. */
 void mana_test_trigger_finalizing(void);
 #endif

@@ -193,6 +193,14 @@ int mana_world_for_sessions(int level)
 
 /* Answered here: only the application's MPI_Init or MPI_Init_thread initializes MPI for it
  * (a program of sessions only has mana's world model, and is not initialized). */
+int mana_before_Abort(MPI_Comm comm, int errorcode)
+{
+  (void)comm;
+  (void)errorcode;
+  MANA_LH_SVC_VOID_NOPARK(app_aborting);
+  return MPI_SUCCESS;
+}
+
 int MPI_Initialized(int *flag)
 {
   if (!flag)

@@ -66,6 +66,9 @@ struct mana_lh_services {
   void (*app_finalizing)(void);
   /* The application's MPI_Init returns: from here a rank can park (testing aids). */
   void (*app_initialized)(void);
+  /* The application calls MPI_Abort: testing aids report what they counted now, as the
+   * launcher may kill this process before its exit handlers run. */
+  void (*app_aborting)(void);
   /* The application is about to finalize MPI, before the rank counts it (testing aids: a
    * rank waits there for the checkpoint it is to take part in).  1: a checkpoint needs this
    * thread parked first; the stub parks it and calls again.  0: go on. */

@@ -75,6 +75,7 @@ set(MANA_TEST_PROGRAMS
   thread_serialized:2
   misc:2
   abort:2:3
+  abort_after_loop:2:4
   iterative:2
   inflight_p2p:2
   inflight_coll:2

@@ -58,6 +58,9 @@
 #                        longer of the native run and the counting run + 60 s, at least 120 s:
 #                        a loaded machine is slow for all of them)
 #   --keep               keep the whole work directory (printed)
+#   --rank-output        compare each rank's stdout on its own (mpiexec -outfile-pattern), in
+#                        rank order, instead of the launcher's merged stdout: for programs
+#                        whose ranks all print, where the merged order is a race natively too
 # ARGS may contain @WORK@, replaced by a private directory (for programs that write files).
 # Exit status: 0 every point identical to native, 1 a failure (the last line says which),
 # 2 usage error.
@@ -72,6 +75,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
 from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
+rank_output=0
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -87,6 +91,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --refusals-fail) refusals_fail=1; shift; continue ;;
     --keep) keep=1; shift; continue ;;
+    --rank-output) rank_output=1; shift; continue ;;
     -h|--help) usage ;;
     --) shift; break ;;
     -*) die_usage "unknown option $opt (see --help)" ;;
@@ -165,7 +170,26 @@ done
 mkdir -p "$work/files"
 args=()
 for a in "${prog_args[@]}"; do args+=("${a//@WORK@/$work/files}"); done
-launch=(mpiexec.mpich -n "$ranks")
+# launcher OUT: the launcher command in L; with --rank-output rank R's stdout goes to OUT.rR
+launcher() {
+  L=(mpiexec.mpich)
+  [ "$rank_output" = 0 ] || L+=(-outfile-pattern "$1.r%r")
+  L+=(-n "$ranks")
+}
+# gather OUT RUN...: OUT becomes the stdout of the RUNs one after the other; with --rank-output,
+# the launchers' own stdout, then for each rank a "rank R:" line and its stdout in every RUN
+gather() {
+  local out=$1 r b
+  shift
+  {
+    for b in "$@"; do cat "$b"; done
+    for ((r = 0; rank_output && r < ranks; r++)); do
+      echo "rank $r:"
+      for b in "$@"; do [ ! -e "$b.r$r" ] || cat "$b.r$r"; done # made at a rank's first output
+    done
+  } >"$out.gathered"
+  mv "$out.gathered" "$out"
+}
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
 say() { echo "$me: $*"; }
@@ -178,9 +202,11 @@ scaled_limit() { local s=$(( $1 * 4 / 1000 + 60 )); echo $(( s < 120 ? 120 : s )
 
 # ---- native reference, and the range of calls under mana ----------------------------------
 t=$(now_ms)
-timeout -k 5 "${limit:-600}" "${launch[@]}" "$program" "${args[@]}" </dev/null \
+launcher "$work/native.out"
+timeout -k 5 "${limit:-600}" "${L[@]}" "$program" "${args[@]}" </dev/null \
   >"$work/native.out" 2>"$work/native.err"
 native_rc=$?
+gather "$work/native.out" "$work/native.out"
 native_ms=$(( $(now_ms) - t ))
 timed_out "$native_rc" && fail "the native run timed out after ${limit:-600} s"
 run_limit=${limit:-$(scaled_limit "$native_ms")}
@@ -188,10 +214,12 @@ say "${program}${prog_args[*]:+ ${prog_args[*]}}: $ranks rank(s); native run: ex
 
 if [ "$mode" != calls ]; then
   t=$(now_ms)
+  launcher "$work/count.out"
   MANA_TEST_COUNT_CALLS=$work/counts timeout -k 5 "$run_limit" "$bin/mana_launch" \
-    --ckptdir "$work/count.ck" "${launch[@]}" "$program" "${args[@]}" </dev/null \
+    --ckptdir "$work/count.ck" "${L[@]}" "$program" "${args[@]}" </dev/null \
     >"$work/count.out" 2>"$work/count.err"
   rc=$?
+  gather "$work/count.out" "$work/count.out"
   count_ms=$(( $(now_ms) - t ))
   timed_out "$rc" && fail "the counting run under mana timed out after $run_limit s: $(one_line "$work/count.err")"
   [ "$rc" -eq "$native_rc" ] ||
@@ -273,10 +301,12 @@ point() {
   local k=$1 plain=$2 form=$3 rc1 rc2 reason plain_env=()
   why="" logs=("$d/err1" "$d/ck/.mana/coordinator.log")
   [ "$plain" = 1 ] && plain_env=(MANA_TEST_CHECKPOINT_KEEP=1)
+  launcher "$d/out1"
   env MANA_TEST_CHECKPOINT_AT_CALL="${first:+$first,}$k" MANA_TEST_CHECKPOINT_RANK="$rank" "${plain_env[@]}" \
-    timeout -k 5 "$run_limit" "$bin/mana_launch" --ckptdir "$d/ck" "${launch[@]}" \
+    timeout -k 5 "$run_limit" "$bin/mana_launch" --ckptdir "$d/ck" "${L[@]}" \
     "$program" "${args[@]}" </dev/null >"$d/out1" 2>"$d/err1"
   rc1=$?
+  gather "$d/out1.all" "$d/out1"
   if timed_out "$rc1"; then
     result=timeout why="the run with the checkpoint timed out after $run_limit s"
   elif [ -n "$first" ] && [ -e "$d/ck/LATEST" ] && [ "$(cat "$d/ck/LATEST")" = 1 ]; then
@@ -289,15 +319,16 @@ point() {
       return
     fi
     local cmd
+    launcher "$d/out2"
     if [ "$form" = outer ]; then
-      cmd=("$bin/mana_restart" --ckptdir "$d/ck" "${launch[@]}")
+      cmd=("$bin/mana_restart" --ckptdir "$d/ck" "${L[@]}")
     else
-      cmd=("${launch[@]}" "$bin/mana_restart" --ckptdir "$d/ck")
+      cmd=("${L[@]}" "$bin/mana_restart" --ckptdir "$d/ck")
     fi
     timeout -k 5 "$run_limit" "${cmd[@]}" </dev/null >"$d/out2" 2>"$d/err2"
     rc2=$?
     logs=("$d/err1" "$d/err2" "$d/ck/.mana/coordinator.log")
-    cat "$d/out1" "$d/out2" >"$d/out"
+    gather "$d/out" "$d/out1" "$d/out2"
     if timed_out "$rc2"; then
       result=timeout why="the restart ($(form_name "$form")) timed out after $run_limit s"
     elif [ "$rc2" -ne "$native_rc" ]; then
@@ -313,8 +344,8 @@ point() {
     fi
   elif [ "$rc1" -ne "$native_rc" ]; then
     result=fail why="exit $rc1 ($([ -e "$d/ck/LATEST" ] && echo "after a plain checkpoint" || echo "no checkpoint was committed")), native $native_rc: $(one_line "$d/err1")"
-  elif ! cmp -s "$work/native.out" "$d/out1"; then
-    result=fail why="the stdout $([ -e "$d/ck/LATEST" ] && echo "after a plain checkpoint" || echo "without a checkpoint") differs from native: $(diff "$work/native.out" "$d/out1" | head -4 | tr '\n' ' ' | cut -c1-300)"
+  elif ! cmp -s "$work/native.out" "$d/out1.all"; then
+    result=fail why="the stdout $([ -e "$d/ck/LATEST" ] && echo "after a plain checkpoint" || echo "without a checkpoint") differs from native: $(diff "$work/native.out" "$d/out1.all" | head -4 | tr '\n' ' ' | cut -c1-300)"
   elif [ -e "$d/ck/LATEST" ]; then
     result=continued
   else
