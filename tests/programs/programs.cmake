@@ -76,6 +76,7 @@ set(MANA_TEST_PROGRAMS
   misc:2
   abort:2:3
   abort_after_loop:2:4
+  comm_free_stranded:2
   iterative:2
   inflight_p2p:2
   inflight_coll:2
