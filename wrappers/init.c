@@ -191,8 +191,8 @@ int mana_world_for_sessions(int level)
   return rc;
 }
 
-/* Answered here: only the application's MPI_Init or MPI_Init_thread initializes MPI for it
- * (a program of sessions only has mana's world model, and is not initialized). */
+/* Testing aids report what they counted before MPI aborts the job (the launcher kills the
+ * ranks before their exit handlers run). */
 int mana_before_Abort(MPI_Comm comm, int errorcode)
 {
   (void)comm;
@@ -201,6 +201,8 @@ int mana_before_Abort(MPI_Comm comm, int errorcode)
   return MPI_SUCCESS;
 }
 
+/* Answered here: only the application's MPI_Init or MPI_Init_thread initializes MPI for it
+ * (a program of sessions only has mana's world model, and is not initialized). */
 int MPI_Initialized(int *flag)
 {
   if (!flag)
