@@ -45,7 +45,12 @@ static uint32_t adopt(struct mana_table *t, uint32_t real, uint64_t origin)
   if (MANA_LH_CALL_NOPARK(MPI_Group_compare, standin, (MPI_Group)real, &same) != MPI_SUCCESS ||
       same != MPI_IDENT)
     return UINT32_MAX; /* not the group it was: that object changed, a new handle it is */
-  MANA_LH_CALL_NOPARK(MPI_Group_free, &standin);
+  /* Under MPI_THREAD_MULTIPLE another thread may be inside a call with the stand-in, read from
+   * this slot before it changed (MPICH's comm_create_group_threads2: "Unable to allocate
+   * -546199232 bytes" from a freed group); the stand-in is then kept, one group per slot and
+   * restart. */
+  if (!mana_threads_concurrent)
+    MANA_LH_CALL_NOPARK(MPI_Group_free, &standin);
   s->real = real; /* this call's reference inside MPI is now the slot's one */
   s->flags &= ~MANA_SLOT_STANDIN;
   return index;

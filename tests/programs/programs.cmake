@@ -103,6 +103,7 @@ set(MANA_TEST_PROGRAMS
   mt_new_threads:2:0:6
   mt_dup_loop:2:0:500,4
   mt_probe_recv:2:0:40,4
+  mt_group_standin:2
   mt_rma_get:2:0:1000,4
   fortran_f77:2
   fortran_mod:2
