@@ -36,9 +36,10 @@ static void discard_one(MPI_Comm v, MPI_Message msg, const MPI_Status *probed)
   MPI_Status st;
   while (MANA_LH_CALL_NOPARK(MPI_Test, &req, &flag, &st) == MPI_SUCCESS && !flag)
     ;
+  if (!flag)
+    return; /* MPI failed to progress it: the buffer may still be written, so it stays */
   free(buf);
-  if (flag)
-    mana_count_recv(v, probed);
+  mana_count_recv(v, probed);
 }
 
 static void take_stranded(MPI_Comm v)
