@@ -61,6 +61,9 @@
 #   --rank-output        compare each rank's stdout on its own (mpiexec -outfile-pattern), in
 #                        rank order, instead of the launcher's merged stdout: for programs
 #                        whose ranks all print, where the merged order is a race natively too
+#   --normalise CMD      every stdout compared (native and under mana, after the killed and
+#                        restarted runs' are joined) is first piped through CMD (sh -c): for
+#                        programs that print timings, e.g. --normalise "sed 's/ [0-9.]* s$//'"
 # ARGS may contain @WORK@, replaced by a private directory (for programs that write files).
 # Exit status: 0 every point identical to native, 1 a failure (the last line says which),
 # 2 usage error.
@@ -75,7 +78,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
 from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
-rank_output=0
+rank_output=0 normalise=""
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -85,7 +88,7 @@ while [ $# -gt 0 ]; do
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
     -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--first|--keep-every|\
-    --restart-forms|--min-restarts|--max-raises|--bin|--timeout)
+    --restart-forms|--min-restarts|--max-raises|--bin|--timeout|--normalise)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
       shift 2 ;;
@@ -113,6 +116,7 @@ while [ $# -gt 0 ]; do
     --max-raises) max_raises=$val ;;
     --bin) bin=$val ;;
     --timeout) limit=$val ;;
+    --normalise) normalise=$val ;;
   esac
 done
 [ $# -ge 1 ] || die_usage "no program (see --help)"
@@ -177,7 +181,8 @@ launcher() {
   L+=(-n "$ranks")
 }
 # gather OUT RUN...: OUT becomes the stdout of the RUNs one after the other; with --rank-output,
-# the launchers' own stdout, then for each rank a "rank R:" line and its stdout in every RUN
+# the launchers' own stdout, then for each rank a "rank R:" line and its stdout in every RUN;
+# with --normalise, through its command
 gather() {
   local out=$1 r b
   shift
@@ -188,6 +193,11 @@ gather() {
       for b in "$@"; do [ ! -e "$b.r$r" ] || cat "$b.r$r"; done # made at a rank's first output
     done
   } >"$out.gathered"
+  if [ -n "$normalise" ]; then
+    sh -c "$normalise" <"$out.gathered" >"$out.normalised" ||
+      fail "--normalise '$normalise' failed on the stdout of $*"
+    mv "$out.normalised" "$out.gathered"
+  fi
   mv "$out.gathered" "$out"
 }
 
@@ -393,6 +403,8 @@ for ((i = 1; i <= total; i++)); do
         [ "$rank" -eq 0 ] || replay+=" --rank $rank"
         [ "$plain" = 0 ] || replay+=" --keep-every 1"
         [ "$plain" = 1 ] || [ "$form" = outer ] || replay+=" --restart-forms inner"
+        [ "$rank_output" = 0 ] || replay+=" --rank-output"
+        [ -z "$normalise" ] || replay+=" --normalise $(printf %q "$normalise")"
         first_fail="call $k (point $i of $total, $chosen): $why; logs in $d; replay: $me -n $ranks $replay ${program}${prog_args[*]:+ ${prog_args[*]}}"
       fi
       if [ "$result" = timeout ]; then
