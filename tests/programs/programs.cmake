@@ -15,6 +15,7 @@
 set(MANA_TEST_PROGRAMS
   hello:2
   hello_nopie:2
+  hello_aligned_libs:2
   p2p_blocking:2
   p2p_modes:2
   p2p_nonblocking:2
