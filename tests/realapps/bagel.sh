@@ -47,7 +47,6 @@ done
 bin=${1:-${MANA_BIN:-$top/build/bin}}
 bagel=${BAGEL:-/usr/bin/BAGEL}
 mpiexec=${MPIEXEC:-mpiexec.mpich}     # never plain mpiexec: it may point at Open MPI
-at_calls=$top/tests/restart/run_at_calls.sh
 input=$here/bagel/ethylene.json
 limit=${MANA_REALAPPS_TIMEOUT:-300}
 if [ ! -x "$bagel" ] || ! command -v "$mpiexec" >/dev/null; then
@@ -59,9 +58,11 @@ bin=$(cd "$bin" && pwd) # the runs below change directory
 # The thread count is part of the output ("using 2 threads per process"); BAGEL would
 # otherwise take one per core.  UCX prints its warnings on stdout.
 export BAGEL_NUM_THREADS=2 UCX_LOG_LEVEL=error
+shown_env="BAGEL_NUM_THREADS=2 UCX_LOG_LEVEL=error"
 # BAGEL's timings: a number with a decimal point at the end of a line, maybe followed by
 # "sec."; every other number is a result.
 normalise="sed -E 's/ +[0-9]+\\.[0-9]+( sec\\.)?\$//'"
+app=("$bagel" "$input") ranks=2
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mana-bagel.XXXXXX")
 cleanup() { if [ "${MANA_REALAPPS_KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi; }
@@ -69,31 +70,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$here/forms_lib.sh"
 
-# run FORM: BAGEL in $tmp/FORM (it writes its logs into the current directory); the
-# normalised stdout in norm there, the exit status in rc.
-run() {
-  local form=$1 dir=$tmp/$1 cmd
-  mkdir -p "$dir"
-  case $form in
-    native)   cmd=("$mpiexec" -n 2 "$bagel" "$input") ;;
-    launcher) cmd=("$bin/mana_launch" --ckptdir "$dir/ck" "$mpiexec" -n 2 "$bagel" "$input") ;;
-    per-rank) cmd=("$mpiexec" -n 2 "$bin/mana_launch" --ckptdir "$dir/ck" "$bagel" "$input") ;;
-  esac
-  echo "BAGEL_NUM_THREADS=2 ${cmd[*]}" >"$dir/cmd"
-  local t0=$SECONDS
-  (cd "$dir" && timeout -k 10 "$limit" "${cmd[@]}" </dev/null >out 2>err)
-  echo $? >"$dir/rc"
-  echo $((SECONDS - t0)) >"$dir/time"
-  sh -c "$normalise" <"$dir/out" >"$dir/norm"
-}
-
-run native
-nrc=$(cat "$tmp/native/rc")
-if [ "$nrc" != 0 ]; then
-  fail "native: exit status $nrc: BAGEL fails without mana: $(tail -2 "$tmp/native/err" | tr '\n' ' '); reproduce: $(cat "$tmp/native/cmd")"
-  exit 1
-fi
+forms_native || exit 1
 # The native run must have computed what the input asks, or there is nothing to compare.
 for want in 'MP2 total energy' 'Second-order optimization converged' 'Nuclear energy gradient' \
             'METHOD: FORCE'; do
@@ -101,53 +80,10 @@ for want in 'MP2 total energy' 'Second-order optimization converged' 'Nuclear en
 done
 mp2=$(awk '/MP2 total energy:/ { print $4 }' "$tmp/native/out")
 echo "native: exit 0, $(wc -l <"$tmp/native/out") lines, MP2 total energy $mp2, $(cat "$tmp/native/time") s"
-
-for form in launcher per-rank; do
-  run "$form"
-  dir=$tmp/$form rc=$(cat "$tmp/$form/rc")
-  if [ "$rc" != 0 ]; then
-    fail "$form: exit status $rc (native 0): $(tail -2 "$dir/err" | tr '\n' ' '); reproduce: $(cat "$dir/cmd")"
-  elif ! cmp -s "$tmp/native/norm" "$dir/norm"; then
-    fail "$form: stdout differs from native (timings removed): $(diff "$tmp/native/norm" "$dir/norm" | head -4 | tr '\n' ' '); reproduce: $(cat "$dir/cmd")"
-  else
-    echo "$form form: identical to native, $(cat "$dir/time") s"
-  fi
-done
-
-# at_calls NAME ARGS...: run_at_calls.sh on BAGEL in $tmp/NAME, its point lines shown.
-at_calls() {
-  local name=$1 dir=$tmp/$1
-  shift
-  mkdir -p "$dir"
-  local cmd=("$at_calls" --bin "$bin" --refusals-fail --normalise "$normalise" "$@" "$bagel" "$input")
-  (cd "$dir" && timeout -k 10 $((limit * 40)) "${cmd[@]}" </dev/null >log 2>&1)
-  local rc=$?
-  sed -n -e '/^[0-9]* /p' -e 's/^run_at_calls.sh: //p' "$dir/log" | sed "s/^/  $name: /" | cut -c1-240
-  if [ "$rc" != 0 ] || ! grep -q 'PASS: every point identical to native' "$dir/log"; then
-    fail "$name: run_at_calls.sh exited $rc: $(sed -n 's/^run_at_calls.sh: FAIL: //p' "$dir/log" | tail -1 | cut -c1-600); reproduce: cd \$(mktemp -d) && BAGEL_NUM_THREADS=2 UCX_LOG_LEVEL=error ${cmd[*]}"
-  fi
-}
-
-[ "$points" = 0 ] || at_calls rank0 --points "$points" --keep-every 3
-[ "$rank1_points" = 0 ] || at_calls rank1 --rank 1 --points "$rank1_points" --keep-every 3
-if [ "$chain_points" != 0 ]; then
-  # the first plain checkpoint at a fifth of rank 0's calls, the kills after it
-  calls=$(sed -n 's/^run_at_calls.sh: rank 0 makes \([0-9]*\) calls.*/\1/p' "$tmp/rank0/log" 2>/dev/null)
-  if [ -z "$calls" ]; then
-    cnt=$tmp/count
-    mkdir -p "$cnt"
-    (cd "$cnt" && MANA_TEST_COUNT_CALLS=$cnt/counts timeout -k 10 "$limit" "$bin/mana_launch" \
-      --ckptdir "$cnt/ck" "$mpiexec" -n 2 "$bagel" "$input" </dev/null >out 2>err)
-    calls=$(awk '$1 == "rank" && $2 == 0 && $3 == "calls" { print $4 }' "$cnt/counts" 2>/dev/null)
-  fi
-  if [ -z "$calls" ]; then
-    fail "chain: no call count for rank 0"
-  else
-    first=$((calls / 5))
-    MANA_FORKED_WRITERS=1 MANA_INCREMENTAL=1 \
-      at_calls chain --points "$chain_points" --first "$first" --from $((first + 1))
-  fi
-fi
+forms_launch
+[ "$points" = 0 ] || forms_at_calls rank0 --points "$points" --keep-every 3
+[ "$rank1_points" = 0 ] || forms_at_calls rank1 --rank 1 --points "$rank1_points" --keep-every 3
+[ "$chain_points" = 0 ] || forms_chain "$chain_points"
 
 if [ "$failures" = 0 ]; then
   echo "bagel.sh: PASS"
