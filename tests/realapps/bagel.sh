@@ -80,14 +80,5 @@ for want in 'MP2 total energy' 'Second-order optimization converged' 'Nuclear en
 done
 mp2=$(awk '/MP2 total energy:/ { print $4 }' "$tmp/native/out")
 echo "native: exit 0, $(wc -l <"$tmp/native/out") lines, MP2 total energy $mp2, $(cat "$tmp/native/time") s"
-forms_launch
-[ "$points" = 0 ] || forms_at_calls rank0 --points "$points" --keep-every 3
-[ "$rank1_points" = 0 ] || forms_at_calls rank1 --rank 1 --points "$rank1_points" --keep-every 3
-[ "$chain_points" = 0 ] || forms_chain "$chain_points"
-
-if [ "$failures" = 0 ]; then
-  echo "bagel.sh: PASS"
-else
-  echo "bagel.sh: $failures failure(s)"
-  exit 1
-fi
+forms_after_native "$points" "$rank1_points" "$chain_points"
+forms_verdict bagel.sh

@@ -102,3 +102,23 @@ forms_chain() {
   MANA_FORKED_WRITERS=1 MANA_INCREMENTAL=1 \
     forms_at_calls chain --points "$1" --first "$first" --from $((first + 1))
 }
+
+# forms_after_native P Q C: once the native run passed its own checks, both launch forms,
+# then P points on rank 0's calls and Q on rank 1's (every third a plain checkpoint) and C
+# forked incremental chains; a count of 0 skips that part.
+forms_after_native() {
+  forms_launch
+  [ "$1" = 0 ] || forms_at_calls rank0 --points "$1" --keep-every 3
+  [ "$2" = 0 ] || forms_at_calls rank1 --rank 1 --points "$2" --keep-every 3
+  [ "$3" = 0 ] || forms_chain "$3"
+}
+
+# forms_verdict SCRIPT: the last line, and the exit status (0 or 1) from the FAIL lines.
+forms_verdict() {
+  if [ "$failures" = 0 ]; then
+    echo "$1: PASS"
+    exit 0
+  fi
+  echo "$1: $failures failure(s)"
+  exit 1
+}

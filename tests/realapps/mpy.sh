@@ -85,14 +85,5 @@ if [ "$passed" != $((2 * rounds)) ] || [ "$clean" != $((3 * rounds)) ] ||
   exit 1
 fi
 echo "native: exit 0, $rounds round(s) of testmp passed on $ranks ranks, $(cat "$tmp/native/time") s"
-forms_launch
-[ "$points" = 0 ] || forms_at_calls rank0 --points "$points" --keep-every 3
-[ "$rank1_points" = 0 ] || forms_at_calls rank1 --rank 1 --points "$rank1_points" --keep-every 3
-[ "$chain_points" = 0 ] || forms_chain "$chain_points"
-
-if [ "$failures" = 0 ]; then
-  echo "mpy.sh: PASS"
-else
-  echo "mpy.sh: $failures failure(s)"
-  exit 1
-fi
+forms_after_native "$points" "$rank1_points" "$chain_points"
+forms_verdict mpy.sh
