@@ -11,7 +11,8 @@
  *
  * The file's content is not in the image: at restart the file must still be at the same path.
  * It is opened again without MPI_MODE_CREATE and MPI_MODE_EXCL (it exists; EXCL would fail),
- * the view, atomicity and hints are set again, and both pointers are moved back.
+ * the view, atomicity and hints are set again, both pointers are moved back, and a split
+ * collective the application began gets its stand-in (file_split.c).
  *
  * Opening a file is collective over its communicator, so every member must reopen its files
  * in orders that agree.  A file is named by its communicator's group id and creation index
@@ -28,6 +29,7 @@
 #include "mana/raw_syscall.h"
 #include "comm_order.h"
 #include "file_sequential.h"
+#include "file_split.h"
 #include "p2p.h"
 #include "records.h"
 #include "stub_hooks.h"
@@ -47,8 +49,8 @@ struct file_rec {
   struct mana_dt_arg etype, filetype;
   char *datarep;
   int has_atomicity, atomic;
-  int split;           /* split collectives begun and not ended */
-  int used_shared;     /* the shared file pointer may be anywhere but 0 */
+  struct mana_file_split split; /* a split collective begun and not ended (file_split.c) */
+  int used_shared;              /* the shared file pointer may be anywhere but 0 */
   MPI_Count seq_bytes; /* a sequential file: bytes this rank moved the shared pointer (view) */
   int incomplete;      /* the record misses something: refused */
   /* Written by the drain on the checkpoint thread. */
@@ -216,15 +218,26 @@ void mana_after_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
   }
 }
 
-/* The hooks of the calls that move the shared pointer or begin or end a split collective:
- * one per prototype, made by the macros below. */
-static void note(MPI_File fh, int shared, int split)
+struct mana_file_split *mana_file_split_of(MPI_File fh)
 {
   struct file_rec *r = rec_of(fh);
-  if (r) {
+  return r ? &r->split : NULL;
+}
+
+/* The hooks of the calls that move the shared pointer or begin or end a split collective:
+ * one per prototype, made by the macros below. */
+static void note(MPI_File fh, int shared)
+{
+  struct file_rec *r = rec_of(fh);
+  if (r)
     r->used_shared |= shared;
-    r->split += split;
-  }
+}
+
+static void note_split(MPI_File fh, enum mana_split_kind kind, const void *buf)
+{
+  struct file_rec *r = rec_of(fh);
+  if (r)
+    mana_file_split_begun(&r->split, kind, buf);
 }
 
 /* ROMIO refuses MPI_File_get_position_shared on a sequential file, so the stub counts how far
@@ -244,63 +257,65 @@ static void note_moved(MPI_File fh, MPI_Datatype t, MPI_Count n)
 }
 
 #define U __attribute__((unused))
-#define RW_HOOK(name, shared, split, cbuf, count_t)                                  \
+#define RW_HOOK(name, cbuf, count_t)                                                 \
   void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U, \
                          MPI_Status *st U)                                           \
   {                                                                                  \
-    note(fh, shared, split);                                                         \
+    note(fh, 1);                                                                     \
     note_moved(fh, t, n);                                                            \
   }
 #define IRW_HOOK(name, cbuf, count_t)                                                \
   void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U, \
                          MPI_Request *rq U)                                          \
   {                                                                                  \
-    note(fh, 1, 0);                                                                  \
+    note(fh, 1);                                                                     \
     note_moved(fh, t, n);                                                            \
   }
-#define BEGIN_HOOK(name, shared, cbuf, count_t)                                      \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, count_t n U, MPI_Datatype t U) \
-  {                                                                                  \
-    note(fh, shared, 1);                                                             \
-    if (shared)                                                                      \
-      note_moved(fh, t, n);                                                          \
-  }
-#define BEGIN_AT_HOOK(name, cbuf, count_t)                                         \
-  void mana_after_##name(MPI_File fh, MPI_Offset o U, cbuf void *b U, count_t n U, \
-                         MPI_Datatype t U)                                         \
+#define BEGIN_HOOK(name, kind, shared, cbuf, count_t)                              \
+  void mana_after_##name(MPI_File fh, cbuf void *b, count_t n U, MPI_Datatype t U) \
   {                                                                                \
-    note(fh, 0, 1);                                                                \
+    note(fh, shared);                                                              \
+    note_split(fh, kind, b);                                                       \
+    if (shared)                                                                    \
+      note_moved(fh, t, n);                                                        \
   }
-#define END_HOOK(name, cbuf)                                            \
-  void mana_after_##name(MPI_File fh, cbuf void *b U, MPI_Status *st U) \
-  {                                                                     \
-    note(fh, 0, -1);                                                    \
+#define BEGIN_AT_HOOK(name, kind, cbuf, count_t)                                                   \
+  void mana_after_##name(MPI_File fh, MPI_Offset o U, cbuf void *b, count_t n U, MPI_Datatype t U) \
+  {                                                                                                \
+    note_split(fh, kind, b);                                                                       \
+  }
+#define END_HOOK(name, cbuf)                                          \
+  void mana_after_##name(MPI_File fh, cbuf void *b U, MPI_Status *st) \
+  {                                                                   \
+    struct file_rec *r = rec_of(fh);                                  \
+    if (r)                                                            \
+      mana_file_split_ended(&r->split, st);                           \
   }
 
-RW_HOOK(File_read_shared, 1, 0, , int)
-RW_HOOK(File_write_shared, 1, 0, const, int)
-RW_HOOK(File_read_ordered, 1, 0, , int)
-RW_HOOK(File_write_ordered, 1, 0, const, int)
-RW_HOOK(File_read_shared_c, 1, 0, , MPI_Count)
-RW_HOOK(File_write_shared_c, 1, 0, const, MPI_Count)
-RW_HOOK(File_read_ordered_c, 1, 0, , MPI_Count)
-RW_HOOK(File_write_ordered_c, 1, 0, const, MPI_Count)
+RW_HOOK(File_read_shared, , int)
+RW_HOOK(File_write_shared, const, int)
+RW_HOOK(File_read_ordered, , int)
+RW_HOOK(File_write_ordered, const, int)
+RW_HOOK(File_read_shared_c, , MPI_Count)
+RW_HOOK(File_write_shared_c, const, MPI_Count)
+RW_HOOK(File_read_ordered_c, , MPI_Count)
+RW_HOOK(File_write_ordered_c, const, MPI_Count)
 IRW_HOOK(File_iread_shared, , int)
 IRW_HOOK(File_iwrite_shared, const, int)
 IRW_HOOK(File_iread_shared_c, , MPI_Count)
 IRW_HOOK(File_iwrite_shared_c, const, MPI_Count)
-BEGIN_HOOK(File_read_all_begin, 0, , int)
-BEGIN_HOOK(File_write_all_begin, 0, const, int)
-BEGIN_HOOK(File_read_ordered_begin, 1, , int)
-BEGIN_HOOK(File_write_ordered_begin, 1, const, int)
-BEGIN_HOOK(File_read_all_begin_c, 0, , MPI_Count)
-BEGIN_HOOK(File_write_all_begin_c, 0, const, MPI_Count)
-BEGIN_HOOK(File_read_ordered_begin_c, 1, , MPI_Count)
-BEGIN_HOOK(File_write_ordered_begin_c, 1, const, MPI_Count)
-BEGIN_AT_HOOK(File_read_at_all_begin, , int)
-BEGIN_AT_HOOK(File_write_at_all_begin, const, int)
-BEGIN_AT_HOOK(File_read_at_all_begin_c, , MPI_Count)
-BEGIN_AT_HOOK(File_write_at_all_begin_c, const, MPI_Count)
+BEGIN_HOOK(File_read_all_begin, MANA_SPLIT_READ_ALL, 0, , int)
+BEGIN_HOOK(File_write_all_begin, MANA_SPLIT_WRITE_ALL, 0, const, int)
+BEGIN_HOOK(File_read_ordered_begin, MANA_SPLIT_READ_ORDERED, 1, , int)
+BEGIN_HOOK(File_write_ordered_begin, MANA_SPLIT_WRITE_ORDERED, 1, const, int)
+BEGIN_HOOK(File_read_all_begin_c, MANA_SPLIT_READ_ALL, 0, , MPI_Count)
+BEGIN_HOOK(File_write_all_begin_c, MANA_SPLIT_WRITE_ALL, 0, const, MPI_Count)
+BEGIN_HOOK(File_read_ordered_begin_c, MANA_SPLIT_READ_ORDERED, 1, , MPI_Count)
+BEGIN_HOOK(File_write_ordered_begin_c, MANA_SPLIT_WRITE_ORDERED, 1, const, MPI_Count)
+BEGIN_AT_HOOK(File_read_at_all_begin, MANA_SPLIT_READ_AT_ALL, , int)
+BEGIN_AT_HOOK(File_write_at_all_begin, MANA_SPLIT_WRITE_AT_ALL, const, int)
+BEGIN_AT_HOOK(File_read_at_all_begin_c, MANA_SPLIT_READ_AT_ALL, , MPI_Count)
+BEGIN_AT_HOOK(File_write_at_all_begin_c, MANA_SPLIT_WRITE_AT_ALL, const, MPI_Count)
 END_HOOK(File_read_all_end, )
 END_HOOK(File_write_all_end, const)
 END_HOOK(File_read_at_all_end, )
@@ -310,7 +325,7 @@ END_HOOK(File_write_ordered_end, const)
 
 void mana_after_File_seek_shared(MPI_File fh, MPI_Offset offset U, int whence U)
 {
-  note(fh, 1, 0);
+  note(fh, 1);
 }
 
 static void release(struct mana_slot *s)
@@ -329,6 +344,8 @@ static void release(struct mana_slot *s)
 }
 
 /* ---- at the checkpoint ---- */
+
+static void stand_in_splits(void);
 
 /* On the checkpoint thread after the drain (or an application thread in the test entry
  * point): MPI only, no upper-half libc.  A failing query must not reach an aborting error
@@ -367,6 +384,7 @@ void mana_files_capture_positions(void)
         MANA_LH_ANY(MPI_Errhandler_free, &eh);
     }
   }
+  stand_in_splits();
 }
 
 static const char *const known_reps[] = {"native", "internal", "external32"};
@@ -375,8 +393,8 @@ static const char *refusal(const struct file_rec *r)
 {
   if (!r || r->incomplete)
     return "no complete record of";
-  if (r->split > 0)
-    return "a split collective (MPI_File_*_begin without its _end) is in progress on";
+  if (r->split.failed)
+    return "MPI could not end its part of the split collective (MPI_File_*_begin) begun on";
   if (r->has_view && (!mana_dt_arg_ok(&r->etype) || !mana_dt_arg_ok(&r->filetype)))
     return "no usable datatype record for the view of";
   if (r->has_view) {
@@ -482,6 +500,37 @@ void mana_files_release_views_for_exit(void)
     MANA_LH_ANY(MPI_File_set_view, f,
                 (r->amode & MPI_MODE_SEQUENTIAL) ? MPI_DISPLACEMENT_CURRENT : (MPI_Offset)0,
                 MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+  }
+  mana_raw_unmap(keys, bytes);
+}
+
+/* Split collectives begun and not ended get their stand-ins (file_split.c), collectively
+ * over each file's members in the global order.  On the checkpoint thread: memory from mmap;
+ * errors are returned for the capture's duration. */
+static void stand_in_splits(void)
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
+  size_t bytes = (t->in_use ? t->in_use : 1) * sizeof(struct file_key);
+  struct file_key *keys = mana_raw_map(bytes);
+  if (!keys)
+    return;
+  size_t n = list_files(keys);
+  for (size_t k = 0; k < n; k++) {
+    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
+    struct file_rec *r = s->meta;
+    if (!r->split.begun)
+      continue;
+    MPI_File f = real_of(s);
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    int have_eh = MANA_LH_ANY(MPI_File_get_errhandler, f, &eh) == MPI_SUCCESS;
+    if (have_eh)
+      MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
+    mana_file_split_stand_in(f, &r->split);
+    if (have_eh) {
+      MANA_LH_ANY(MPI_File_set_errhandler, f, eh);
+      if (mana_real_is_created((uint32_t)eh))
+        MANA_LH_ANY(MPI_Errhandler_free, &eh);
+    }
   }
   mana_raw_unmap(keys, bytes);
 }
@@ -605,6 +654,9 @@ static int restore_state(const struct file_rec *r, MPI_Comm c, MPI_File f, uint3
         (rc = MANA_LH_CALL_NOPARK(MPI_File_seek_shared, f, shared, MPI_SEEK_SET)) != MPI_SUCCESS)
       return mana_rebuild_error("MPI file", v, "MPI_File_seek_shared", rc);
   }
+  /* A split collective the application began: its stand-in, collectively (file_split.c). */
+  if ((rc = mana_file_split_restore(f, &r->split)) != MPI_SUCCESS)
+    return mana_rebuild_error("MPI file", v, "the stand-in of its split collective", rc);
   /* Last: from here on, errors on the file go to the application's handler. */
   MPI_Errhandler eh = mana_eh_ref_real(&r->errhandler);
   if (eh != MPI_ERRHANDLER_NULL &&

@@ -97,6 +97,7 @@ set(MANA_TEST_PROGRAMS
   libc_locks:2:0:20,5000
   hybrid_omp:2:0:300,20000
   file_iall:2:0:60
+  file_split_coll:2
   file_wait_skew:2
   file_seq_view:2
   file_refused_view:2
