@@ -268,26 +268,40 @@ static bool from_option(const struct launch_plan *plan, const char *env_name)
   return false;
 }
 
+/* The whole line in one write: in the per-rank form every rank prints it to the same stderr,
+ * and piece by piece the ranks' lines interleaved. */
 static void print_command(const struct launch_plan *plan)
 {
-  fputs(PROG ": running:", stderr);
+  char *line = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&line, &len);
+
+  if (!out)
+    out = stderr;
+  fputs(PROG ": running:", out);
   for (size_t i = 0; i < plan->env_count; i++) {
-    fprintf(stderr, " %s=", plan->env[i].option->env_name);
-    print_quoted(stderr, plan->env[i].value);
+    fprintf(out, " %s=", plan->env[i].option->env_name);
+    print_quoted(out, plan->env[i].value);
   }
   for (size_t i = 0; i < sizeof(coordinator_env) / sizeof(coordinator_env[0]); i++) {
     const char *value = getenv(coordinator_env[i]);
 
     if (!value || from_option(plan, coordinator_env[i]))
       continue;
-    fprintf(stderr, " %s=", coordinator_env[i]);
-    print_quoted(stderr, value);
+    fprintf(out, " %s=", coordinator_env[i]);
+    print_quoted(out, value);
   }
   for (int i = 0; i < plan->argc; i++) {
-    fputc(' ', stderr);
-    print_quoted(stderr, plan->argv[i]);
+    fputc(' ', out);
+    print_quoted(out, plan->argv[i]);
   }
-  fputc('\n', stderr);
+  fputc('\n', out);
+  if (out == stderr)
+    return;
+  fclose(out);
+  ssize_t done = line ? write(STDERR_FILENO, line, len) : 0; /* nowhere to report a failure */
+  (void)done;
+  free(line);
 }
 
 static void print_warnings(const char *warnings)

@@ -394,7 +394,11 @@ static const char *refusal(const struct file_rec *r)
   if (!r || r->incomplete)
     return "no complete record of";
   if (r->split.failed)
-    return "MPI could not end its part of the split collective (MPI_File_*_begin) begun on";
+    return "MPI refused the stand-in of the split collective (MPI_File_*_begin) begun on";
+  /* Only the drain puts the stand-in in place: the in-place rebuild has none. */
+  if (r->split.begun && !r->split.saved)
+    return "a split collective (MPI_File_*_begin without its _end) no drain has ended is in "
+           "progress on";
   if (r->has_view && (!mana_dt_arg_ok(&r->etype) || !mana_dt_arg_ok(&r->filetype)))
     return "no usable datatype record for the view of";
   if (r->has_view) {
