@@ -347,6 +347,26 @@ static void release(struct mana_slot *s)
 
 static void stand_in_splits(void);
 
+/* Errors on the real file F are returned instead of reaching the application's handler (which
+ * may abort) until errors_back; the handler F had, or MPI_ERRHANDLER_NULL. */
+static MPI_Errhandler errors_returned(MPI_File f)
+{
+  MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+  if (MANA_LH_ANY(MPI_File_get_errhandler, f, &eh) != MPI_SUCCESS)
+    return MPI_ERRHANDLER_NULL;
+  MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
+  return eh;
+}
+
+static void errors_back(MPI_File f, MPI_Errhandler eh)
+{
+  if (eh == MPI_ERRHANDLER_NULL)
+    return;
+  MANA_LH_ANY(MPI_File_set_errhandler, f, eh);
+  if (mana_real_is_created((uint32_t)eh))
+    MANA_LH_ANY(MPI_Errhandler_free, &eh);
+}
+
 /* On the checkpoint thread after the drain (or an application thread in the test entry
  * point): MPI only, no upper-half libc.  A failing query must not reach an aborting error
  * handler of the application's: errors are returned for its duration, and the pointer is
@@ -360,10 +380,7 @@ void mana_files_capture_positions(void)
     if (!(s->flags & MANA_SLOT_USED) || !r)
       continue;
     MPI_File f = real_of(s);
-    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    int have_eh = MANA_LH_ANY(MPI_File_get_errhandler, f, &eh) == MPI_SUCCESS;
-    if (have_eh)
-      MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
+    MPI_Errhandler eh = errors_returned(f);
     /* A sequential file has no individual pointer, and ROMIO does not report its shared one
      * (the stub counts it: note_moved). */
     int sequential = (r->amode & MPI_MODE_SEQUENTIAL) != 0;
@@ -378,11 +395,7 @@ void mana_files_capture_positions(void)
      * application has moved it. */
     r->have_shared = !sequential && r->used_shared &&
                      MANA_LH_ANY(MPI_File_get_position_shared, f, &r->shared) == MPI_SUCCESS;
-    if (have_eh) {
-      MANA_LH_ANY(MPI_File_set_errhandler, f, eh);
-      if (mana_real_is_created((uint32_t)eh))
-        MANA_LH_ANY(MPI_Errhandler_free, &eh);
-    }
+    errors_back(f, eh);
   }
   stand_in_splits();
 }
@@ -478,65 +491,60 @@ static struct file_key *sorted_files(size_t *n)
   return keys;
 }
 
+/* Calls FN on every live file, in the order every member agrees on (collective calls inside
+ * FN cannot deadlock).  On the checkpoint thread: memory from mmap, no libc. */
+static void each_file_in_order(void (*fn)(MPI_File f, struct file_rec *r))
+{
+  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
+  size_t bytes = (t->in_use ? t->in_use : 1) * sizeof(struct file_key);
+  struct file_key *keys = mana_raw_map(bytes);
+  if (!keys)
+    return;
+  size_t n = list_files(keys);
+  for (size_t k = 0; k < n; k++) {
+    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
+    fn(real_of(s), s->meta);
+  }
+  mana_raw_unmap(keys, bytes);
+}
+
+/* Every file, also one without a view of the application's: ROMIO keeps the types of a view
+ * it refused (MPI_ERR_IO for a filetype with negative displacements, MPICH's io/tst_fileview)
+ * half-installed until the next view or the close. */
+static void default_view(MPI_File f, struct file_rec *r)
+{
+  MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
+  MANA_LH_ANY(MPI_File_set_view, f,
+              (r->amode & MPI_MODE_SEQUENTIAL) ? MPI_DISPLACEMENT_CURRENT : (MPI_Offset)0, MPI_BYTE,
+              MPI_BYTE, "native", MPI_INFO_NULL);
+}
+
 /* A --kill checkpoint ends the job with the files open (closing one opened with
  * MPI_MODE_DELETE_ON_CLOSE would delete what the restart reopens).  A file's view holds its
  * etype and filetype inside MPI, and MPICH 4.0.2 reports each datatype still held at
  * MPI_Finalize ("yaksa: N leaked handle pool objects"), which a native run that closed its
  * files never prints: every file gets the default view back, collectively
  * over its members in the global order.  On the checkpoint thread, the application parked:
- * memory from mmap, errors returned (the job is ending; nothing depends on the file now). */
+ * errors returned (the job is ending; nothing depends on the file now). */
 void mana_files_release_views_for_exit(void)
 {
-  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
-  size_t bytes = (t->in_use ? t->in_use : 1) * sizeof(struct file_key);
-  struct file_key *keys = mana_raw_map(bytes);
-  if (!keys)
-    return;
-  size_t n = list_files(keys);
-  for (size_t k = 0; k < n; k++) {
-    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
-    const struct file_rec *r = s->meta;
-    /* Every file, also one without a view of the application's: ROMIO keeps the types of a
-     * view it refused (MPI_ERR_IO for a filetype with negative displacements, MPICH's
-     * io/tst_fileview) half-installed until the next view or the close. */
-    MPI_File f = real_of(s);
-    MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
-    MANA_LH_ANY(MPI_File_set_view, f,
-                (r->amode & MPI_MODE_SEQUENTIAL) ? MPI_DISPLACEMENT_CURRENT : (MPI_Offset)0,
-                MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-  }
-  mana_raw_unmap(keys, bytes);
+  each_file_in_order(default_view);
 }
 
-/* Split collectives begun and not ended get their stand-ins (file_split.c), collectively
- * over each file's members in the global order.  On the checkpoint thread: memory from mmap;
- * errors are returned for the capture's duration. */
+/* A split collective begun and not ended gets its stand-in (file_split.c), collectively over
+ * the file's members; errors returned meanwhile. */
+static void stand_in_split(MPI_File f, struct file_rec *r)
+{
+  if (!r->split.begun)
+    return;
+  MPI_Errhandler eh = errors_returned(f);
+  mana_file_split_stand_in(f, &r->split);
+  errors_back(f, eh);
+}
+
 static void stand_in_splits(void)
 {
-  struct mana_table *t = &mana_tables[MANA_KIND_FILE];
-  size_t bytes = (t->in_use ? t->in_use : 1) * sizeof(struct file_key);
-  struct file_key *keys = mana_raw_map(bytes);
-  if (!keys)
-    return;
-  size_t n = list_files(keys);
-  for (size_t k = 0; k < n; k++) {
-    struct mana_slot *s = mana_slot_at(t, keys[k].slot);
-    struct file_rec *r = s->meta;
-    if (!r->split.begun)
-      continue;
-    MPI_File f = real_of(s);
-    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    int have_eh = MANA_LH_ANY(MPI_File_get_errhandler, f, &eh) == MPI_SUCCESS;
-    if (have_eh)
-      MANA_LH_ANY(MPI_File_set_errhandler, f, MPI_ERRORS_RETURN);
-    mana_file_split_stand_in(f, &r->split);
-    if (have_eh) {
-      MANA_LH_ANY(MPI_File_set_errhandler, f, eh);
-      if (mana_real_is_created((uint32_t)eh))
-        MANA_LH_ANY(MPI_Errhandler_free, &eh);
-    }
-  }
-  mana_raw_unmap(keys, bytes);
+  each_file_in_order(stand_in_split);
 }
 
 /* Test mode: the files are closed in the same order they will be opened again (closing is
