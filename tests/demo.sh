@@ -41,10 +41,11 @@ run "$work/native" mpiexec.mpich -n 2 "$app" "$iters" || failed "the native run 
 cat "$work/native"
 
 say "under mana, launcher form"
-run "$work/outer" "$bin/mana_launch" mpiexec.mpich -n 2 "$app" "$iters" ||
+# Checkpoint directories in the work directory, not ./mana-ckpt in the checkout.
+run "$work/outer" "$bin/mana_launch" --ckptdir "$work/ckpt-outer" mpiexec.mpich -n 2 "$app" "$iters" ||
   failed "the launcher form failed"
 say "under mana, per-rank form"
-run "$work/inner" mpiexec.mpich -n 2 "$bin/mana_launch" "$app" "$iters" ||
+run "$work/inner" mpiexec.mpich -n 2 "$bin/mana_launch" --ckptdir "$work/ckpt-inner" "$app" "$iters" ||
   failed "the per-rank form failed"
 
 say "comparison"
