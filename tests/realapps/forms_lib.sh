@@ -8,7 +8,7 @@
 #   mpiexec    MPICH's launcher (never plain mpiexec: it may point at Open MPI)
 #   limit      the limit of one run, in seconds
 #   tmp        a private directory for the runs
-#   normalise  a filter command (sh -c) every compared stdout goes through; "cat" for none
+#   normalise  a filter command (sh -c) every compared stdout goes through; empty for none
 #   shown_env  the environment shown in front of reproducing commands (may be empty)
 # and defines fail MESSAGE, which prints one FAIL line and counts it.
 
@@ -28,7 +28,7 @@ forms_run() {
   (cd "$dir" && timeout -k 10 "$limit" "${cmd[@]}" </dev/null >out 2>err)
   echo $? >"$dir/rc"
   echo $((SECONDS - t0)) >"$dir/time"
-  sh -c "$normalise" <"$dir/out" >"$dir/norm"
+  sh -c "${normalise:-cat}" <"$dir/out" >"$dir/norm"
 }
 
 # forms_native: the native run; 1 when it failed (a FAIL line printed).
@@ -64,7 +64,7 @@ forms_at_calls() {
   shift
   mkdir -p "$dir"
   local cmd=("$(dirname "${BASH_SOURCE[0]}")/../restart/run_at_calls.sh" --bin "$bin" -n "$ranks"
-             --refusals-fail --normalise "$normalise" "$@" "${app[@]}")
+             --refusals-fail ${normalise:+--normalise "$normalise"} "$@" "${app[@]}")
   (cd "$dir" && timeout -k 10 $((limit * 40)) "${cmd[@]}" </dev/null >log 2>&1)
   local rc=$?
   sed -n -e '/^[0-9]* /p' -e 's/^run_at_calls.sh: //p' "$dir/log" | sed "s/^/  $name: /" | cut -c1-240

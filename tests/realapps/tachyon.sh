@@ -68,7 +68,7 @@ fi
 bin=$(cd "$bin" && pwd) # the runs below change directory
 # UCX prints its warnings on stdout.
 export UCX_LOG_LEVEL=error
-shown_env="UCX_LOG_LEVEL=error" normalise=cat ranks=2
+shown_env="UCX_LOG_LEVEL=error" normalise="" ranks=2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-tachyon.XXXXXX")
 cleanup() { if [ "${MANA_REALAPPS_KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi; }
