@@ -294,7 +294,7 @@ static void release(struct mana_slot *s)
 void mana_dt_arg_get(MPI_Datatype v, struct mana_dt_arg *arg)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_DATATYPE, (uint32_t)v);
-  arg->predefined = s ? MPI_DATATYPE_NULL : v;
+  arg->predefined = s ? MANA_DT_ARG_NONE : v;
   arg->rec = s ? s->meta : NULL;
   if (arg->rec)
     rec_ref(arg->rec);
@@ -308,7 +308,7 @@ void mana_dt_arg_put(struct mana_dt_arg *arg)
 
 int mana_dt_arg_ok(const struct mana_dt_arg *arg)
 {
-  return arg->rec ? !arg->rec->bad : arg->predefined != MPI_DATATYPE_NULL;
+  return arg->rec ? !arg->rec->bad : arg->predefined != MANA_DT_ARG_NONE;
 }
 
 MPI_Datatype mana_dt_arg_real(const struct mana_dt_arg *arg)

@@ -146,9 +146,12 @@ void mana_attr_free(struct mana_attr **list);
  * valid even after the application frees the type. */
 struct mana_dt_rec;
 struct mana_dt_arg {
-  MPI_Datatype predefined; /* when rec is NULL */
+  /* when rec is NULL: the predefined type (MPI_DATATYPE_NULL too, which MPI takes with a count
+   * of 0), or MANA_DT_ARG_NONE for a derived type that had no record */
+  MPI_Datatype predefined;
   struct mana_dt_rec *rec;
 };
+#define MANA_DT_ARG_NONE ((MPI_Datatype)0) /* no MPICH handle is 0 */
 void mana_dt_arg_get(MPI_Datatype v, struct mana_dt_arg *arg);
 void mana_dt_arg_put(struct mana_dt_arg *arg);
 int mana_dt_arg_ok(const struct mana_dt_arg *arg);
