@@ -5,14 +5,16 @@
  *  1. Non-blocking collectives every member has started (the safe point guarantees it) are
  *     tested to completion.
  *  2. The per-peer counts of messages sent (p2p.h) are exchanged with an all-to-all on a
- *     private communicator: each rank learns how many messages each peer sent it.  Messages
+ *     private communicator: each rank learns how many messages each peer sent it.  So are
+ *     the rounds of the partitioned requests two ranks share (partitioned.c), which tell
+ *     each rank which of its own must complete.  Messages
  *     the application matched with MPI_Mprobe/MPI_Improbe and has not received are received
  *     into buffers; their handles name the buffered messages from then on (message.c).
  *  3. Until every peer's count is matched by this rank's count of messages received: pending
  *     receives are tested (a message may be on its way to them), and every communicator is
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
- *     memory and buffered in arrival order (drained.c).  Pending sends are tested until they
- *     complete.  Whatever completes stands behind a stand-in request reporting its status.
+ *     memory and buffered in arrival order (drained.c).  Pending sends, and partitioned
+ *     requests whose round both sides have released, are tested until they complete.  Whatever completes stands behind a stand-in request reporting its status.
  *     Before the loop, every RMA operation the rank issued is completed (window_sync.c).
  *  4. The ranks check that they hold the same persistent collective requests (pcoll.c), and
  *     a barrier on the private communicator: no rank leaves while another may still need its
@@ -28,6 +30,7 @@
 
 #include "mana/raw_syscall.h"
 #include "p2p.h"
+#include "partitioned.h"
 #include "pcoll.h"
 
 #define DRAIN_TIMEOUT_S 30.0
@@ -232,7 +235,8 @@ static int test_requests(struct drain *d, int *colls, int *sends)
   for (uint32_t i = 0; i < t->capacity; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     uint32_t f = s->flags;
-    if (!pending(s))
+    int partitioned = mana_part_must_complete(s);
+    if (!pending(s) && !partitioned)
       continue;
     MPI_Request real = (MPI_Request)(uint32_t)s->real;
     MPI_Status st;
@@ -254,6 +258,7 @@ static int test_requests(struct drain *d, int *colls, int *sends)
       /* An MPI_Isendrecv waits like a send until its send half is done; its receive half is
        * posted again at restart like any pending receive. */
       *sends += (f & MANA_SLOT_REQ_PAIR) && e->pair_send != MPI_REQUEST_NULL;
+      *sends += partitioned; /* both sides released its round: its data is on its way */
       continue;
     }
     if (settle(d, i, s, real, st) != 0)
@@ -360,22 +365,78 @@ static int owing_peer(void)
   return -1;
 }
 
+/* Memory of the drain's own: the checkpoint thread must not use the upper half's malloc. */
+static void *scratch(size_t bytes)
+{
+  long p = mana_raw_syscall6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
 static int exchange_counts(struct drain *d)
 {
-  size_t bytes = (size_t)mana_p2p_world_size * sizeof(uint64_t);
-  if (!owed) {
-    long p = mana_raw_syscall6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p < 0 && p > -4096)
-      return fail(d, "out of memory for the counts", MPI_ERR_NO_MEM);
-    owed = (uint64_t *)p;
-  }
+  if (!owed && !(owed = scratch((size_t)mana_p2p_world_size * sizeof(uint64_t))))
+    return fail(d, "out of memory for the counts", MPI_ERR_NO_MEM);
   MPI_Request req = MPI_REQUEST_NULL;
   int rc = MANA_LH_ANY(MPI_Ialltoall, mana_p2p_sent, 1, MPI_UINT64_T, owed, 1, MPI_UINT64_T,
                        private_comm, &req);
   if (rc != MPI_SUCCESS)
     return fail(d, "MPI_Ialltoall of the message counts failed", rc);
   return wait_own(d, &req, "the exchange of message counts");
+}
+
+/* Partitioned requests (partitioned.c): each rank sends each peer the rounds of the pairs
+ * they share and how many requests of each signature it made, so that each knows which of its
+ * requests in progress must complete before the image is written.  Every rank takes part,
+ * with or without partitioned requests: both exchanges are collectives. */
+static int plan_partitioned(struct drain *d)
+{
+  /* out, in, out displacements, in displacements, fill cursors: world size each */
+  static int *counts;
+  int n = mana_p2p_world_size;
+  if (!counts && !(counts = scratch(5 * (size_t)n * sizeof(int))))
+    return fail(d, "out of memory for the partitioned requests' counts", MPI_ERR_NO_MEM);
+  int *out = counts, *in = out + n, *out_at = in + n, *in_at = out_at + n, *next = in_at + n;
+  const int words = sizeof(struct mana_part_wire) / sizeof(uint64_t);
+  for (int p = 0; p < n; p++)
+    out[p] = 0;
+  mana_part_count(out); /* records, then words below */
+  for (int p = 0; p < n; p++)
+    out[p] *= words;
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MANA_LH_ANY(MPI_Ialltoall, out, 1, MPI_INT, in, 1, MPI_INT, private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    return fail(d, "MPI_Ialltoall of the partitioned request counts failed", rc);
+  if (wait_own(d, &req, "the exchange of partitioned request counts") != 0)
+    return -1;
+  size_t sent = 0, got = 0; /* in uint64_t */
+  for (int p = 0; p < n; p++) {
+    out_at[p] = (int)sent;
+    in_at[p] = (int)got;
+    next[p] = out_at[p] / words;
+    sent += (size_t)out[p];
+    got += (size_t)in[p];
+  }
+  size_t bytes = (sent + got) * sizeof(uint64_t) + (size_t)n * (sizeof(void *) + sizeof(size_t));
+  uint64_t *buf = scratch(bytes);
+  if (!buf)
+    return fail(d, "out of memory for the partitioned request records", MPI_ERR_NO_MEM);
+  uint64_t *recvd = buf + sent;
+  struct mana_part_wire **from = (struct mana_part_wire **)(recvd + got);
+  size_t *nfrom = (size_t *)(from + n);
+  mana_part_fill((struct mana_part_wire *)buf, next);
+  for (int p = 0; p < n; p++) {
+    from[p] = (struct mana_part_wire *)(recvd + in_at[p]);
+    nfrom[p] = (size_t)(in[p] / words);
+  }
+  rc = MANA_LH_ANY(MPI_Ialltoallv, buf, out, out_at, MPI_UINT64_T, recvd, in, in_at, MPI_UINT64_T,
+                   private_comm, &req);
+  if (rc != MPI_SUCCESS)
+    fail(d, "MPI_Ialltoallv of the partitioned request records failed", rc);
+  else if (wait_own(d, &req, "the exchange of partitioned request records") == 0)
+    mana_part_plan((struct mana_part_wire *const *)from, nfrom);
+  mana_raw_syscall4(SYS_munmap, (long)buf, (long)bytes, 0, 0);
+  return d->failed ? -1 : 0;
 }
 
 /* The members of a communicator must hold the same persistent collective requests for a
@@ -410,7 +471,8 @@ static int run(struct drain *d)
                                : "no private communicator",
                 MPI_SUCCESS);
   d->deadline = now() + timeout_s;
-  if (exchange_counts(d) != 0 || receive_matched(d) != 0 || wait_mpi_own(d) != 0)
+  if (exchange_counts(d) != 0 || plan_partitioned(d) != 0 || receive_matched(d) != 0 ||
+      wait_mpi_own(d) != 0)
     return -1;
   /* Every rank is in its drain now: the windows' fences and flushes cannot wait for one that
    * is not (window_sync.c). */

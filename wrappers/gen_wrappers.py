@@ -296,8 +296,8 @@ def gen_pcoll_replay(fn):
 
 def request_kind(fn):
     """The drain completes non-blocking collectives, independent file operations and
-    request-based RMA operations (`rma`), and refuses persistent collectives and partitioned
-    requests; point-to-point requests are marked by their hand-written wrappers."""
+    request-based RMA operations (`rma`); partitioned requests are marked for partitioned.c,
+    and point-to-point requests by their hand-written wrappers."""
     if fn.rma:
         return "MANA_SLOT_REQ_RMA"
     if fn.name in ("MPI_Psend_init", "MPI_Precv_init"):

@@ -160,8 +160,8 @@ void mana_req_completed(struct mana_slot *s, uint32_t index, MPI_Request *real, 
 MPI_Comm mana_req_pinned_comm(const struct mana_slot *s, uint32_t index)
 {
   uint32_t f = s->flags;
-  int p2p_persistent =
-      (f & MANA_SLOT_PERSISTENT) && (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV));
+  int p2p_persistent = (f & MANA_SLOT_PERSISTENT) &&
+                       (f & (MANA_SLOT_REQ_SEND | MANA_SLOT_REQ_RECV | MANA_SLOT_REQ_PART));
   int receive = (f & MANA_SLOT_REQ_PAIR) || ((f & MANA_SLOT_REQ_RECV) && !(f & MANA_SLOT_REQ_SEND));
   if (!(f & MANA_SLOT_USED) || !(p2p_persistent || receive))
     return MPI_COMM_NULL;

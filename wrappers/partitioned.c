@@ -42,14 +42,14 @@ struct part_rec {
   MPI_Count count;
   struct mana_dt_arg type;
   int peer, peer_world, tag;
-  MPI_Comm comm;     /* the application's handle */
-  uint64_t base;     /* the signature: communicator id, sender, receiver, tag */
-  uint64_t ordinal;  /* earlier initializations of base in this direction on this rank */
-  uint64_t seq;      /* this rank's order of partitioned initializations */
-  uint64_t started;  /* rounds started */
-  uint32_t readied;  /* partitions marked ready in the current round */
+  MPI_Comm comm;    /* the application's handle */
+  uint64_t base;    /* the signature: communicator id, sender, receiver, tag */
+  uint64_t ordinal; /* earlier initializations of base in this direction on this rank */
+  uint64_t seq;     /* this rank's order of partitioned initializations */
+  uint64_t started; /* rounds started */
+  uint32_t readied; /* partitions marked ready in the current round */
   uint8_t must_complete, orphan; /* the last drain's plan */
-  uint64_t ready[];  /* a bit per partition marked ready in the current round */
+  uint64_t ready[];              /* a bit per partition marked ready in the current round */
 };
 
 /* How many requests this rank has made of each signature and direction; never decremented,
@@ -121,14 +121,15 @@ static void record(int send, const void *buf, int partitions, MPI_Count count,
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   struct mana_req_extra *e = s ? mana_req_extra(mana_req_index((uint32_t)*request)) : NULL;
   int me = mana_p2p_my_world_rank, other = mana_p2p_world_rank(comm, peer);
-  uint64_t base = mix(mix(mix(mix(0x50415254u, mana_comm_cc_id(comm)), (uint64_t)(send ? me : other)),
-                          (uint64_t)(send ? other : me)),
-                      (uint64_t)(uint32_t)tag);
+  uint64_t base =
+      mix(mix(mix(mix(0x50415254u, mana_comm_cc_id(comm)), (uint64_t)(send ? me : other)),
+              (uint64_t)(send ? other : me)),
+          (uint64_t)(uint32_t)tag);
   /* Counted even when the record cannot be made: the peer's ordinals count this one. */
   int64_t ordinal = take_ordinal(sig_key(base, send), other);
-  struct part_rec *r =
-      e && ordinal >= 0 ? calloc(1, sizeof(*r) + bitmap_words(partitions) * sizeof(uint64_t))
-                        : NULL;
+  struct part_rec *r = e && ordinal >= 0
+                           ? calloc(1, sizeof(*r) + bitmap_words(partitions) * sizeof(uint64_t))
+                           : NULL;
   if (!r)
     return; /* a request without a record is refused at checkpoint */
   *r = (struct part_rec){.send = send,
@@ -150,17 +151,15 @@ static void record(int send, const void *buf, int partitions, MPI_Count count,
   e->tag = tag;
 }
 
-void mana_after_Psend_init(const void *buf, int partitions, MPI_Count count,
-                           MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                           MPI_Info info, MPI_Request *request)
+void mana_after_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                           int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
   (void)info; /* MPICH 4.0.2 reads no hint of a partitioned request */
   record(1, buf, partitions, count, datatype, dest, tag, comm, request);
 }
 
 void mana_after_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                           int source, int tag, MPI_Comm comm, MPI_Info info,
-                           MPI_Request *request)
+                           int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
   (void)info;
   record(0, buf, partitions, count, datatype, source, tag, comm, request);
@@ -263,14 +262,11 @@ static uint64_t released_rounds(const struct mana_slot *s, const struct part_rec
 
 /* Visits every recorded partitioned request: slot s, its record r, its index (`continue`
  * goes on with the next one). */
-#define EACH_PART(s, r, index)                                                       \
-  for (uint32_t index = 0; index < mana_tables[MANA_KIND_REQUEST].capacity; index++) \
-    for (struct mana_slot *s = mana_slot_at(&mana_tables[MANA_KIND_REQUEST], index); \
-         s; s = NULL)                                                                \
-      for (struct part_rec *r = (s->flags & MANA_SLOT_USED) &&                       \
-                                        (s->flags & MANA_SLOT_REQ_PART)              \
-                                    ? s->meta                                        \
-                                    : NULL;                                          \
+#define EACH_PART(s, r, index)                                                                    \
+  for (uint32_t index = 0; index < mana_tables[MANA_KIND_REQUEST].capacity; index++)              \
+    for (struct mana_slot *s = mana_slot_at(&mana_tables[MANA_KIND_REQUEST], index); s; s = NULL) \
+      for (struct part_rec *r =                                                                   \
+               (s->flags & MANA_SLOT_USED) && (s->flags & MANA_SLOT_REQ_PART) ? s->meta : NULL;   \
            r; r = NULL)
 
 static int peer_ok(int p)
@@ -325,8 +321,8 @@ void mana_part_plan(struct mana_part_wire *const from[], const size_t n[])
     size_t nw = n[r->peer_world];
     if (!find(w, nw, wire_request_key(r->base, r->ordinal, !r->send), &partner_rounds)) {
       /* No partner: the peer has freed it, or has not made it yet. */
-      r->orphan = find(w, nw, wire_sig_key(r->base, !r->send), &partner_made) &&
-                  partner_made > r->ordinal;
+      r->orphan =
+          find(w, nw, wire_sig_key(r->base, !r->send), &partner_made) && partner_made > r->ordinal;
       continue;
     }
     if (in_progress(s) && partner_rounds >= r->started)
@@ -337,16 +333,18 @@ void mana_part_plan(struct mana_part_wire *const from[], const size_t n[])
 int mana_part_must_complete(const struct mana_slot *s)
 {
   const struct part_rec *r = s->meta;
-  return (s->flags & MANA_SLOT_USED) && (s->flags & MANA_SLOT_REQ_PART) && r &&
-         r->must_complete && in_progress(s);
+  return (s->flags & MANA_SLOT_USED) && (s->flags & MANA_SLOT_REQ_PART) && r && r->must_complete &&
+         in_progress(s);
 }
 
 /* ---- restart ---- */
 
 static int by_seq(const void *a, const void *b)
 {
-  const struct part_rec *x = mana_slot_at(&mana_tables[MANA_KIND_REQUEST], *(const uint32_t *)a)->meta;
-  const struct part_rec *y = mana_slot_at(&mana_tables[MANA_KIND_REQUEST], *(const uint32_t *)b)->meta;
+  const struct part_rec *x =
+      mana_slot_at(&mana_tables[MANA_KIND_REQUEST], *(const uint32_t *)a)->meta;
+  const struct part_rec *y =
+      mana_slot_at(&mana_tables[MANA_KIND_REQUEST], *(const uint32_t *)b)->meta;
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -403,7 +401,9 @@ int mana_part_rebuild(void)
     MPI_Request real = MPI_REQUEST_NULL;
     if ((rc = make(r, &real)) != MPI_SUCCESS) {
       rc = mana_rebuild_error("partitioned request", v,
-                              r->orphan ? "MPI_Send_init" : r->send ? "MPI_Psend_init" : "MPI_Precv_init",
+                              r->orphan ? "MPI_Send_init"
+                              : r->send ? "MPI_Psend_init"
+                                        : "MPI_Precv_init",
                               rc);
       break;
     }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "p2p.h"
+#include "partitioned.h"
 #include "pcoll.h"
 #include "records.h"
 #include "stub_hooks.h"
@@ -319,6 +320,10 @@ static void mark_started(MPI_Request *requests, int n, int rc)
     if (!s || !s->meta)
       continue;
     s->flags |= MANA_SLOT_ACTIVE;
+    if (s->flags & MANA_SLOT_REQ_PART) {
+      mana_part_started(s);
+      continue;
+    }
     struct mana_req_extra *e = mana_req_extra(mana_req_index((uint32_t)requests[i]));
     if (e && (s->flags & MANA_SLOT_REQ_SEND))
       mana_count_send(e->comm, e->peer);
@@ -340,7 +345,8 @@ static int is_pcoll(MPI_Request v)
 static int start_buffered(MPI_Request *request)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
-  if (!s || !(s->flags & MANA_SLOT_PERSISTENT) || (s->flags & MANA_SLOT_REQ_PCOLL))
+  if (!s || !(s->flags & MANA_SLOT_PERSISTENT) ||
+      (s->flags & (MANA_SLOT_REQ_PCOLL | MANA_SLOT_REQ_PART)))
     return 0;
   const struct preq_rec *r = s->meta;
   if (!r || r->mode != PREQ_RECV)
@@ -624,6 +630,10 @@ static void release(struct mana_slot *s)
     mana_pcoll_release(s);
     return;
   }
+  if (s->flags & MANA_SLOT_REQ_PART) {
+    mana_part_release(s);
+    return;
+  }
   struct preq_rec *r = s->meta;
   mana_dt_arg_put(&r->type);
   free(r);
@@ -647,7 +657,7 @@ static const char *refusal(const struct mana_slot *s, uint32_t i)
   if (f & MANA_SLOT_REQ_PCOLL)
     return mana_pcoll_refusal(s);
   if (f & MANA_SLOT_REQ_PART)
-    return "mana cannot checkpoint partitioned requests:";
+    return mana_part_refusal(s);
   if (r)
     return !comm_live(r->comm)         ? "the communicator was freed under"
            : !mana_dt_arg_ok(&r->type) ? "no usable datatype record for"
@@ -827,12 +837,14 @@ static int rebuild(void)
   mana_drain_comm_make();
   if (rc == MPI_SUCCESS)
     rc = mana_pcoll_rebuild();
+  if (rc == MPI_SUCCESS)
+    rc = mana_part_rebuild();
   for (uint32_t i = 0; i < t->capacity && rc == MPI_SUCCESS; i++) {
     struct mana_slot *s = mana_slot_at(t, i);
     struct mana_req_extra *e = mana_req_extra(i);
     uint32_t f = s->flags, v = mana_handle_make(MANA_KIND_REQUEST, i);
     MPI_Request real;
-    if (!(f & MANA_SLOT_USED))
+    if (!(f & MANA_SLOT_USED) || (f & MANA_SLOT_REQ_PART)) /* made above */
       continue;
     if (f & MANA_SLOT_GREQUEST) {
       rc = mana_greq_remake(i);

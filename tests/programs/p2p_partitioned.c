@@ -52,8 +52,8 @@ static long verify(const int *buf, int pair, int round)
   for (int p = 0; p < PARTS; p++)
     for (int k = 0; k < PER; k++) {
       if (buf[p * PER + k] != value(pair, round, p, k) && errors++ < 5)
-        printf("rank %d: pair %d round %d partition %d: %d, expected %d\n", rank, pair, round,
-               p, buf[p * PER + k], value(pair, round, p, k));
+        printf("rank %d: pair %d round %d partition %d: %d, expected %d\n", rank, pair, round, p,
+               buf[p * PER + k], value(pair, round, p, k));
       sum += buf[p * PER + k];
     }
   return sum;
@@ -158,11 +158,9 @@ int main(int argc, char **argv)
   check(MPI_Type_free(&pairs), "MPI_Type_free");
   check(MPI_Comm_free(&dup), "MPI_Comm_free");
   /* each rank with itself */
-  check(MPI_Precv_init(self_in, PARTS, PER, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL,
-                       &rs_recv),
+  check(MPI_Precv_init(self_in, PARTS, PER, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL, &rs_recv),
         "MPI_Precv_init self");
-  check(MPI_Psend_init(self_out, PARTS, PER, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL,
-                       &rs_send),
+  check(MPI_Psend_init(self_out, PARTS, PER, MPI_INT, 0, 5, MPI_COMM_SELF, MPI_INFO_NULL, &rs_send),
         "MPI_Psend_init self");
 
   for (int r = 0; r < rounds; r++) {

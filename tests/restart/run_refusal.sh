@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A checkpoint that cannot be taken safely is refused with its reason, and the job goes on
-# unharmed: a job holding state mana cannot restore (a persistent collective request) asked for a checkpoint in
-# mid-run must finish with native output, and mana_status must report the refusal, with a
+# unharmed: a job holding state mana cannot restore (an MPI_T performance variable session)
+# asked for a checkpoint in mid-run must finish with native output, and mana_status must report the refusal, with a
 # reason matching PATTERN, and a non-zero exit.
 #   usage: run_refusal.sh MANA_BIN RANKS PATTERN PROGRAM [ARGS...]
 set -u
@@ -15,7 +15,7 @@ timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>/dev/null || fail "
 timeout 120 "$bin/mana_launch" --ckptdir "$work/ckpt" mpiexec.mpich -n "$ranks" "$@" \
   >"$work/mana" 2>"$work/mana.err" &
 job=$!
-# asked as soon as every rank has connected (the job holds its partitioned request from
+# asked as soon as every rank has connected (the job holds its refused state from right after
 # MPI_Init on), again while they are still connecting
 end=$((SECONDS + 100))
 until out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); do
