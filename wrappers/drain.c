@@ -7,14 +7,15 @@
  *  2. The per-peer counts of messages sent (p2p.h) are exchanged with an all-to-all on a
  *     private communicator: each rank learns how many messages each peer sent it.  So are
  *     the rounds of the partitioned requests two ranks share (partitioned.c), which tell
- *     each rank which of its own must complete.  Messages
- *     the application matched with MPI_Mprobe/MPI_Improbe and has not received are received
- *     into buffers; their handles name the buffered messages from then on (message.c).
+ *     each rank which of its own must complete.  Messages the application matched with
+ *     MPI_Mprobe/MPI_Improbe and has not received are received into buffers; their handles
+ *     name the buffered messages from then on (message.c).
  *  3. Until every peer's count is matched by this rank's count of messages received: pending
  *     receives are tested (a message may be on its way to them), and every communicator is
  *     probed for messages no receive has claimed, which are received as bytes into upper-half
  *     memory and buffered in arrival order (drained.c).  Pending sends, and partitioned
- *     requests whose round both sides have released, are tested until they complete.  Whatever completes stands behind a stand-in request reporting its status.
+ *     requests whose round both sides have released, are tested until they complete.
+ *     Whatever completes stands behind a stand-in request reporting its status.
  *     Before the loop, every RMA operation the rank issued is completed (window_sync.c).
  *  4. The ranks check that they hold the same persistent collective requests (pcoll.c), and
  *     a barrier on the private communicator: no rank leaves while another may still need its

@@ -9,8 +9,10 @@
  *
  * A persistent send or receive (MPI_Send_init, MPI_Recv_init, ...) is recorded with its
  * arguments and made again, inactive, at restart; persistent collectives have their own file
- * (pcoll.c), to which MPI_Start, MPI_Startall and MPI_Request_free hand them.  Whether it is active is tracked from
- * MPI_Start to its completion, because only an inactive one can be made again as it was.
+ * (pcoll.c), to which MPI_Start, MPI_Startall and MPI_Request_free hand them, and so have
+ * partitioned ones (partitioned.c), whose starts pass through here.  Whether a persistent
+ * send or receive is active is tracked from MPI_Start to its completion, because only an
+ * inactive one can be made again as it was.
  *
  * Point-to-point and non-blocking collective operations in progress are completed by the
  * drain before a checkpoint (drain.c); a request it completed, or a receive that a buffered
