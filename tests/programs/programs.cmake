@@ -27,6 +27,7 @@ set(MANA_TEST_PROGRAMS
   p2p_derived_pending:2
   p2p_persistent_derived:2
   p2p_partitioned:2
+  qmpi_registered:2
   grequest_pending:2
   rma_lock_loop:2
   rma_lock_contention:3
