@@ -27,10 +27,11 @@
 #                            --refresh or the native mode runs it again).  Without launch, the restart mode
 #                            uses the cached call counts and counts the tests that have none.
 #   --dirs LIST              test directories (default: group,comm,attr,errhan,info,init,topo,
-#                            datatype,pt2pt,part,coll,rma,io,threads and the Fortran and C++ ones,
-#                            f77, f90, f08 and cxx, without their io subdirectories: there four
-#                            ranks make thousands of collective writes and take longer than
-#                            their time limit natively on two cores; name them to run them)
+#                            datatype,pt2pt,part,coll,rma,io,threads,mpi_t,impls and the
+#                            Fortran and C++ ones, f77, f90, f08 and cxx, without their io
+#                            subdirectories: there four ranks make thousands of collective
+#                            writes and take longer than their time limit natively on two
+#                            cores; name them to run them)
 #   --tests REGEX            only the tests whose key matches REGEX (Python syntax, searched;
 #                            a key is "DIR/PROGRAM NP [ARGS] [ENV]", e.g. "coll/bcasttest 4")
 #   --list FILE              only the tests whose keys FILE lists, one per line (# comments)
@@ -75,7 +76,7 @@ fail() { echo "$me: FAIL: $*"; exit 1; }
 say() { echo "$me: $*"; }
 
 modes=native,launch,restart
-dirs=group,comm,attr,errhan,info,init,topo,datatype,pt2pt,part,coll,rma,io,threads
+dirs=group,comm,attr,errhan,info,init,topo,datatype,pt2pt,part,coll,rma,io,threads,mpi_t,impls
 for lang in "f77 attr coll datatype pt2pt info rma init comm ext topo profile" \
             "f90 attr coll comm ext info init misc pt2pt datatype f90types rma timer topo profile" \
             "f08 attr pt2pt coll datatype comm rma subarray topo ext info init misc timer profile" \
