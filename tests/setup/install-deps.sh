@@ -9,7 +9,7 @@ packages=(build-essential cmake pkg-config python3 gfortran
           netpipe-mpich2 scalapack-mpi-test nwchem-mpich nwchem-data
           libcoarrays-mpich-dev libhdf5-mpich-dev hdf5-tools bagel yorick-mpy-mpich2
           libadios-examples libadios-mpich-dev libadios-bin libtachyon-mpich-0-dev
-          mocassin mocassin-benchmarks  # tests/realapps
+          mocassin mocassin-benchmarks libblas-dev  # tests/realapps
           perl xz-utils  # MPICH's test suite (tests/mpich): runtests, the orig tarball
           clang-format)  # the test style.format
 [ "${MANA_WITH_SLURM:-0}" = 1 ] && packages+=(slurm-wlm munge)
