@@ -36,6 +36,7 @@
 set -euo pipefail
 
 me=prepare-tree.sh
+. "$(cd "$(dirname "$0")/../setup" && pwd)/apt_source.sh"
 usage() {
   awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0" >&2
   exit 2
@@ -102,25 +103,18 @@ if ! flock -n "$lockfd"; then
   flock "$lockfd"
 fi
 
-# fetch_source DEST: the orig tarball of mpich=$srcver into DEST, through a private apt setup.
+# fetch_source DEST: the orig tarball of mpich=$srcver into DEST (tests/setup/apt_source.sh).
 fetch_source() {
-  local dest=$1 apt=$1/apt
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
-    >"$apt/sources.list"
-  local opts=(-q -o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-              -o "APT::Sandbox::User=$(id -un)")
-  if ! apt-get "${opts[@]}" update >"$dest/apt.log" 2>&1; then
-    tail -n 5 "$dest/apt.log" >&2
+  local rc=0
+  apt_source_fetch "$1" "mpich=$srcver" "$1/apt.log" || rc=$?
+  [ $rc -eq 0 ] && return 0
+  tail -n 5 "$1/apt.log" >&2
+  if [ $rc -eq 1 ]; then
     echo "$me: cannot download the deb-src index of bookworm (see above)" >&2
-    return 3
-  fi
-  if ! (cd "$dest" && apt-get "${opts[@]}" source --download-only "mpich=$srcver") >>"$dest/apt.log" 2>&1; then
-    tail -n 5 "$dest/apt.log" >&2
+  else
     echo "$me: cannot download the source package mpich=$srcver (see above)" >&2
-    return 3
   fi
+  return 3
 }
 
 # build_tree: a complete new tree under a temporary name, renamed into place at the end.

@@ -96,6 +96,7 @@
 # line says which).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../setup/apt_source.sh"
 top=$(cd "$here/../.." && pwd)
 points=3 rank1_points=0 chain_points=2 sections=HPL elsewhere=1
 # HPCC's benchmark sections, in the order it runs them
@@ -178,25 +179,18 @@ cache=$(cd "$cache" && pwd)
 built=$cache/$srcver
 hpcc=$built/hpcc
 
-# fetch_source DEST: hpcc=$srcver's orig tarball into DEST, through a private apt setup.  The
+# fetch_source DEST: hpcc=$srcver's orig tarball into DEST (tests/setup/apt_source.sh).  The
 # archive may lack the package's other files (the Debian tarball), which are not needed, so
-# apt-get's status counts less than the tarball being there: apt deletes a file whose hash
-# does not match the signed index.  Prints why on failure.
+# the tarball being there counts, not apt-get's status.  Prints why on failure.
 fetch_source() {
-  local dest=$1 apt=$1/apt
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
-    >"$apt/sources.list"
-  local opts=(-q -o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-              -o "APT::Sandbox::User=$(id -un)")
-  if ! apt-get "${opts[@]}" update >"$dest/apt.log" 2>&1; then
-    echo "cannot download bookworm's deb-src index: $(grep -E '^(E|W|Err):' "$dest/apt.log" | head -1)"
+  local rc=0
+  apt_source_fetch "$1" "hpcc=$srcver" "$1/apt.log" || rc=$?
+  if [ $rc -eq 1 ]; then
+    echo "cannot download bookworm's deb-src index: $(grep -E '^(E|W|Err):' "$1/apt.log" | head -1)"
     return 1
   fi
-  (cd "$dest" && apt-get "${opts[@]}" source --download-only "hpcc=$srcver") >>"$dest/apt.log" 2>&1
-  [ -s "$dest/hpcc_$upstream.orig.tar.gz" ] && return 0
-  echo "cannot download the source package hpcc=$srcver: $(grep -E '^(E|Err):' "$dest/apt.log" | head -1)"
+  [ -s "$1/hpcc_$upstream.orig.tar.gz" ] && return 0
+  echo "cannot download the source package hpcc=$srcver: $(grep -E '^(E|Err):' "$1/apt.log" | head -1)"
   return 1
 }
 
