@@ -4,7 +4,10 @@
  * restart's directory, and HPL, not finding its input there, ran another problem and
  * reported success).  Read before any dump, like the open files, and entered at restart after
  * everything else is restored: mana's own paths are absolute by then.  A directory that is
- * gone fails the restart with its name, rather than letting the application write elsewhere. */
+ * gone fails the restart with its name, rather than letting the application write elsewhere.
+ * One the application had already removed at the checkpoint (getcwd fails) has no path to
+ * return to: it is recorded as empty and the restart stays where it was launched, as a
+ * checkpoint must not fail for it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -20,8 +23,10 @@ static char cwd[PATH_MAX];
 
 static int capture(char *err, size_t errlen)
 {
-  if (!getcwd(cwd, sizeof(cwd)))
-    return mana_fail(err, errlen, errno, "cannot read the working directory");
+  (void)err;
+  (void)errlen;
+  if (!getcwd(cwd, sizeof(cwd)) || cwd[0] != '/')
+    cwd[0] = '\0';
   return 0;
 }
 
@@ -36,10 +41,10 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   const char *dir;
   size_t len;
-  if (mana_image_blob(r, MANA_BLOB_CWD, (const void **)&dir, &len) != 0 || len < 2 ||
-      dir[0] != '/' || memchr(dir, '\0', len) != dir + len - 1)
+  if (mana_image_blob(r, MANA_BLOB_CWD, (const void **)&dir, &len) != 0 || len < 1 ||
+      (dir[0] != '/' && dir[0] != '\0') || memchr(dir, '\0', len) != dir + len - 1)
     return mana_fail(err, errlen, 0, "working directory missing or malformed in the image");
-  if (chdir(dir) != 0)
+  if (dir[0] != '\0' && chdir(dir) != 0)
     return mana_fail(err, errlen, errno,
                      "cannot return to the working directory %s the rank had at its checkpoint",
                      dir);
