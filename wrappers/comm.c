@@ -700,6 +700,7 @@ static int discard(void)
         mana_real_is_created((uint32_t)real))
       MANA_LH_CALL_NOPARK(MPI_Comm_free, &real); /* a freed one went with its requests */
   }
+  mana_comm_sinks_release();
   discard_predefined(MPI_COMM_WORLD, &world_rec, "MPI_COMM_WORLD");
   discard_predefined(MPI_COMM_SELF, &self_rec, "MPI_COMM_SELF");
   return MPI_SUCCESS;
@@ -814,8 +815,10 @@ static int rebuild_key(const struct mana_comm_key *key, struct comm_rec *const *
   MPI_Comm c = MPI_COMM_NULL;
   if (key->slot & GHOST) {
     int rc = rebuild_shape(ghosts[key->slot & ~GHOST], 0, &c);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+      mana_comm_sink_keep(c); /* its holders may still send on it */
       MANA_LH_CALL_NOPARK(MPI_Comm_free, &c);
+    }
     return rc;
   }
   struct mana_slot *s = mana_slot_at(&mana_tables[MANA_KIND_COMM], key->slot);
@@ -833,6 +836,7 @@ static int rebuild(void)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_COMM];
   size_t cap = t->in_use ? t->in_use : 1, n = 0, nghosts = 0;
+  mana_comm_sinks_forget(); /* a restart's MPI has none; a rebuild in place let them go */
   struct mana_comm_key *keys = calloc(cap, sizeof(*keys));
   const struct comm_rec **held = calloc(cap, sizeof(*held));
   struct comm_rec **ghosts = NULL;

@@ -270,6 +270,8 @@ static int test_requests(struct drain *d, int *colls, int *sends)
 
 /* ---- messages nobody has claimed ---- */
 
+/* One message on real, buffered for the application's communicator v, or discarded (v is
+ * MPI_COMM_NULL: real is a sink). */
 static int take_message(struct drain *d, MPI_Comm v, MPI_Comm real, int *took)
 {
   MPI_Message msg = MPI_MESSAGE_NULL;
@@ -294,13 +296,19 @@ static int take_message(struct drain *d, MPI_Comm v, MPI_Comm real, int *took)
     mana_drained_free(m);
     return fail(d, "receiving a drained message failed", rc);
   }
+  *took = 1;
+  if (v == MPI_COMM_NULL) {
+    /* On a sink (comm_stranded.c): the application freed it, so no receive can take it. */
+    mana_drained_free(m);
+    mana_comm_sink_count(real, &st);
+    return 0;
+  }
   m->comm = v;
   m->comm_id = mana_comm_identity(v);
   m->source = st.MPI_SOURCE;
   m->tag = st.MPI_TAG;
   mana_drained_append(m);
   mana_count_recv(v, &st);
-  *took = 1;
   return 0;
 }
 
@@ -326,7 +334,7 @@ static int receive_matched(struct drain *d)
   return 0;
 }
 
-/* Every communicator the application holds, in a stable order. */
+/* Every communicator the application holds, in a stable order, then the sinks. */
 static int probe_all(struct drain *d)
 {
   struct mana_table *t = &mana_tables[MANA_KIND_COMM];
@@ -354,6 +362,11 @@ static int probe_all(struct drain *d)
         return -1;
     while (took);
   }
+  MPI_Comm sink;
+  for (unsigned k = 0; mana_comm_sink_at(k, &sink) == 0; k++)
+    for (took = sink != MPI_COMM_NULL; took;)
+      if (take_message(d, MPI_COMM_NULL, sink, &took) != 0)
+        return -1;
   return 0;
 }
 
@@ -555,6 +568,7 @@ void mana_stub_cancel_receives(void)
     if (real != MPI_REQUEST_NULL)
       MANA_LH_ANY(MPI_Request_free, &real);
   }
+  mana_comm_sinks_release();
   /* MPICH 4.0.2 over UCX aborts in MPI_Finalize while a window exists. */
   mana_windows_free_for_exit();
   mana_files_release_views_for_exit();

@@ -132,6 +132,8 @@ static int finalize_world(void)
   mana_cc_enter(MPI_COMM_WORLD, 0);
   MANA_LH_SVC_VOID_NOPARK(app_finalizing);
   mana_freed_recv_reap(1);
+  /* What reached a sink is left to MPI, which reports it at exit as it would natively. */
+  mana_comm_sinks_release();
   int rc = MANA_LH_CALL_NOPARK(MPI_Finalize);
   if (rc == MPI_SUCCESS) {
     mana_world_model = 0;

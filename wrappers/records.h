@@ -190,6 +190,16 @@ void mana_comm_freed_finish(void);
  * tables only. */
 int mana_comm_freed_alive(MPI_Comm v);
 
+/* Communicators this rank freed, kept inside MPI for messages still on their way
+ * (comm_stranded.c): keep one (before its real free, or a restart's ghost), count a message
+ * discarded from one (any thread), the real handle of the i-th (MPI_COMM_NULL: none; -1 past
+ * the last), let them all go (the rebuild in place) or forget them (a restart's new MPI). */
+void mana_comm_sink_keep(MPI_Comm real);
+void mana_comm_sink_count(MPI_Comm real, const MPI_Status *st);
+int mana_comm_sink_at(unsigned i, MPI_Comm *real);
+void mana_comm_sinks_release(void);
+void mana_comm_sinks_forget(void);
+
 /* ---- hooks the generated wrappers call ---- */
 void mana_comm_created(MPI_Comm v, MPI_Comm parent);
 /* The same for a constructor over groups, named under its own clock id (comm.c). */

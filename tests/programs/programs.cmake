@@ -80,6 +80,7 @@ set(MANA_TEST_PROGRAMS
   abort:2:3
   abort_after_loop:2:4
   comm_free_stranded:2
+  comm_free_late:2
   iterative:2
   inflight_p2p:2
   inflight_coll:2
