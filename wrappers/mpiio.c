@@ -400,8 +400,6 @@ void mana_files_capture_positions(void)
   stand_in_splits();
 }
 
-static const char *const known_reps[] = {"native", "internal", "external32"};
-
 static const char *refusal(const struct file_rec *r)
 {
   if (!r || r->incomplete)
@@ -414,16 +412,6 @@ static const char *refusal(const struct file_rec *r)
            "progress on";
   if (r->has_view && (!mana_dt_arg_ok(&r->etype) || !mana_dt_arg_ok(&r->filetype)))
     return "no usable datatype record for the view of";
-  if (r->has_view) {
-    for (size_t k = 0; k < sizeof(known_reps) / sizeof(known_reps[0]); k++) {
-      const char *a = known_reps[k], *b = r->datarep;
-      while (*a && *a == *b)
-        a++, b++;
-      if (*a == *b)
-        return NULL;
-    }
-    return "mana cannot register user data representations again, used by";
-  }
   return NULL;
 }
 

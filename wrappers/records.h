@@ -46,8 +46,8 @@ struct mana_kind_ops {
 
 extern const struct mana_kind_ops mana_info_ops, mana_errhandler_ops, mana_keyval_ops, mana_op_ops,
     mana_group_ops, mana_datatype_ops, mana_comm_ops, mana_request_ops, mana_bsend_ops,
-    mana_greq_class_ops, mana_file_ops, mana_win_ops, mana_message_ops, mana_session_ops,
-    mana_mpi_t_ops;
+    mana_greq_class_ops, mana_datarep_ops, mana_file_ops, mana_win_ops, mana_message_ops,
+    mana_session_ops, mana_mpi_t_ops;
 
 /* MPI_T (mpi_t.c): an event registration was freed (tools.c). */
 void mana_mpi_t_event_handle_freed(void);

@@ -7,8 +7,9 @@
  * file only decides the order, which follows the dependencies: info objects and error handlers
  * and keyvals first (communicators and attributes use them), then operations and groups, then
  * datatypes (persistent requests use them), communicators (sorted by group id and creation
- * index, so that every member makes them in the same order), persistent requests, open files
- * and windows (made over their rebuilt hidden communicators, in the same kind of order).
+ * index, so that every member makes them in the same order), persistent requests, user data
+ * representations, open files (their views may name one) and windows (made over their rebuilt
+ * hidden communicators, in the same kind of order).
  *
  * The same sequence, preceded by freeing every real object, is the rebuild-in-place test mode
  * (mana_test_rebuild_now): a running job loses its objects' real handles and gets new ones
@@ -24,10 +25,10 @@ uint32_t mana_rebuild_epoch;
 int mana_rebuilding;
 
 static const struct mana_kind_ops *const kinds[] = {
-    &mana_info_ops,    &mana_errhandler_ops, &mana_keyval_ops, &mana_op_ops,
-    &mana_group_ops,   &mana_datatype_ops,   &mana_comm_ops,   &mana_request_ops,
-    &mana_bsend_ops,   &mana_greq_class_ops, &mana_file_ops,   &mana_win_ops,
-    &mana_message_ops, &mana_session_ops,    &mana_mpi_t_ops,
+    &mana_info_ops,  &mana_errhandler_ops, &mana_keyval_ops,  &mana_op_ops,
+    &mana_group_ops, &mana_datatype_ops,   &mana_comm_ops,    &mana_request_ops,
+    &mana_bsend_ops, &mana_greq_class_ops, &mana_datarep_ops, &mana_file_ops,
+    &mana_win_ops,   &mana_message_ops,    &mana_session_ops, &mana_mpi_t_ops,
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 

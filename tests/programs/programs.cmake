@@ -70,6 +70,7 @@ set(MANA_TEST_PROGRAMS
   info:2
   error_classes:1
   mpiio:2
+  datarep_registered:2
   rma:2
   rma_shared:2
   rma_epochs:2
