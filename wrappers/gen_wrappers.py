@@ -334,7 +334,7 @@ def share_origin(fn, shared_calls):
 def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
     body, call, after, cleanup, failed = [], [], [], [], []
     for p in fn.params:
-        if p.direction in ("weights", "pvar_handle"):
+        if p.direction in ("weights", "pvar_handle", "pvar_session"):
             call.append(f"mana_{p.direction}({p.name})")
             continue
         if p.direction == "tdisp":

@@ -8,9 +8,12 @@
  *
  * A control variable handle is a pointer into MPICH's memory, which a restart does not bring
  * back: the application gets a handle of the stub's (a record in upper-half memory) and the
- * rebuild allocates a real one for it again, for the same variable and object.  Performance
- * variable sessions and event registrations are not rebuilt yet: a checkpoint is refused, with
- * the reason, while one exists. */
+ * rebuild allocates a real one for it again, for the same variable and object.  A performance
+ * variable session is a pointer into MPICH's memory as well: the application holds the stub's
+ * record of it, and the rebuild makes a new real session for each.  Performance variable
+ * handles and event registrations are not rebuilt yet: a checkpoint is refused, with the
+ * reason, while one exists.  (Debian's MPICH 4.0.2 has no performance variables and no events,
+ * so neither can exist there; its MPI_T_pvar_handle_alloc crashes natively for index 0.) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,7 +22,7 @@
 #include "stub_lock.h"
 
 static int t_inits, t_level = MPI_THREAD_SINGLE;
-static int live_pvar_sessions, live_event_registrations;
+static int live_pvar_handles, live_event_registrations;
 
 /* The stub's control variable handle. */
 struct cvar_handle {
@@ -48,17 +51,82 @@ void mana_after_T_finalize(void)
     t_inits--;
 }
 
-void mana_after_T_pvar_session_create(MPI_T_pvar_session *session)
+/* The stub's performance variable session. */
+struct pvar_session {
+  struct pvar_session *next, *prev;
+  MPI_T_pvar_session real;
+  int handles; /* allocated in it and not freed */
+};
+static struct pvar_session *pvar_sessions;
+
+MPI_T_pvar_session mana_pvar_session(MPI_T_pvar_session session)
 {
-  (void)session;
-  live_pvar_sessions++;
+  return session == MPI_T_PVAR_SESSION_NULL ? session
+                                            : ((struct pvar_session *)(void *)session)->real;
 }
 
-void mana_after_T_pvar_session_free(MPI_T_pvar_session *session)
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-  (void)session;
-  if (live_pvar_sessions > 0)
-    live_pvar_sessions--;
+  struct pvar_session *r = calloc(1, sizeof(*r));
+  if (!r)
+    return MPI_T_ERR_MEMORY;
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_create, session ? &r->real : NULL);
+  if (rc != MPI_SUCCESS) {
+    free(r);
+    MANA_PARK_CHECK();
+    return rc;
+  }
+  mana_stub_lock_take();
+  r->next = pvar_sessions;
+  if (pvar_sessions)
+    pvar_sessions->prev = r;
+  pvar_sessions = r;
+  mana_stub_lock_give();
+  *session = (MPI_T_pvar_session)(void *)r;
+  MANA_PARK_CHECK(); /* once the session and its record exist */
+  return rc;
+}
+
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
+{
+  if (!session || *session == MPI_T_PVAR_SESSION_NULL)
+    return MANA_LH_CALL(MPI_T_pvar_session_free, session);
+  struct pvar_session *r = (struct pvar_session *)(void *)*session;
+  int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_free, &r->real);
+  if (rc == MPI_SUCCESS) {
+    mana_stub_lock_take();
+    if (r->prev)
+      r->prev->next = r->next;
+    else
+      pvar_sessions = r->next;
+    if (r->next)
+      r->next->prev = r->prev;
+    live_pvar_handles -= r->handles; /* MPI frees a session's handles with it */
+    mana_stub_lock_give();
+    free(r);
+    *session = MPI_T_PVAR_SESSION_NULL;
+  }
+  MANA_PARK_CHECK();
+  return rc;
+}
+
+/* The generated wrappers call these under the stub's lock. */
+void mana_after_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                                    MPI_T_pvar_handle *handle, int *count)
+{
+  (void)pvar_index, (void)obj_handle, (void)handle, (void)count;
+  ((struct pvar_session *)(void *)session)->handles++;
+  live_pvar_handles++;
+}
+
+void mana_after_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
+{
+  (void)handle;
+  struct pvar_session *r = (struct pvar_session *)(void *)session;
+  if (r->handles > 0) {
+    r->handles--;
+    live_pvar_handles--;
+  }
 }
 
 void mana_after_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
@@ -140,7 +208,7 @@ int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 static int check(char *reason, size_t len)
 {
   const char *what =
-      live_pvar_sessions         ? "mana cannot rebuild yet: an MPI_T performance variable session"
+      live_pvar_handles          ? "mana cannot rebuild yet: an MPI_T performance variable handle"
       : live_event_registrations ? "mana cannot rebuild yet: an MPI_T event registration"
                                  : NULL;
   if (!what)
@@ -158,6 +226,8 @@ static int discard(void)
 {
   for (struct cvar_handle *h = cvars; h; h = h->next)
     MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &h->real);
+  for (struct pvar_session *r = pvar_sessions; r; r = r->next)
+    MANA_LH_CALL_NOPARK(MPI_T_pvar_session_free, &r->real);
   for (int i = 0; i < t_inits; i++)
     MANA_LH_CALL_NOPARK(MPI_T_finalize);
   return MPI_SUCCESS;
@@ -180,6 +250,17 @@ static int rebuild(void)
               "mana: rebuilding MPI objects: cannot allocate a handle for MPI_T "
               "control variable %d again (%d)\n",
               h->index, rc);
+      return MPI_ERR_INTERN;
+    }
+  }
+  /* Without handles (a checkpoint is refused while one exists): nothing else to give back. */
+  for (struct pvar_session *r = pvar_sessions; r; r = r->next) {
+    int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_create, &r->real);
+    if (rc != MPI_SUCCESS) {
+      fprintf(stderr,
+              "mana: rebuilding MPI objects: cannot make an MPI_T performance variable "
+              "session again (%d)\n",
+              rc);
       return MPI_ERR_INTERN;
     }
   }

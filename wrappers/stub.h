@@ -268,6 +268,8 @@ size_t mana_neighbor_out(MPI_Comm comm);
 /* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of the stub, translated to the real library's. */
 int *mana_weights(const int *weights);
 MPI_T_pvar_handle mana_pvar_handle(MPI_T_pvar_handle handle);
+/* The real session behind the stub's record (mpi_t.c). */
+MPI_T_pvar_session mana_pvar_session(MPI_T_pvar_session session);
 
 /* Error handlers of communicators, as far as the blocking wrappers need them. */
 int mana_comm_errors_fatal(MPI_Comm comm);

@@ -3,8 +3,11 @@
  * initialized for the whole run and a control variable handle is held from start to end (as a
  * tool or a library tuning MPI would), while the program computes with MPI.  Every iteration
  * reads the variable through the held handle and asks MPI_T how many control variables and
- * categories there are: after a restart the answers must be those of before.  The _get_info
- * calls are also asked with NULL for every output MPI lets a caller omit.
+ * categories there are: after a restart the answers must be those of before.  A performance
+ * variable session is held as well (as a profiling tool makes one at start), and every
+ * iteration starts and stops all of its handles: a checkpoint was refused while it existed,
+ * and a restart must give it back usable.  The _get_info calls are also asked with NULL for
+ * every output MPI lets a caller omit.
  *
  *   usage: ckpt_mpi_t [ITERS]   default 200
  *
@@ -54,6 +57,9 @@ int main(int argc, char **argv)
     mt_check(MPI_T_pvar_get_info(0, name, &name_len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                  NULL, NULL) == MPI_SUCCESS,
              "MPI_T_pvar_get_info with NULL outputs");
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  mt_check(MPI_T_pvar_session_create(&session) == MPI_SUCCESS,
+           "a performance variable session made");
   MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
   int count = 0, first = 0;
   if (index >= 0) {
@@ -70,6 +76,9 @@ int main(int argc, char **argv)
       wrong++;
     if (index >= 0 && (MPI_T_cvar_read(handle, &value) != MPI_SUCCESS || value != first))
       wrong++;
+    if (MPI_T_pvar_start(session, MPI_T_PVAR_ALL_HANDLES) != MPI_SUCCESS ||
+        MPI_T_pvar_stop(session, MPI_T_PVAR_ALL_HANDLES) != MPI_SUCCESS)
+      wrong++;
     long mine = it + mt_.rank, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     digest = mt_mix(digest ^ (uint64_t)sum);
@@ -77,6 +86,8 @@ int main(int argc, char **argv)
   if (index >= 0)
     MPI_T_cvar_handle_free(&handle);
   mt_check(handle == MPI_T_CVAR_HANDLE_NULL, "the handle is null once freed");
+  mt_check(MPI_T_pvar_session_free(&session) == MPI_SUCCESS && session == MPI_T_PVAR_SESSION_NULL,
+           "the session freed, and null");
   mt_check_int("MPI_T answers that changed during the run", wrong, 0);
   mt_log("iterations %ld, digest %016llx", iters, (unsigned long long)digest);
   rc = MPI_T_finalize();

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # A checkpoint that cannot be taken safely is refused with its reason, and the job goes on
-# unharmed: a job holding state mana cannot restore (an MPI_T performance variable session)
-# asked for a checkpoint in mid-run must finish with native output, and mana_status must report the refusal, with a
+# unharmed: a job in a state mana cannot restore (MPI finalized, computing on) asked for a
+# checkpoint must finish with native output, and mana_status must report the refusal, with a
 # reason matching PATTERN, and a non-zero exit.
-#   usage: run_refusal.sh MANA_BIN RANKS PATTERN PROGRAM [ARGS...]
+#   usage: run_refusal.sh [--after LINE] MANA_BIN RANKS PATTERN PROGRAM [ARGS...]
+#   --after LINE   ask only once the job's stdout has a line starting with LINE (the program
+#                  prints it when it is in the refused state); default: as soon as the ranks
+#                  have connected
 set -u
+ready=
+if [ "${1:-}" = --after ]; then
+  ready=$2
+  shift 2
+fi
 bin=$1 ranks=$2 pattern=$3
 shift 3
 work=$(mktemp -d)
@@ -15,9 +23,15 @@ timeout 120 mpiexec.mpich -n "$ranks" "$@" >"$work/native" 2>/dev/null || fail "
 timeout 120 "$bin/mana_launch" --ckptdir "$work/ckpt" mpiexec.mpich -n "$ranks" "$@" \
   >"$work/mana" 2>"$work/mana.err" &
 job=$!
-# asked as soon as every rank has connected (the job holds its refused state from right after
-# MPI_Init on), again while they are still connecting
 end=$((SECONDS + 100))
+if [ -n "$ready" ]; then
+  until grep -q "^$ready" "$work/mana"; do
+    kill -0 "$job" 2>/dev/null || fail "the job ended before printing '$ready': $(tail -3 "$work/mana.err")"
+    [ $SECONDS -lt $end ] || fail "no line '$ready' within 100 s"
+    sleep 0.1
+  done
+fi
+# asked as soon as every rank has connected, again while they are still connecting
 until out=$("$bin/mana_status" --ckptdir "$work/ckpt" --checkpoint --wait 2>&1); do
   case $out in
     *"ranks are connected"* | *"no rank has connected"* | *"no coordinator is running"*) ;;

@@ -2,8 +2,9 @@
  * rebuild_refusals.c - what mana cannot rebuild yet makes it refuse a checkpoint, with a
  * reason, and only while it exists: a split collective in progress on
  * an MPI file that no drain has ended (a drain gives it a stand-in: then it is allowed, and
- * its _end reports the real status), an MPI_T performance variable session.  An MPI session is initialized again
- * (a group made from it outlives it and is rebuilt like any other).  Pending receives, active persistent ones and non-blocking collective file
+ * its _end reports the real status).  An MPI session is initialized again
+ * (a group made from it outlives it and is rebuilt like any other), and an MPI_T performance
+ * variable session (without handles) is made again.  Pending receives, active persistent ones and non-blocking collective file
  * operations are allowed: the drain completes or re-posts them; so are open files (they are
  * reopened), intercommunicators, matched messages (drained), persistent collective requests
  * (made again), partitioned requests (made again; rebuilt in place while inactive),
@@ -197,9 +198,13 @@ int main(int argc, char **argv)
   MPI_T_pvar_session pvar_session;
   MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
   MPI_T_pvar_session_create(&pvar_session);
-  refused("MPI_T performance variable session", "performance variable session");
-  MPI_T_pvar_session_free(&pvar_session);
-  allowed("MPI_T performance variable session freed");
+  allowed("MPI_T performance variable session (made again)");
+  rebuild_checked("with an MPI_T performance variable session");
+  mt_check(MPI_T_pvar_start(pvar_session, MPI_T_PVAR_ALL_HANDLES) == MPI_SUCCESS &&
+               MPI_T_pvar_stop(pvar_session, MPI_T_PVAR_ALL_HANDLES) == MPI_SUCCESS,
+           "MPI_T performance variable session: usable after the rebuild");
+  mt_check(MPI_T_pvar_session_free(&pvar_session) == MPI_SUCCESS,
+           "MPI_T performance variable session: freed after the rebuild");
   MPI_T_finalize();
 
   /* a persistent collective request freed by one member only: each rank alone could be
