@@ -24,14 +24,42 @@
 static int t_inits, t_level = MPI_THREAD_SINGLE;
 static int live_pvar_handles, live_event_registrations;
 
+/* The stub's records of MPICH's pointers, each in a list (under the stub's lock). */
+struct link {
+  struct link *next, *prev;
+};
+
+static void link_add(struct link **list, struct link *l)
+{
+  mana_stub_lock_take();
+  l->prev = NULL;
+  l->next = *list;
+  if (*list)
+    (*list)->prev = l;
+  *list = l;
+  mana_stub_lock_give();
+}
+
+static void link_remove(struct link **list, struct link *l)
+{
+  mana_stub_lock_take();
+  if (l->prev)
+    l->prev->next = l->next;
+  else
+    *list = l->next;
+  if (l->next)
+    l->next->prev = l->prev;
+  mana_stub_lock_give();
+}
+
 /* The stub's control variable handle. */
 struct cvar_handle {
-  struct cvar_handle *next, *prev;
+  struct link link; /* first: the list's links are the records */
   MPI_T_cvar_handle real;
   int index;
   void *obj_handle; /* as the application passed it */
 };
-static struct cvar_handle *cvars;
+static struct link *cvars;
 
 static MPI_T_cvar_handle real_cvar(MPI_T_cvar_handle h)
 {
@@ -53,11 +81,11 @@ void mana_after_T_finalize(void)
 
 /* The stub's performance variable session. */
 struct pvar_session {
-  struct pvar_session *next, *prev;
+  struct link link; /* first */
   MPI_T_pvar_session real;
   int handles; /* allocated in it and not freed */
 };
-static struct pvar_session *pvar_sessions;
+static struct link *pvar_sessions;
 
 MPI_T_pvar_session mana_pvar_session(MPI_T_pvar_session session)
 {
@@ -76,12 +104,7 @@ int MPI_T_pvar_session_create(MPI_T_pvar_session *session)
     MANA_PARK_CHECK();
     return rc;
   }
-  mana_stub_lock_take();
-  r->next = pvar_sessions;
-  if (pvar_sessions)
-    pvar_sessions->prev = r;
-  pvar_sessions = r;
-  mana_stub_lock_give();
+  link_add(&pvar_sessions, &r->link);
   *session = (MPI_T_pvar_session)(void *)r;
   MANA_PARK_CHECK(); /* once the session and its record exist */
   return rc;
@@ -94,13 +117,8 @@ int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
   struct pvar_session *r = (struct pvar_session *)(void *)*session;
   int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_free, &r->real);
   if (rc == MPI_SUCCESS) {
+    link_remove(&pvar_sessions, &r->link);
     mana_stub_lock_take();
-    if (r->prev)
-      r->prev->next = r->next;
-    else
-      pvar_sessions = r->next;
-    if (r->next)
-      r->next->prev = r->prev;
     live_pvar_handles -= r->handles; /* MPI frees a session's handles with it */
     mana_stub_lock_give();
     free(r);
@@ -160,13 +178,7 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle 
   }
   h->index = cvar_index;
   h->obj_handle = obj_handle;
-  mana_stub_lock_take();
-  h->prev = NULL;
-  h->next = cvars;
-  if (cvars)
-    cvars->prev = h;
-  cvars = h;
-  mana_stub_lock_give();
+  link_add(&cvars, &h->link);
   *handle = (MPI_T_cvar_handle)(void *)h;
   MANA_PARK_CHECK(); /* once the handle and its record exist */
   return rc;
@@ -179,14 +191,7 @@ int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
   struct cvar_handle *h = (struct cvar_handle *)(void *)*handle;
   int rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &h->real);
   if (rc == MPI_SUCCESS) {
-    mana_stub_lock_take();
-    if (h->prev)
-      h->prev->next = h->next;
-    else
-      cvars = h->next;
-    if (h->next)
-      h->next->prev = h->prev;
-    mana_stub_lock_give();
+    link_remove(&cvars, &h->link);
     free(h);
     *handle = MPI_T_CVAR_HANDLE_NULL;
   }
@@ -224,10 +229,10 @@ static int check(char *reason, size_t len)
 /* Rebuild-in-place test mode: the real handles and MPI_T's own state go first. */
 static int discard(void)
 {
-  for (struct cvar_handle *h = cvars; h; h = h->next)
-    MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &h->real);
-  for (struct pvar_session *r = pvar_sessions; r; r = r->next)
-    MANA_LH_CALL_NOPARK(MPI_T_pvar_session_free, &r->real);
+  for (struct link *l = cvars; l; l = l->next)
+    MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_free, &((struct cvar_handle *)l)->real);
+  for (struct link *l = pvar_sessions; l; l = l->next)
+    MANA_LH_CALL_NOPARK(MPI_T_pvar_session_free, &((struct pvar_session *)l)->real);
   for (int i = 0; i < t_inits; i++)
     MANA_LH_CALL_NOPARK(MPI_T_finalize);
   return MPI_SUCCESS;
@@ -242,7 +247,8 @@ static int rebuild(void)
       return MPI_ERR_INTERN;
     }
   }
-  for (struct cvar_handle *h = cvars; h; h = h->next) {
+  for (struct link *l = cvars; l; l = l->next) {
+    struct cvar_handle *h = (struct cvar_handle *)l;
     int count, rc = MANA_LH_CALL_NOPARK(MPI_T_cvar_handle_alloc, h->index, h->obj_handle, &h->real,
                                         &count);
     if (rc != MPI_SUCCESS) {
@@ -254,8 +260,8 @@ static int rebuild(void)
     }
   }
   /* Without handles (a checkpoint is refused while one exists): nothing else to give back. */
-  for (struct pvar_session *r = pvar_sessions; r; r = r->next) {
-    int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_create, &r->real);
+  for (struct link *l = pvar_sessions; l; l = l->next) {
+    int rc = MANA_LH_CALL_NOPARK(MPI_T_pvar_session_create, &((struct pvar_session *)l)->real);
     if (rc != MPI_SUCCESS) {
       fprintf(stderr,
               "mana: rebuilding MPI objects: cannot make an MPI_T performance variable "

@@ -50,14 +50,7 @@ int main(int argc, char **argv)
   MPI_Barrier(split);
   MPI_Comm_free(&split);
 
-  long total = 0, want = 0;
-  for (int i = 0; i < 10; i++) {
-    int v = rank * 10 + i, sum = 0;
-    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    total += sum;
-    want += 10L * size * (size - 1) / 2 + (long)size * i;
-  }
-  mt_check_int("sum of the allreduces", total, want);
+  mt_allreduce_steps(10);
   MPI_Start(&pr);
   MPI_Wait(&pr, MPI_STATUS_IGNORE);
   MPI_Request_free(&pr);

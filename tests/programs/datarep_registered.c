@@ -57,7 +57,6 @@ int main(int argc, char **argv)
   static int four = 4;
   MPI_Init(&argc, &argv);
   mt_begin("datarep_registered");
-  int rank = mt_.rank, size = mt_.size;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
   mt_check_int("registering \"mana-four\"",
@@ -85,14 +84,7 @@ int main(int argc, char **argv)
   }
   mt_check_int("a view in \"mana-four\" (MPI's answer, the same under mana)", view, view);
 
-  long total = 0, want = 0;
-  for (int i = 0; i < 12; i++) {
-    int v = rank * 10 + i, sum = 0;
-    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    total += sum;
-    want += 10L * size * (size - 1) / 2 + (long)size * i;
-  }
-  mt_check_int("sum of the allreduces", total, want);
+  mt_allreduce_steps(12);
   check_registered("after the loop", &four);
   mt_check_int("calls of the extent function", extent_calls, 0);
   return mt_end();

@@ -361,4 +361,18 @@ static inline void mt_local_calls(int n)
   }
 }
 
+/* n Allreduces on MPI_COMM_WORLD of values derived from the step and the rank, their sum
+ * checked: places for a checkpoint at chosen calls after a program's point of interest. */
+static inline void mt_allreduce_steps(int n)
+{
+  long total = 0, want = 0;
+  for (int i = 0; i < n; i++) {
+    int v = mt_.rank * 10 + i, sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    total += sum;
+    want += 10L * mt_.size * (mt_.size - 1) / 2 + (long)mt_.size * i;
+  }
+  mt_check_int("sum of the allreduces", total, want);
+}
+
 #endif /* MANA_TESTS_MPITEST_H */
