@@ -33,6 +33,7 @@ int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosit
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) :: errhandler=shared
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group) :: group=shared
 int MPI_Group_free(MPI_Group *group) :: group=free
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) :: session=pvar_session handle=pvar_handle
 """
 
 
@@ -48,7 +49,7 @@ class Generator(unittest.TestCase):
         return gen.gen_wrapper(self.funcs[name])
 
     def test_parses_every_entry(self):
-        self.assertEqual(len(self.funcs), 21)
+        self.assertEqual(len(self.funcs), 22)
         self.assertEqual(self.funcs["MPI_Wtime"].ret, "double")
         self.assertEqual(self.funcs["MPI_Wtime"].params, [])
 
@@ -142,6 +143,11 @@ class Generator(unittest.TestCase):
         self.assertIn("MPI_Datatype *r_recvtypes = recvtypes == sendtypes ? r_sendtypes : (", w)
         self.assertIn("if (r_recvtypes != s_recvtypes && r_recvtypes != r_sendtypes) free(r_recvtypes);", w)
         self.assertIn("if (r_sendtypes != s_sendtypes) free(r_sendtypes);", w)
+
+    def test_mpi_t_pointers_are_translated_by_their_functions(self):
+        # a session is the stub's record (mpi_t.c); a handle may be the ALL_HANDLES sentinel
+        w = self.wrapper("MPI_T_pvar_reset")
+        self.assertIn("MPI_T_pvar_reset, mana_pvar_session(session), mana_pvar_handle(handle))", w)
 
     def test_keyvals_and_file_pointers(self):
         self.assertIn("MANA_REAL(KEYVAL, int, comm_keyval)", self.wrapper("MPI_Comm_get_attr"))
