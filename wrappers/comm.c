@@ -747,8 +747,10 @@ static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
   if (r->name && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_name, c, r->name)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Comm_set_name", rc);
   /* Made while MPI_COMM_WORLD had no handler set, c has none either (comm_rec.h).
-   * MPI_COMM_WORLD's own is always set: the rebuild made it MPI_ERRORS_RETURN, and
-   * MPI_ERRORS_ARE_FATAL set on it acts as none (the others follow it either way). */
+   * MPI_COMM_WORLD's own is always set: the rebuild made it MPI_ERRORS_RETURN.
+   * MPI_ERRORS_ARE_FATAL set on it acts as none for the communicators rebuilt here, but
+   * MPI_Comm_dup and MPI_Comm_split copy it into those the application makes later, which
+   * then no longer follow MPI_COMM_WORLD's handler (a known limit, checkpoint-protocol.md). */
   int set = r->eh_explicit || r == &world_rec;
   if (set && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c,
                                        mana_eh_ref_real(&r->errhandler))) != MPI_SUCCESS)
