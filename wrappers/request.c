@@ -443,12 +443,28 @@ static void reread(int n, const MPI_Request virt[], MPI_Request real[], const un
 }
 
 /* Waitall parks with some requests complete: those are settled first, so that no slot keeps
- * a real request MPI has freed while the thread is parked (the drain tests every slot). */
-static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[], unsigned char *done,
-                               MPI_Status st[])
+ * a real request MPI has freed while the thread is parked (the drain tests every slot).  Each
+ * is settled once (settled[i]): settling it again after a restart wrote the old MPI's handle
+ * of a persistent request (reread leaves the completed ones alone) over the one the rebuild
+ * gave its slot, and the next MPI_Start failed (MPI 3.1's persistent-request examples, with a
+ * synchronous send still unmatched at the checkpoint, tests/mpi_standard). */
+static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[],
+                               const unsigned char *done, unsigned char *settled, MPI_Status st[])
 {
   for (int i = 0; i < n; i++)
-    if (done[i] && mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
+    if (done[i] && !settled[i]) {
+      settled[i] = 1;
+      if (mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
+        settle_real(&virt[i], &real[i], completed_mark(done[i]), &st[i]);
+    }
+}
+
+static void settle_the_rest(int n, MPI_Request virt[], MPI_Request real[],
+                            const unsigned char *done, const unsigned char *settled,
+                            MPI_Status st[])
+{
+  for (int i = 0; i < n; i++)
+    if (!settled[i])
       settle_real(&virt[i], &real[i], completed_mark(done[i]), &st[i]);
 }
 
@@ -466,12 +482,13 @@ static void waitall_error_fields(int n, const unsigned char *was_null, MPI_Statu
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
   int rc;
-  /* done[count], then was_null[count] */
-  unsigned char stack_done[2 * MANA_STACK_HANDLES] = {0};
-  unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 2);
+  /* done[count], then was_null[count], then settled[count] */
+  unsigned char stack_done[3 * MANA_STACK_HANDLES] = {0};
+  unsigned char *done = count <= MANA_STACK_HANDLES ? stack_done : calloc((size_t)count, 3);
   if (!done)
     return MPI_ERR_NO_MEM;
   unsigned char *was_null = done + (count > 0 ? count : 0);
+  unsigned char *settled = was_null + (count > 0 ? count : 0);
   for (int i = 0; i < count; i++)
     was_null[i] = array_of_requests[i] == MPI_REQUEST_NULL;
   WITH_STATUSES(count, array_of_statuses, st, {
@@ -484,13 +501,13 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
             if (rc != MPI_SUCCESS || flag)
               break;
             if (MANA_BOUNDARY->park_requested) {
-              settle_done_so_far(count, array_of_requests, real, done, st);
+              settle_done_so_far(count, array_of_requests, real, done, settled, st);
               mana_park_point();
               reread(count, array_of_requests, real, done);
             }
           }
         },
-        settle_all(count, array_of_requests, real, 0, done, st));
+        settle_the_rest(count, array_of_requests, real, done, settled, st));
   });
   if (rc == MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE)
     waitall_error_fields(count, was_null, array_of_statuses);
