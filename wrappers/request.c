@@ -106,13 +106,11 @@ static inline int completed_mark(unsigned char done)
   return done == 1 || done == 2;
 }
 
-/* done == NULL: all completed or none (all_done); else done[i] per request, as waitall_until
- * marks them.  st == NULL: nothing completed. */
-static void settle_all(int n, MPI_Request virt[], MPI_Request real[], int all_done,
-                       const unsigned char *done, MPI_Status st[])
+/* All completed or none (all_done).  st == NULL: nothing completed. */
+static void settle_all(int n, MPI_Request virt[], MPI_Request real[], int all_done, MPI_Status st[])
 {
   for (int i = 0; i < n; i++)
-    settle_real(&virt[i], &real[i], done ? completed_mark(done[i]) : all_done, st ? &st[i] : NULL);
+    settle_real(&virt[i], &real[i], all_done, st ? &st[i] : NULL);
 }
 
 /* Waitany/Testany and the some forms complete the requests they name; st[k] is the status of
@@ -123,7 +121,7 @@ static void settle_named(int n, MPI_Request virt[], MPI_Request real[], int nnam
   for (int k = 0; k < nnamed; k++)
     if (named[k] >= 0 && named[k] < n)
       settle_real(&virt[named[k]], &real[named[k]], 1, &st[k]);
-  settle_all(n, virt, real, 0, NULL, NULL); /* the others: not completed, nothing to count */
+  settle_all(n, virt, real, 0, NULL); /* the others: not completed, nothing to count */
 }
 
 /* Requests MPI must complete with its own blocking wait (handles.h, MANA_SLOT_REQ_MPIWAIT): a
@@ -412,7 +410,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
     }
   WITH_REAL_REQUESTS(count, array_of_requests, real,
                      rc = MANA_LH_CALL_NOPARK(MPI_Startall, count, real),
-                     settle_all(count, array_of_requests, real, 0, NULL, NULL));
+                     settle_all(count, array_of_requests, real, 0, NULL));
   mark_started(array_of_requests, count, rc);
   MANA_PARK_CHECK();
   return rc;
@@ -570,7 +568,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
   WITH_STATUSES(count, array_of_statuses, st, {
     WITH_REAL_REQUESTS(count, array_of_requests, real,
                        rc = MANA_LH_CALL_NOPARK(MPI_Testall, count, real, cleared(flag), st),
-                       settle_all(count, array_of_requests, real, flag && *flag, NULL, st));
+                       settle_all(count, array_of_requests, real, flag && *flag, st));
   });
   MANA_PARK_CHECK();
   return rc;
