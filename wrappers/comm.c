@@ -174,16 +174,61 @@ static int record_errhandler(struct comm_rec *r, MPI_Comm v, MPI_Comm real)
 }
 
 /* Whether a new communicator's handler was set (comm_rec.h): MPI's constructors copy the
- * parent's handler, or its absence; one that is not fatal was set somewhere.  Without a
- * parent (MPI_Comm_create_from_group names the handler) it is set. */
+ * parent's handler, or its absence, and a parent without one passes none on (the handler MPI
+ * holds for it is MPI_COMM_WORLD's, set by follow_world below); of a parent with one, a
+ * handler that is not fatal was copied.  Without a parent (MPI_Comm_create_from_group names
+ * the handler) it is set. */
 static int inherits_explicit(const struct comm_rec *r, const struct comm_rec *p)
 {
   if (!p)
     return 1;
+  if (!p->eh_explicit)
+    return 0;
   if (r->errhandler.index >= 0 || r->errhandler.predefined != MPI_ERRORS_ARE_FATAL)
     return 1;
   return p->eh_explicit && p->errhandler.index < 0 &&
          p->errhandler.predefined == MPI_ERRORS_ARE_FATAL;
+}
+
+/* ---- communicators whose handler was never set (comm_rec.h) ---- */
+
+/* MPICH raises the errors of a communicator whose handler was never set on MPI_COMM_WORLD's
+ * handler of the moment, and passes MPI_COMM_WORLD to a user handler.  MPICH cannot unset a
+ * handler, and the communicators a restart or a constructor copying from a rebuilt
+ * MPI_COMM_WORLD makes hold a set MPI_ERRORS_ARE_FATAL: so the stub itself gives every such
+ * communicator the handler the application set on MPI_COMM_WORLD, when it sets one and when
+ * the communicator is made, and answers for it what MPICH answers (comm_errhandler.c). */
+int mana_comm_follows_world(MPI_Comm v)
+{
+  if (v == MPI_COMM_WORLD || !mana_world_model)
+    return 0;
+  const struct comm_rec *r = rec_of(v);
+  return r && !r->eh_explicit;
+}
+
+/* The real handler the application set on MPI_COMM_WORLD (while world_rec.eh_explicit). */
+static MPI_Errhandler world_errhandler = MPI_ERRHANDLER_NULL;
+
+static void follow_world(MPI_Comm v, MPI_Comm real)
+{
+  if (!world_rec.eh_explicit)
+    return; /* MPI_COMM_WORLD's handler is fatal, and so is the one the communicator holds */
+  if (MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, real, world_errhandler) == MPI_SUCCESS)
+    mana_comm_errors_from(v, world_errhandler);
+}
+
+void mana_comm_follow_world(MPI_Errhandler real_errhandler)
+{
+  world_errhandler = real_errhandler;
+  if (!self_rec.eh_explicit)
+    follow_world(MPI_COMM_SELF, MPI_COMM_SELF);
+  struct mana_table *t = &mana_tables[MANA_KIND_COMM];
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    struct mana_slot *s = mana_slot_at(t, i);
+    const struct comm_rec *r = s->meta;
+    if ((s->flags & (MANA_SLOT_USED | MANA_SLOT_FREED)) == MANA_SLOT_USED && r && !r->eh_explicit)
+      follow_world(mana_handle_make(MANA_KIND_COMM, i), (MPI_Comm)s->real);
+  }
 }
 
 /* A communicator's name among those with its members (its "creation index", the second half
@@ -218,6 +263,10 @@ static void created_under(MPI_Comm v, MPI_Comm parent, uint64_t key)
   r->rank_known = MANA_LH_CALL_NOPARK(MPI_Comm_rank, real, &r->rank) == MPI_SUCCESS;
   const struct comm_rec *p = rec_of(parent);
   r->eh_explicit = inherits_explicit(r, p);
+  if (!r->eh_explicit) {
+    r->errhandler = (struct mana_eh_ref){MPI_ERRORS_ARE_FATAL, -1}; /* what MPICH answers */
+    follow_world(v, real);
+  }
   if (p && p->attrs)
     mana_attr_inherit(&r->attrs, p->attrs, MANA_KIND_COMM, (uint64_t)real);
   s->meta = r;
@@ -746,15 +795,16 @@ static int rebuild_properties(const struct comm_rec *r, MPI_Comm c, uint32_t v)
   int rc = MPI_SUCCESS;
   if (r->name && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_name, c, r->name)) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Comm_set_name", rc);
-  /* Made while MPI_COMM_WORLD had no handler set, c has none either (comm_rec.h).
-   * MPI_COMM_WORLD's own is always set: the rebuild made it MPI_ERRORS_RETURN.
-   * MPI_ERRORS_ARE_FATAL set on it acts as none for the communicators rebuilt here, but
-   * MPI_Comm_dup and MPI_Comm_split copy it into those the application makes later, which
-   * then no longer follow MPI_COMM_WORLD's handler (a known limit, checkpoint-protocol.md). */
-  int set = r->eh_explicit || r == &world_rec;
-  if (set && (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c,
-                                       mana_eh_ref_real(&r->errhandler))) != MPI_SUCCESS)
+  /* MPI_COMM_WORLD's is always set: the rebuild made it MPI_ERRORS_RETURN.  One whose
+   * handler was never set gets MPI_COMM_WORLD's, as follow_world gives it. */
+  const struct mana_eh_ref *eh = r->eh_explicit || r == &world_rec ? &r->errhandler
+                                 : world_rec.eh_explicit           ? &world_rec.errhandler
+                                                                   : NULL;
+  if (eh &&
+      (rc = MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, c, mana_eh_ref_real(eh))) != MPI_SUCCESS)
     return mana_rebuild_error("communicator", v, "MPI_Comm_set_errhandler", rc);
+  if (r == &world_rec && r->eh_explicit)
+    world_errhandler = mana_eh_ref_real(eh);
   if (r->has_info) {
     MPI_Info info = MPI_INFO_NULL;
     rc = mana_kvlist_to_real(&r->info, &info);

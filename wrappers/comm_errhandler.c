@@ -4,6 +4,7 @@
  * communicator whose handler does not abort they complete with MPI_COMM_WORLD set to return
  * errors, then hand the error to the communicator's own handler, as the native call would. */
 #include "records.h"
+#include "stub_hooks.h"
 
 static int world_returns, self_returns;
 
@@ -56,6 +57,8 @@ static int set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, int legacy)
   if (rc == MPI_SUCCESS) {
     set_returns(comm, errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT);
     mana_comm_record_errhandler(comm, errhandler);
+    if (comm == MPI_COMM_WORLD)
+      mana_comm_follow_world(real_eh);
   }
   MANA_PARK_CHECK();
   return rc;
@@ -69,6 +72,33 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
   return set_errhandler(comm, errhandler, 1);
+}
+
+/* MPICH answers MPI_ERRORS_ARE_FATAL for a communicator whose handler was never set, whatever
+ * MPI_COMM_WORLD's is; MPI would now answer the handler the stub gave it (comm.c). */
+int mana_local_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler, int *result)
+{
+  if (!errhandler || !mana_app_in_mpi || !mana_comm_follows_world(comm))
+    return 0;
+  *errhandler = MPI_ERRORS_ARE_FATAL;
+  *result = MPI_SUCCESS;
+  return 1;
+}
+
+int mana_local_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler, int *result)
+{
+  return mana_local_Comm_get_errhandler(comm, errhandler, result);
+}
+
+/* MPICH aborts in MPI_Comm_call_errhandler on a communicator whose handler was never set,
+ * whatever MPI_COMM_WORLD's is; the one the stub gave it would not. */
+int mana_before_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+  (void)errorcode;
+  if (mana_comm_follows_world(comm))
+    MANA_LH_CALL_NOPARK(MPI_Comm_set_errhandler, MANA_REAL(COMM, MPI_Comm, comm),
+                        MPI_ERRORS_ARE_FATAL);
+  return MPI_SUCCESS;
 }
 
 /* Without MPI_Init the waits are MPI's blocking calls (wait_direct.c), which raise errors on

@@ -53,6 +53,9 @@ static void run(int i, void *obj, int *code)
     vobj = &vfile;
   } else {
     vint = (int)mana_handle_virtual_of(kinds[r->kind], (uint32_t) * (int *)obj);
+    /* Natively MPI_COMM_WORLD's handler, called with it (comm.c, mana_comm_follows_world). */
+    if (r->kind == EH_COMM && mana_comm_follows_world((MPI_Comm)vint))
+      vint = (int)MPI_COMM_WORLD;
     vobj = &vint;
   }
   if (r->cxx)

@@ -164,6 +164,11 @@ uint64_t mana_comm_ggid(MPI_Comm v);
  * record. */
 uint64_t mana_comm_cc_id(MPI_Comm v);
 void mana_comm_record_errhandler(MPI_Comm v, MPI_Errhandler errhandler);
+/* Whether v's handler was never set, so that MPICH raises its errors on MPI_COMM_WORLD's
+ * handler (comm.c); and, when the application has set MPI_COMM_WORLD's to real_errhandler,
+ * giving it to every such communicator. */
+int mana_comm_follows_world(MPI_Comm v);
+void mana_comm_follow_world(MPI_Errhandler real_errhandler);
 /* What files opened on intracommunicator v need to open again at restart, even after v is
  * freed: its group id, creation index (UINT64_MAX for MPI_COMM_WORLD and MPI_COMM_SELF),
  * size and members as world ranks in rank order (the record's own array: copy it).  0, or -1
