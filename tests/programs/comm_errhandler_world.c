@@ -39,7 +39,7 @@ static int bad_send(MPI_Comm comm)
 }
 
 /* A message longer than the receive buffer: MPI_ERR_TRUNCATE, raised when it completes, in a
- * blocking receive (blocking) or in MPI_Wait. */
+ * blocking receive or in MPI_Wait. */
 static int truncated(MPI_Comm comm, int blocking)
 {
   int rank, two[2] = {1, 2}, one = 0, rc;
@@ -56,6 +56,16 @@ static int truncated(MPI_Comm comm, int blocking)
   return error_class(rc);
 }
 
+static int truncated_recv(MPI_Comm comm)
+{
+  return truncated(comm, 1);
+}
+
+static int truncated_wait(MPI_Comm comm)
+{
+  return truncated(comm, 0);
+}
+
 static void check_fatal_answer(const char *name, MPI_Comm comm, MPI_Errhandler exp)
 {
   MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
@@ -67,17 +77,29 @@ static void check_fatal_answer(const char *name, MPI_Comm comm, MPI_Errhandler e
     MPI_Errhandler_free(&eh);
 }
 
-/* An error on comm that the user handler on MPI_COMM_WORLD must see (world) or not. */
-static void check_user_handler(const char *name, int cls, int calls_before, int world)
+/* An error provoked on comm, which the user handler on MPI_COMM_WORLD must see (world) or not. */
+struct error_case {
+  const char *name;
+  MPI_Comm comm;
+  int (*provoke)(MPI_Comm comm);
+  int world;
+};
+
+static void check_user_handler(const struct error_case *cases, size_t n)
 {
   char what[96];
-  snprintf(what, sizeof(what), "%s: error class", name);
-  mt_check_int(what, cls, cls == MPI_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_ERR_RANK);
-  snprintf(what, sizeof(what), "%s: calls of MPI_COMM_WORLD's handler", name);
-  mt_check_int(what, handler_calls - calls_before, world);
-  if (world) {
-    snprintf(what, sizeof(what), "%s: the handler was given MPI_COMM_WORLD", name);
-    mt_check_int(what, handler_comm == MPI_COMM_WORLD, 1);
+  for (size_t i = 0; i < n; i++) {
+    const struct error_case *k = &cases[i];
+    int calls_before = handler_calls;
+    int cls = k->provoke(k->comm);
+    snprintf(what, sizeof(what), "%s: error class", k->name);
+    mt_check_int(what, cls, k->provoke == bad_send ? MPI_ERR_RANK : MPI_ERR_TRUNCATE);
+    snprintf(what, sizeof(what), "%s: calls of MPI_COMM_WORLD's handler", k->name);
+    mt_check_int(what, handler_calls - calls_before, k->world);
+    if (k->world) {
+      snprintf(what, sizeof(what), "%s: the handler was given MPI_COMM_WORLD", k->name);
+      mt_check_int(what, handler_comm == MPI_COMM_WORLD, 1);
+    }
   }
 }
 
@@ -118,35 +140,30 @@ int main(int argc, char **argv)
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, user);
   mt_allreduce_steps(3);
 
-  int before = handler_calls;
-  check_user_handler("dup", bad_send(a), before, 1);
-  before = handler_calls;
-  check_user_handler("split", bad_send(b), before, 1);
-  before = handler_calls;
-  check_user_handler("create_group", bad_send(c), before, 1);
-  before = handler_calls;
-  check_user_handler("dup of dup", bad_send(d), before, 1);
-  before = handler_calls;
-  check_user_handler("MPI_COMM_SELF", bad_send(MPI_COMM_SELF), before, 1);
-  before = handler_calls;
-  check_user_handler("dup, set", bad_send(e), before, 0);
-  before = handler_calls;
-  check_user_handler("dup of MPI_COMM_WORLD with its handler set", bad_send(f), before, 0);
-  before = handler_calls;
-  check_user_handler("dup, truncated MPI_Recv", truncated(a, 1), before, 1);
-  before = handler_calls;
-  check_user_handler("dup of dup, truncated MPI_Wait", truncated(d, 0), before, 1);
-  before = handler_calls;
-  check_user_handler("dup, set, truncated MPI_Recv", truncated(e, 1), before, 0);
+  const struct error_case following[] = {
+      {"dup", a, bad_send, 1},
+      {"split", b, bad_send, 1},
+      {"create_group", c, bad_send, 1},
+      {"dup of dup", d, bad_send, 1},
+      {"MPI_COMM_SELF", MPI_COMM_SELF, bad_send, 1},
+      {"dup, set", e, bad_send, 0},
+      {"dup of MPI_COMM_WORLD with its handler set", f, bad_send, 0},
+      {"dup, truncated MPI_Recv", a, truncated_recv, 1},
+      {"dup of dup, truncated MPI_Wait", d, truncated_wait, 1},
+      {"dup, set, truncated MPI_Recv", e, truncated_recv, 0},
+  };
+  check_user_handler(following, sizeof(following) / sizeof(following[0]));
   check_fatal_answer("dup of dup", d, MPI_ERRORS_ARE_FATAL);
   check_fatal_answer("dup of MPI_COMM_WORLD with its handler set", f, MPI_ERRORS_RETURN);
   mt_allreduce_steps(3);
 
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&user);
-  before = handler_calls;
-  check_user_handler("dup of dup, MPI_COMM_WORLD returning again", bad_send(d), before, 0);
-  check_user_handler("split, MPI_COMM_WORLD returning again", bad_send(b), before, 0);
+  const struct error_case returning[] = {
+      {"dup of dup, MPI_COMM_WORLD returning again", d, bad_send, 0},
+      {"split, MPI_COMM_WORLD returning again", b, bad_send, 0},
+  };
+  check_user_handler(returning, sizeof(returning) / sizeof(returning[0]));
   mt_allreduce_steps(3);
 
   MPI_Comm *all[] = {&a, &b, &c, &d, &e, &f};
