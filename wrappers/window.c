@@ -388,8 +388,10 @@ void mana_after_Win_set_name(MPI_Win win, const char *win_name)
 void mana_after_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
   struct win_rec *r = mana_win_rec(win);
-  if (r)
+  if (r) {
     mana_eh_ref_of_virtual(errhandler, &r->errhandler);
+    r->eh_set = 1;
+  }
 }
 
 /* Hints accumulate: keys set earlier and not named again keep their values. */
@@ -519,7 +521,7 @@ static int rebuild_properties(const struct win_rec *r, MPI_Win w)
   if ((rc = mana_attr_replay(r->attrs, MANA_KIND_WIN, (uint64_t)w, "window", r->self)) !=
       MPI_SUCCESS)
     return rc;
-  MPI_Errhandler eh = mana_eh_ref_real(&r->errhandler);
+  MPI_Errhandler eh = r->eh_set ? mana_eh_ref_real(&r->errhandler) : MPI_ERRHANDLER_NULL;
   if (eh != MPI_ERRHANDLER_NULL &&
       (rc = MANA_LH_CALL_NOPARK(MPI_Win_set_errhandler, w, eh)) != MPI_SUCCESS)
     return mana_rebuild_error("window", r->self, "MPI_Win_set_errhandler", rc);

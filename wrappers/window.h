@@ -47,6 +47,10 @@ struct win_rec {
   struct mana_kvlist create_info, later_info;
   char *name;
   struct mana_eh_ref errhandler;
+  /* The application set the handler (MPI_Win_set_errhandler).  MPICH keeps none for a window
+   * whose handler was never set, raises its errors on MPI_COMM_WORLD's handler of the moment
+   * and cannot unset one: such a window must never get one from mana. */
+  int eh_set;
   struct mana_attr *attrs;
   struct win_region *regions; /* dynamic windows: attached, in order */
   int nregions, cap_regions;

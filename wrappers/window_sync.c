@@ -160,15 +160,20 @@ int mana_windows_drain(const char **why, int *rc_out)
     MPI_Win w = mana_win_real(r);
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     /* A failure here must come back as a code, not reach an aborting handler of the
-     * application's. */
-    int have_eh = MANA_LH_ANY(MPI_Win_get_errhandler, w, &eh) == MPI_SUCCESS;
+     * application's.  A window without a handler of its own raises on MPI_COMM_WORLD's, and
+     * must keep none (window.h). */
+    int have_eh = r->eh_set && MANA_LH_ANY(MPI_Win_get_errhandler, w, &eh) == MPI_SUCCESS;
     if (have_eh)
       MANA_LH_ANY(MPI_Win_set_errhandler, w, MPI_ERRORS_RETURN);
+    else
+      MANA_LH_ANY(svc.world_errors_return, 1);
     int rc = drain_one(r);
     if (have_eh) {
       MANA_LH_ANY(MPI_Win_set_errhandler, w, eh);
       if (mana_real_is_created((uint32_t)eh))
         MANA_LH_ANY(MPI_Errhandler_free, &eh);
+    } else {
+      MANA_LH_ANY(svc.world_errors_return, 0);
     }
     if (rc != MPI_SUCCESS) {
       *why = r->fence_open ? "completing a window's fence epoch failed"

@@ -3,6 +3,7 @@
  * their errors on MPI_COMM_WORLD's handler of the moment and passes MPI_COMM_WORLD to a user
  * handler, while MPI_Comm_get_errhandler answers MPI_ERRORS_ARE_FATAL for them; a handler set
  * on a communicator, or copied by MPI_Comm_dup from one that had it set, stays its own.
+ * A window whose handler was never set follows MPI_COMM_WORLD's handler in the same way.
  * MPICH's errors/comm/comm_split_type_nullarg relies on this (with a collective MPI refuses,
  * which a checkpoint may be refused around: not made here).  A restart before the
  * communicators are made used to leave MPI_ERRORS_ARE_FATAL set on them (copied from the
@@ -15,6 +16,7 @@
 
 static int handler_calls;
 static MPI_Comm handler_comm = MPI_COMM_NULL;
+static MPI_Win window; /* its handler never set either */
 
 static void counting(MPI_Comm *comm, int *code, ...)
 {
@@ -56,6 +58,14 @@ static int truncated(MPI_Comm comm, int blocking)
   return error_class(rc);
 }
 
+/* A put to a rank the window does not have, in a fence epoch: MPI_ERR_RANK. */
+static int bad_put(MPI_Comm comm)
+{
+  int size, x = 1;
+  MPI_Comm_size(comm, &size);
+  return error_class(MPI_Put(&x, 1, MPI_INT, size, 0, 1, MPI_INT, window));
+}
+
 static int truncated_recv(MPI_Comm comm)
 {
   return truncated(comm, 1);
@@ -93,7 +103,8 @@ static void check_user_handler(const struct error_case *cases, size_t n)
     int calls_before = handler_calls;
     int cls = k->provoke(k->comm);
     snprintf(what, sizeof(what), "%s: error class", k->name);
-    mt_check_int(what, cls, k->provoke == bad_send ? MPI_ERR_RANK : MPI_ERR_TRUNCATE);
+    mt_check_int(what, cls,
+                 k->provoke == bad_send || k->provoke == bad_put ? MPI_ERR_RANK : MPI_ERR_TRUNCATE);
     snprintf(what, sizeof(what), "%s: calls of MPI_COMM_WORLD's handler", k->name);
     mt_check_int(what, handler_calls - calls_before, k->world);
     if (k->world) {
@@ -119,6 +130,9 @@ int main(int argc, char **argv)
   MPI_Group_free(&world_group);
   MPI_Comm_dup(MPI_COMM_WORLD, &e);
   MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN);
+  static int window_memory[4];
+  MPI_Win_create(window_memory, sizeof(window_memory), sizeof(int), MPI_INFO_NULL, a, &window);
+  MPI_Win_fence(0, window);
   mt_allreduce_steps(3);
 
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -130,6 +144,11 @@ int main(int argc, char **argv)
   check_fatal_answer("create_group", c, MPI_ERRORS_ARE_FATAL);
   check_fatal_answer("MPI_COMM_SELF", MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
   check_fatal_answer("dup, set", e, MPI_ERRORS_RETURN);
+  mt_check_int("window: MPI_ERRORS_RETURN followed", bad_put(MPI_COMM_WORLD), MPI_ERR_RANK);
+  MPI_Errhandler window_eh = MPI_ERRHANDLER_NULL;
+  MPI_Win_get_errhandler(window, &window_eh);
+  mt_check_int("MPI_Win_get_errhandler(window) is MPI_ERRORS_ARE_FATAL",
+               window_eh == MPI_ERRORS_ARE_FATAL, 1);
   mt_allreduce_steps(3);
 
   /* d copies a's absence of a handler; f copies MPI_COMM_WORLD's handler, set now. */
@@ -151,6 +170,7 @@ int main(int argc, char **argv)
       {"dup, truncated MPI_Recv", a, truncated_recv, 1},
       {"dup of dup, truncated MPI_Wait", d, truncated_wait, 1},
       {"dup, set, truncated MPI_Recv", e, truncated_recv, 0},
+      {"window", MPI_COMM_WORLD, bad_put, 1},
   };
   check_user_handler(following, sizeof(following) / sizeof(following[0]));
   check_fatal_answer("dup of dup", d, MPI_ERRORS_ARE_FATAL);
@@ -162,10 +182,13 @@ int main(int argc, char **argv)
   const struct error_case returning[] = {
       {"dup of dup, MPI_COMM_WORLD returning again", d, bad_send, 0},
       {"split, MPI_COMM_WORLD returning again", b, bad_send, 0},
+      {"window, MPI_COMM_WORLD returning again", MPI_COMM_WORLD, bad_put, 0},
   };
   check_user_handler(returning, sizeof(returning) / sizeof(returning[0]));
   mt_allreduce_steps(3);
 
+  MPI_Win_fence(0, window);
+  MPI_Win_free(&window);
   MPI_Comm *all[] = {&a, &b, &c, &d, &e, &f};
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     MPI_Comm_free(all[i]);
