@@ -363,8 +363,12 @@ void mana_cc_peer_gate_leave(void)
  * new communicator's record exists: `child` is it, or MPI_COMM_NULL. */
 void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child)
 {
+  mana_cc_leave_made_id(call, child != MPI_COMM_NULL ? comm_id(child) : 0);
+}
+
+void mana_cc_leave_made_id(enum mana_cc_call call, uint64_t id)
+{
   struct mana_mpi_thread *t = mana_self_thread;
-  uint64_t id = child != MPI_COMM_NULL ? comm_id(child) : 0;
   app_lock();
   if (ensure_ready() == 0) {
     if (id && !cc_is_member(&cc, id) && register_guarded(t, id) != 0)

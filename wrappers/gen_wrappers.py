@@ -441,9 +441,12 @@ def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
                        else "MANA_CC_CONSTRUCTOR")
             cc_child = f"(rc == MPI_SUCCESS ? *{child.name} : MPI_COMM_NULL)"
         arg = f"({comm.name} ? *{comm.name} : MPI_COMM_NULL)" if comm.direction == "free" else comm.name
+        # A persistent collective's initialization makes a clock group of its own, the
+        # request, which its starts count on (pcoll.c): counted as a constructor.
+        constructor = cc_kind == "MANA_CC_CONSTRUCTOR" or fn.persistent_coll
         # First: a thread held at the entry across a restart must translate its handles
         # after it, not before.
-        body.insert(0, f"  mana_cc_enter({arg}, {int(cc_kind == 'MANA_CC_CONSTRUCTOR')});")
+        body.insert(0, f"  mana_cc_enter({arg}, {int(constructor)});")
     # New communicators inherit the error handler of the one they are made from.
     parent = next((p for p in fn.params if p.ctype == "MPI_Comm" and p.direction == "in"), None)
     for p in fn.params:
@@ -535,7 +538,11 @@ def gen_wrapper(fn, shared=frozenset(), shared_calls=()):
         if fn.ret == "int":
             lines.append("  if (__builtin_expect(rc != MPI_SUCCESS, 0))")
             lines.append("    mana_cc_failed(rc);")
-        lines.append(f"  mana_cc_leave({cc_kind}, {cc_child});")
+        if fn.persistent_coll:
+            req = next(p for p in fn.params if p.ctype == "MPI_Request" and p.direction == "out")
+            lines.append(f"  mana_pcoll_init_leave(rc == MPI_SUCCESS ? *{req.name} : MPI_REQUEST_NULL);")
+        else:
+            lines.append(f"  mana_cc_leave({cc_kind}, {cc_child});")
     lines += cleanup
     if nopark:
         lines.append("  MANA_PARK_CHECK();")

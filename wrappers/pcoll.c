@@ -2,10 +2,17 @@
  * restart.
  *
  * MPI 4 makes the initialization a collective and each MPI_Start of the request the start of
- * one instance of the collective.  So the initialization is counted on the clock of its
- * communicator like any collective (mpi_api.txt: pcoll), and so is every MPI_Start: the
- * request is then active until it completes, a non-blocking collective that every member has
- * started by the time a checkpoint is safe, which the drain completes like any other.
+ * one instance of the collective; the members may start their requests of one communicator
+ * in different orders (MPI 4.1, 7.13: only the info key
+ * mpi_assert_strict_persistent_collective_ordering promises the same order).  So the
+ * initialization is counted on the clock of its communicator (mpi_api.txt: pcoll), as a
+ * constructor whose new group is the request itself, and every MPI_Start on the request's
+ * own clock id: the k-th start of a request is the same instance on every member, whatever
+ * the members started in between.  At a safe point every member has started each request as
+ * often as the others, and the drain completes the instances still pending like any
+ * non-blocking collective.  Counted on the communicator, two members that had started A and
+ * B, and C and B, looked even with A and C pending on one side each (the drain then timed
+ * out; std4_pcoll).
  *
  * At restart the request is made again, inactive, from what the initialization was given
  * (pcoll.h: buffers and scalars as they were, datatypes and the operation through their
@@ -27,14 +34,18 @@
 
 struct pcoll_rec {
   mana_pcoll_replay_fn *replay;
-  uint64_t seq;     /* order of initialization on this process */
-  uint64_t cc_id;   /* the communicator's clock id: MPI_Start and freeing count on it */
-  uint64_t ordinal; /* among the requests made on that communicator */
-  MPI_Comm comm;    /* the application's handle */
-  int incomplete;   /* something could not be kept (out of memory) */
+  uint64_t seq;      /* order of initialization on this process */
+  uint64_t cc_id;    /* the communicator's clock id: freeing counts on it */
+  uint64_t ordinal;  /* among the requests made on that communicator */
+  uint64_t start_id; /* the request's own clock id: MPI_Start counts on it */
+  MPI_Comm comm;     /* the application's handle */
+  int incomplete;    /* something could not be kept (out of memory) */
   int nargs;
   struct mana_pcoll_arg args[];
 };
+
+/* Keeps a request's clock id apart from the creation indexes of communicators. */
+#define PCOLL_START_SALT 0x70636f6c6c737461ull
 
 static uint64_t made_seq;
 static struct mana_u64map made_per_comm; /* clock id -> requests made on that communicator */
@@ -94,8 +105,21 @@ void mana_pcoll_made(MPI_Request v, mana_pcoll_replay_fn *replay, const struct m
   r->ordinal = mana_comm_next_index(&made_per_comm, r->cc_id);
   if (r->ordinal == UINT64_MAX || !r->cc_id)
     r->incomplete = 1;
+  else
+    r->start_id = cc_id_mix(cc_id_mix(r->cc_id, r->ordinal), PCOLL_START_SALT);
   s->meta = r;
   s->flags |= MANA_SLOT_PERSISTENT;
+}
+
+/* The initialization returned (the generated wrapper; request is MPI_REQUEST_NULL if it
+ * failed): the request's clock id is registered before the rank can look done (a member may
+ * already have started it). */
+void mana_pcoll_init_leave(MPI_Request request)
+{
+  struct mana_slot *s =
+      request != MPI_REQUEST_NULL ? mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)request) : NULL;
+  const struct pcoll_rec *r = s ? s->meta : NULL;
+  mana_cc_leave_made_id(MANA_CC_CONSTRUCTOR, r ? r->start_id : 0);
 }
 
 void mana_pcoll_release(struct mana_slot *s)
@@ -121,7 +145,7 @@ int mana_pcoll_start(MPI_Request *request)
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   const struct pcoll_rec *r = s ? s->meta : NULL;
-  mana_cc_enter_id(r ? r->cc_id : 0, 0);
+  mana_cc_enter_id(r ? r->start_id : 0, 0);
   /* After the entry: a thread held there across a restart starts the request made again. */
   MPI_Request real = (MPI_Request)(uint32_t)mana_handle_real(MANA_KIND_REQUEST, (uint32_t)*request);
   int rc = MANA_LH_CALL_NOPARK(MPI_Start, &real);

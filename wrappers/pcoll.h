@@ -38,13 +38,17 @@ typedef int mana_pcoll_replay_fn(const struct mana_pcoll_arg *args, MPI_Request 
 void mana_pcoll_made(MPI_Request v, mana_pcoll_replay_fn *replay, const struct mana_pcoll_arg *args,
                      int nargs);
 
+/* The initialization returned (request: the new one, or MPI_REQUEST_NULL): registers the
+ * request's own clock group, which its MPI_Start calls count on (pcoll.c). */
+void mana_pcoll_init_leave(MPI_Request request);
+
 /* Whether this process is the root of a rooted collective on comm (MPI_ROOT on an
  * intercommunicator): where MPI reads the root's arrays. */
 int mana_comm_is_root(MPI_Comm comm, int root);
 
 /* request.c: MPI_Start of a persistent collective request is the collective's start, counted
- * on the clock of its communicator; freeing one is counted too (docs, section on persistent
- * collectives). */
+ * on the request's own clock group; freeing one is counted on its communicator's (docs,
+ * section on persistent collectives). */
 int mana_pcoll_start(MPI_Request *request);
 int mana_pcoll_free(MPI_Request *request, int (*free_fn)(MPI_Request *));
 /* The request kind's hooks for slots marked MANA_SLOT_REQ_PCOLL. */

@@ -322,6 +322,8 @@ enum mana_cc_call {
   MANA_CC_NB_CONSTRUCTOR, /* a non-blocking one (MPI_Comm_idup): child is not usable yet */
 };
 void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child);
+/* The same with the new group's clock id (0: none), for a group that is not a communicator. */
+void mana_cc_leave_made_id(enum mana_cc_call call, uint64_t id);
 /* Before mana_cc_leave of a collective that returned rc != MPI_SUCCESS: one MPI refused
  * before starting it (an argument error) is taken off the clock. */
 void mana_cc_failed(int rc);
