@@ -219,6 +219,8 @@ static void follow_world(MPI_Comm v, MPI_Comm real)
 
 void mana_comm_follow_world(MPI_Errhandler real_errhandler)
 {
+  /* Other threads may make and free communicators meanwhile (MPI_THREAD_MULTIPLE). */
+  mana_stub_lock_take();
   world_errhandler = real_errhandler;
   if (!self_rec.eh_explicit)
     follow_world(MPI_COMM_SELF, MPI_COMM_SELF);
@@ -229,6 +231,7 @@ void mana_comm_follow_world(MPI_Errhandler real_errhandler)
     if ((s->flags & (MANA_SLOT_USED | MANA_SLOT_FREED)) == MANA_SLOT_USED && r && !r->eh_explicit)
       follow_world(mana_handle_make(MANA_KIND_COMM, i), (MPI_Comm)s->real);
   }
+  mana_stub_lock_give();
 }
 
 /* A communicator's name among those with its members (its "creation index", the second half
