@@ -281,6 +281,15 @@ int cc_untick(struct cc_state *st, uint64_t ggid)
   return 0;
 }
 
+int cc_forget(struct cc_state *st, uint64_t ggid)
+{
+  struct cc_slot *s = table_find(&st->groups, ggid);
+  if (st->phase != CC_IDLE || !s)
+    return -1;
+  table_remove(&st->groups, s);
+  return 0;
+}
+
 uint64_t cc_seq(const struct cc_state *st, uint64_t ggid)
 {
   const struct cc_slot *s = table_find(&st->groups, ggid);

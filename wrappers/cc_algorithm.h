@@ -122,6 +122,13 @@ int cc_tick_slow(struct cc_state *st, uint64_t ggid);
  * MPI refused").  The caller holds the lock.  Returns 0, or -1 (not a member, SEQ 0). */
 int cc_untick(struct cc_state *st, uint64_t ggid);
 
+/* Drops member group ggid, whose count no member will need again (a persistent collective
+ * request freed: its starts are behind the free, which its communicator counts).  Only while
+ * no checkpoint is pending, when no target rests on it; the caller keeps the fast path out of
+ * the table meanwhile (it may move entries).  Returns 0, or -1 (a checkpoint is pending, or
+ * not a member): the group then stays. */
+int cc_forget(struct cc_state *st, uint64_t ggid);
+
 static inline struct cc_slot *cc_table_home(const struct cc_table *t, uint64_t ggid)
 {
   /* Fibonacci hashing spreads ids that are not already mixed (tests, derived ids). */

@@ -164,6 +164,23 @@ static int register_guarded(struct mana_mpi_thread *self, uint64_t id)
   return rc;
 }
 
+/* Forgetting a group moves entries of the table the fast path reads without the lock. */
+void mana_cc_forget_id(uint64_t id)
+{
+  struct mana_mpi_thread *self = mana_self_thread;
+  if (!id || !self)
+    return;
+  app_lock();
+  if (ensure_ready() == 0 && cc.phase == CC_IDLE && cc_is_member(&cc, id)) {
+    __atomic_store_n(&cc_fast_off, 1, __ATOMIC_SEQ_CST);
+    barrier_for_windows();
+    wait_for_windows(self);
+    cc_forget(&cc, id);
+    __atomic_store_n(&cc_fast_off, 0, __ATOMIC_RELEASE);
+  }
+  app_unlock();
+}
+
 /* ---- application side ---- */
 
 /* The id the clock counts a communicator on: equal on every member and after restart.

@@ -162,9 +162,15 @@ int mana_pcoll_free(MPI_Request *request, int (*free_fn)(MPI_Request *))
 {
   struct mana_slot *s = mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)*request);
   const struct pcoll_rec *r = s ? s->meta : NULL;
+  uint64_t start_id = r ? r->start_id : 0;
   mana_cc_enter_id(r ? r->cc_id : 0, 0);
   int rc = free_fn(request);
   mana_cc_leave(MANA_CC_COLLECTIVE, MPI_COMM_NULL);
+  /* Every member's starts of the request come before its free, which the communicator
+   * counts: a safe point reached later has them all, whatever the request's own count says.
+   * Kept, the groups of a program that makes a request per step would fill the tables. */
+  if (rc == MPI_SUCCESS)
+    mana_cc_forget_id(start_id);
   MANA_PARK_CHECK();
   return rc;
 }

@@ -324,6 +324,9 @@ enum mana_cc_call {
 void mana_cc_leave_made(enum mana_cc_call call, MPI_Comm child);
 /* The same with the new group's clock id (0: none), for a group that is not a communicator. */
 void mana_cc_leave_made_id(enum mana_cc_call call, uint64_t id);
+/* A group no member will count on again leaves the clock's tables, unless a checkpoint is
+ * pending (collective_clock.c; a freed persistent collective request, pcoll.c). */
+void mana_cc_forget_id(uint64_t id);
 /* Before mana_cc_leave of a collective that returned rc != MPI_SUCCESS: one MPI refused
  * before starting it (an argument error) is taken off the clock. */
 void mana_cc_failed(int rc);

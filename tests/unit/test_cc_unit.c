@@ -158,6 +158,29 @@ Test(cc_table, grows_and_keeps_every_count)
   cr_assert_eq(cnt.allocs, cnt.frees);
 }
 
+Test(cc_table, forgotten_groups_leave_the_others_counts_alone)
+{
+  struct cc_state st;
+  cr_assert_eq(cc_init(&st, 4, NULL), 0);
+  enum { G = 5000 };
+  for (uint64_t g = 1; g <= G; g++) /* consecutive ids: long clusters to shift back */
+    for (uint64_t k = 0; k < g % 7; k++)
+      cr_assert_eq(cc_tick(&st, g), 0);
+  for (uint64_t g = 3; g <= G; g += 3)
+    if (g % 7)
+      cr_assert_eq(cc_forget(&st, g), 0);
+  cr_assert_eq(cc_forget(&st, 3), -1, "not a member any more");
+  for (uint64_t g = 1; g <= G; g++) {
+    uint64_t want = g % 3 == 0 ? 0 : g % 7;
+    cr_assert_eq(cc_seq(&st, g), want, "group %llu", (unsigned long long)g);
+    cr_assert_eq(cc_is_member(&st, g), g % 3 != 0 && g % 7 != 0);
+  }
+  cr_assert_eq(cc_begin(&st), 0);
+  cr_assert_eq(cc_forget(&st, 1), -1, "a pending checkpoint may rest on any count");
+  cr_assert_eq(cc_seq(&st, 1), 1);
+  cc_destroy(&st);
+}
+
 Test(cc_table, foreign_targets_move_in_on_registration)
 {
   struct cc_state st;
