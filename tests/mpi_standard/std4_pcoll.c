@@ -235,6 +235,25 @@ static void persistent_all(MPI_Comm comm)
   free(rs_r);
 }
 
+/* The broadcast of an example, started as a persistent request (pers) or as MPI_Ibcast. */
+static void bcast_start(int pers, int *buf, int count, MPI_Datatype type, MPI_Comm comm,
+                        MPI_Request *req)
+{
+  if (pers)
+    MPI_Start(req);
+  else
+    MPI_Ibcast(buf, count, type, 0, comm, req);
+}
+
+/* The same for a barrier. */
+static void barrier_start(int pers, MPI_Comm comm, MPI_Request *req)
+{
+  if (pers)
+    MPI_Start(req);
+  else
+    MPI_Ibarrier(comm, req);
+}
+
 static void compute(int *buf, int count, int round, int which)
 {
   for (int k = 0; k < count; k++)
@@ -294,19 +313,13 @@ int main(int argc, char **argv)
         compute(buf1, count, round, prank == 0 ? 60 : 99);
         switch (prank) {
         case 0:
-          if (pers)
-            MPI_Start(&req);
-          else
-            MPI_Ibarrier(pcomm, &req);
+          barrier_start(pers, pcomm, &req);
           MPI_Bcast(buf1, count, type, 0, dupcomm);
           MPI_Wait(&req, MPI_STATUS_IGNORE);
           break;
         case 1:
           MPI_Bcast(buf1, count, type, 0, dupcomm);
-          if (pers)
-            MPI_Start(&req);
-          else
-            MPI_Ibarrier(pcomm, &req);
+          barrier_start(pers, pcomm, &req);
           MPI_Wait(&req, MPI_STATUS_IGNORE);
           break;
         }
@@ -322,18 +335,12 @@ int main(int argc, char **argv)
         compute(buf, count, round, prank == 0 ? 70 : 99);
         switch (prank) {
         case 0:
-          if (pers)
-            MPI_Start(&req);
-          else
-            MPI_Ibarrier(pcomm, &req);
+          barrier_start(pers, pcomm, &req);
           MPI_Wait(&req, MPI_STATUS_IGNORE);
           MPI_Send(buf, count, dtype, 1, tag, pcomm);
           break;
         case 1:
-          if (pers)
-            MPI_Start(&req);
-          else
-            MPI_Ibarrier(pcomm, &req);
+          barrier_start(pers, pcomm, &req);
           MPI_Recv(buf, count, dtype, 0, tag, pcomm, MPI_STATUS_IGNORE);
           MPI_Wait(&req, MPI_STATUS_IGNORE);
           break;
@@ -383,20 +390,11 @@ int main(int argc, char **argv)
           MPI_Bcast_init(buf3, count, type, 0, comm, MPI_INFO_NULL, &reqs[2]);
         }
         compute(buf1, count, round, rank == 0 ? 101 : 99);
-        if (pers)
-          MPI_Start(&reqs[0]);
-        else
-          MPI_Ibcast(buf1, count, type, 0, comm, &reqs[0]);
+        bcast_start(pers, buf1, count, type, comm, &reqs[0]);
         compute(buf2, count, round, rank == 0 ? 102 : 99);
-        if (pers)
-          MPI_Start(&reqs[1]);
-        else
-          MPI_Ibcast(buf2, count, type, 0, comm, &reqs[1]);
+        bcast_start(pers, buf2, count, type, comm, &reqs[1]);
         compute(buf3, count, round, rank == 0 ? 103 : 99);
-        if (pers)
-          MPI_Start(&reqs[2]);
-        else
-          MPI_Ibcast(buf3, count, type, 0, comm, &reqs[2]);
+        bcast_start(pers, buf3, count, type, comm, &reqs[2]);
         MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
         if (pers)
           for (int i = 0; i < 3; i++)
@@ -413,15 +411,9 @@ int main(int argc, char **argv)
           MPI_Bcast_init(buf2, count, type, 0, comm, MPI_INFO_NULL, &reqs[1]);
         }
         compute(buf1, count, round, rank == 0 ? 121 : 99);
-        if (pers)
-          MPI_Start(&reqs[0]);
-        else
-          MPI_Ibcast(buf1, count, type, 0, comm, &reqs[0]);
+        bcast_start(pers, buf1, count, type, comm, &reqs[0]);
         compute(buf2, count, round, rank == 0 ? 122 : 99);
-        if (pers)
-          MPI_Start(&reqs[1]);
-        else
-          MPI_Ibcast(buf2, count, type, 0, comm, &reqs[1]);
+        bcast_start(pers, buf2, count, type, comm, &reqs[1]);
         MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
         /* nothing is known about the status of the first bcast here */
         MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
