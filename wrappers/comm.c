@@ -186,8 +186,7 @@ static int inherits_explicit(const struct comm_rec *r, const struct comm_rec *p)
     return 0;
   if (r->errhandler.index >= 0 || r->errhandler.predefined != MPI_ERRORS_ARE_FATAL)
     return 1;
-  return p->eh_explicit && p->errhandler.index < 0 &&
-         p->errhandler.predefined == MPI_ERRORS_ARE_FATAL;
+  return p->errhandler.index < 0 && p->errhandler.predefined == MPI_ERRORS_ARE_FATAL;
 }
 
 /* ---- communicators whose handler was never set (comm_rec.h) ---- */
