@@ -12,6 +12,7 @@
 #include "mana/fault.h"
 #include "huge_pages.h"
 #include "park.h"
+#include "park_children.h"
 
 /* A state mana cannot restore (boundary.h, stub_can_checkpoint): 1 with the reason. */
 static int unrestorable(char *reason, size_t len)
@@ -63,8 +64,13 @@ enum rank_checkpoint_outcome mana_rank_checkpoint(const struct rank_peers *peers
                                                   uint64_t gen, const struct mana_rank_facts *facts)
 {
   char reason[512], name[64];
-  if (mana_park_all(MANA_PARK_SIGNAL, MANA_RANK_PARK_TIMEOUT_MS, reason, sizeof(reason)) != 0 ||
-      park_fault(facts->rank, reason, sizeof(reason))) {
+  enum park_children_outcome parked = mana_park_without_children(
+      MANA_PARK_SIGNAL, MANA_RANK_PARK_TIMEOUT_MS, mana_children_wait_ms(), reason, sizeof(reason));
+  if (parked == PARK_CHILDREN_REMAIN) {
+    peers->refused(peers->arg, reason);
+    return RANK_CKPT_REPORTED;
+  }
+  if (parked != PARK_CHILDREN_NONE || park_fault(facts->rank, reason, sizeof(reason))) {
     peers->failed(peers->arg, reason);
     return RANK_CKPT_REPORTED;
   }
