@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mana/upper_env.h"
+
 static char *prefixed(const char *name, const char *first, const char *old, char sep)
 {
   char *s = NULL;
@@ -36,7 +38,7 @@ char **mana_upper_environment(char *const envp[], const char *stub_dir)
   size_t n = 0;
   while (envp[n])
     n++;
-  char **out = calloc(n + 3, sizeof(char *));
+  char **out = calloc(n + 4, sizeof(char *));
   if (!out)
     return NULL;
   const char *ld_path = NULL, *tunables = NULL, *added = "";
@@ -55,9 +57,10 @@ char **mana_upper_environment(char *const envp[], const char *stub_dir)
       out[k++] = envp[i];
   }
   out[k++] = prefixed("LD_LIBRARY_PATH", stub_dir, ld_path, ':');
-  out[k++] = prefixed("GLIBC_TUNABLES", "glibc.pthread.rseq=0", tunables, ':');
+  out[k++] = prefixed("GLIBC_TUNABLES", MANA_UPPER_TUNABLES, tunables, ':');
+  out[k++] = prefixed(MANA_UPPER_STUB_DIR_ENV, stub_dir, NULL, 0);
   out[k] = NULL;
-  if (!out[k - 1] || !out[k - 2]) {
+  if (!out[k - 1] || !out[k - 2] || !out[k - 3]) {
     free(out);
     return NULL;
   }

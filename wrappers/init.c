@@ -6,8 +6,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "job_env.h"
 #include "libc_leaves.h"
 #include "p2p.h"
 #include "records.h"
@@ -51,13 +53,17 @@ static void record_stub_text(void)
 __attribute__((constructor)) static void check_boundary(void)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
-  if (b->magic != MANA_BOUNDARY_MAGIC || b->version != MANA_BOUNDARY_VERSION) {
+  unsigned char resident;
+  /* Outside mana nothing is mapped there: reading the magic would be a segmentation fault. */
+  if (mincore(b, 4096, &resident) != 0 || b->magic != MANA_BOUNDARY_MAGIC ||
+      b->version != MANA_BOUNDARY_VERSION) {
     /* Loaded without mana_lh, e.g. a stray LD_LIBRARY_PATH: there is no real MPI behind us. */
     static const char msg[] = "mana: this libmpich.so.12 is mana's stub and works only under "
                               "mana_launch (no lower half found)\n";
     (void)!write(2, msg, sizeof(msg) - 1);
     _exit(127);
   }
+  mana_job_env_restore();
   mana_handles_init();
   mana_thread_attach_main();
   record_stub_text();

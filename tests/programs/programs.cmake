@@ -67,6 +67,7 @@ set(MANA_TEST_PROGRAMS
   errhandler_inherited:2
   errhandler_default_fatal:1:15
   comm_errhandler_world:2
+  job_env:2
   child_processes:2
   pcoll_start_order:2
   handle_identity:2

@@ -68,15 +68,16 @@ Test(environment, stub_directory_first_and_rseq_off_for_the_upper_half_only)
                   "MANA_LH_ENV_ADDED=UCX_ERROR_SIGNALS,",
                   NULL};
   char **up = mana_upper_environment(envp, "/stubs");
-  int saw_path = 0, saw_ld = 0, saw_tun = 0;
+  int saw_path = 0, saw_ld = 0, saw_tun = 0, saw_dir = 0;
   for (char **e = up; *e; e++) {
     saw_path |= !strcmp(*e, "PATH=/bin");
     saw_ld |= !strcmp(*e, "LD_LIBRARY_PATH=/stubs:/opt/lib");
     saw_tun |= !strcmp(*e, "GLIBC_TUNABLES=glibc.pthread.rseq=0:glibc.malloc.check=1");
+    saw_dir |= !strcmp(*e, "MANA_UPPER_STUB_DIR=/stubs"); /* what the stub takes out again */
     cr_assert(strncmp(*e, "UCX_ERROR_SIGNALS", 17), "variables mana_lh added are removed");
     cr_assert(strncmp(*e, "MANA_LH_ENV_ADDED", 17));
   }
-  cr_assert(saw_path && saw_ld && saw_tun);
+  cr_assert(saw_path && saw_ld && saw_tun && saw_dir);
 }
 
 /* A damaged executable: the message names the file, not just what is wrong with it. */
