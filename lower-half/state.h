@@ -32,9 +32,10 @@ extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 /* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the
  * application's dispositions from the image again. */
 int mana_state_signals_reapply(char *err, size_t errlen);
-extern const struct mana_state_ops mana_state_files;   /* state_files.c */
-extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
-extern const struct mana_state_ops mana_state_cwd;     /* state_cwd.c */
+extern const struct mana_state_ops mana_state_files;    /* state_files.c */
+extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
+extern const struct mana_state_ops mana_state_cwd;      /* state_cwd.c */
 
 /* In dump and restore order; the memory first (the others may restore into it). */
 extern const struct mana_state_ops *const mana_state_kinds[];

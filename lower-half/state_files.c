@@ -3,7 +3,8 @@
  * being written, so the regular files outside /dev/shm are the application's.  They are
  * reopened at restart by path, with their flags and offsets, at their old numbers, before the
  * new MPI opens anything (a descriptor inherited from the launcher that sits on one of those
- * numbers, such as PMI_FD, is moved out of the way first). */
+ * numbers, such as PMI_FD, is moved out of the way first).  Files the application has
+ * removed are state_unlinked.c's. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app_fds.h"
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "state.h"
@@ -25,26 +27,6 @@ struct saved_file {
   int64_t pos;
   char path[PATH_MAX];
 };
-
-static int read_fdinfo(int fd, int32_t *flags, int64_t *pos)
-{
-  char name[64], line[256];
-  snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", fd);
-  FILE *f = fopen(name, "r");
-  if (!f)
-    return -1;
-  *flags = 0;
-  *pos = 0;
-  while (fgets(line, sizeof(line), f)) {
-    long long v;
-    if (sscanf(line, "pos: %lld", &v) == 1)
-      *pos = v;
-    else if (sscanf(line, "flags: %llo", &v) == 1)
-      *flags = (int32_t)v;
-  }
-  fclose(f);
-  return 0;
-}
 
 static int is_application_file(int fd, char *path, size_t pathlen)
 {
@@ -63,8 +45,8 @@ static int is_application_file(int fd, char *path, size_t pathlen)
 }
 
 /* Read by capture, which the writer runs before any dump (checkpoint.c). */
-static struct saved_file saved[256];
-static size_t n_saved;
+static struct saved_file *saved;
+static size_t n_saved, saved_cap;
 
 static int capture(char *err, size_t errlen)
 {
@@ -74,13 +56,23 @@ static int capture(char *err, size_t errlen)
   }
   size_t n = 0;
   struct dirent *e;
-  while ((e = readdir(dir)) != NULL && n < sizeof(saved) / sizeof(saved[0])) {
+  while ((e = readdir(dir)) != NULL) {
     int fd = atoi(e->d_name);
     if (e->d_name[0] == '.' || fd == dirfd(dir))
       continue;
+    if (n == saved_cap) {
+      size_t cap = saved_cap ? 2 * saved_cap : 16;
+      struct saved_file *bigger = realloc(saved, cap * sizeof(*saved));
+      if (!bigger) {
+        closedir(dir);
+        return mana_fail(err, errlen, ENOMEM, "cannot list the application's open files");
+      }
+      saved = bigger;
+      saved_cap = cap;
+    }
     struct saved_file *s = &saved[n];
     if (!is_application_file(fd, s->path, sizeof(s->path)) ||
-        read_fdinfo(fd, &s->flags, &s->pos) != 0)
+        mana_fd_info(fd, &s->flags, &s->pos) != 0)
       continue;
     s->fd = fd;
     n++;
@@ -92,54 +84,22 @@ static int capture(char *err, size_t errlen)
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 {
-  if (mana_image_add_blob(w, MANA_BLOB_FILES, saved, n_saved * sizeof(saved[0])) != 0) {
+  static const char none;
+  const void *table = n_saved ? (const void *)saved : &none;
+  if (mana_image_add_blob(w, MANA_BLOB_FILES, table, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   }
   return 0;
 }
 
-/* Moves whatever the launcher left on `fd` to a free number, keeping PMI_FD accurate. */
-static int vacate(int fd, char *err, size_t errlen)
-{
-  if (fcntl(fd, F_GETFD) == -1)
-    return 0;
-  int moved = fcntl(fd, F_DUPFD, 64);
-  if (moved < 0) {
-    return mana_fail(err, errlen, errno, "cannot move descriptor %d out of the way", fd);
-  }
-  const char *pmi = getenv("PMI_FD");
-  if (pmi && atoi(pmi) == fd) {
-    char v[16];
-    snprintf(v, sizeof(v), "%d", moved);
-    setenv("PMI_FD", v, 1);
-  }
-  close(fd);
-  return 0;
-}
-
 static int reopen(const struct saved_file *s, char *err, size_t errlen)
 {
-  int flags = s->flags & ~(O_CREAT | O_TRUNC | O_EXCL | O_NOCTTY);
-  int fd = open(s->path, flags);
+  int fd = open(s->path, mana_fd_reopen_flags(s->flags));
   if (fd < 0) {
     return mana_fail(err, errlen, errno, "cannot reopen the application's file %s (descriptor %d)",
                      s->path, s->fd);
   }
-  if (fd != s->fd) {
-    if (vacate(s->fd, err, errlen) != 0)
-      return -1;
-    if (dup3(fd, s->fd, s->flags & O_CLOEXEC) < 0) {
-      mana_fail(err, errlen, errno, "cannot place %s at descriptor %d", s->path, s->fd);
-      close(fd);
-      return -1;
-    }
-    close(fd);
-  }
-  if (!(s->flags & O_APPEND) && lseek(s->fd, s->pos, SEEK_SET) != s->pos) {
-    return mana_fail(err, errlen, errno, "cannot seek %s to offset %lld", s->path,
-                     (long long)s->pos);
-  }
-  return 0;
+  return mana_fd_place(fd, s->fd, s->flags, s->pos, s->path, err, errlen);
 }
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)

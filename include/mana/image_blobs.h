@@ -9,6 +9,7 @@ enum mana_blob_type {
   MANA_BLOB_RANK = 4,            /* MPI facts of the rank: thread level, ... */
   MANA_BLOB_PENDING_SIGNALS = 5, /* signals pending on parked threads and on the process */
   MANA_BLOB_CWD = 6,             /* the process's working directory, absolute */
+  MANA_BLOB_UNLINKED_FILE = 7,   /* one removed file the upper half keeps open, with content */
 };
 
 #endif

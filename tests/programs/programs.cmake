@@ -69,6 +69,7 @@ set(MANA_TEST_PROGRAMS
   comm_errhandler_world:2
   job_env:2
   child_processes:2
+  unlinked_files:2
   pcoll_start_order:2
   handle_identity:2
   info:2
@@ -119,6 +120,7 @@ set(MANA_TEST_PROGRAMS
   fortran_mod:2
   fortran_f08:2
   fortran_attr:1
+  fortran_scratch:2
   cxx_ops:3
 )
 

@@ -1,0 +1,28 @@
+/* The application's descriptors, read at a checkpoint and put back at a restart: what the
+ * kinds of open-file state share (state_files.c, state_unlinked.c). */
+#ifndef MANA_LH_APP_FDS_H
+#define MANA_LH_APP_FDS_H
+
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The open flags and file offset of `fd` (/proc/self/fdinfo); 0, or -1 when unreadable. */
+int mana_fd_info(int fd, int32_t *flags, int64_t *pos);
+
+/* The flags to open a saved descriptor's file again with: without those that only made the
+ * file (O_CREAT, O_EXCL, O_TRUNC, and O_TMPFILE, which carries O_DIRECTORY: tmpfile() opens
+ * with it and the kernel keeps it in the descriptor's flags) or claimed a terminal. */
+static inline int mana_fd_reopen_flags(int32_t flags)
+{
+  return flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE | O_NOCTTY);
+}
+
+/* Makes `at` the descriptor `fd` is (unless they are one), moving whatever the launcher left
+ * on `at` out of the way first (keeping PMI_FD accurate), with FD_CLOEXEC as `flags` says,
+ * then seeks it to `pos` (not for O_APPEND).  `fd` is closed in every case but fd == at.
+ * Errors name `what`. */
+int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, char *err,
+                  size_t errlen);
+
+#endif
