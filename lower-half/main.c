@@ -36,6 +36,7 @@
 #include "mpi_threads.h"
 #include "fs_selector.h"
 #include "huge_pages.h"
+#include "state_sched.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);
 
@@ -160,6 +161,7 @@ int main(int argc, char **argv, char **envp)
   if (argc > 1 && strcmp(argv[1], "--") == 0)
     first = 2;
   char err[512];
+  mana_sched_note_launch();
   if (argc == 3 && strcmp(argv[1], "--restart") == 0) {
     mana_prepare_process(argv);
     if (mana_fs_switch_configure(err, sizeof(err)) != 0) {

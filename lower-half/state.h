@@ -35,7 +35,14 @@ int mana_state_signals_reapply(char *err, size_t errlen);
 extern const struct mana_state_ops mana_state_files;    /* state_files.c */
 extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
 extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
-extern const struct mana_state_ops mana_state_cwd;      /* state_cwd.c */
+extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
+/* After every other kind and with every signal blocked, just before the main thread resumes:
+ * the interval timers restored, armed (an expiry earlier would run the application's handler
+ * on the lower half's thread pointer). */
+void mana_state_timers_arm(void);
+extern const struct mana_state_ops mana_state_sched; /* state_sched.c */
+extern const struct mana_state_ops mana_state_cwd;   /* state_cwd.c */
 
 /* In dump and restore order; the memory first (the others may restore into it). */
 extern const struct mana_state_ops *const mana_state_kinds[];

@@ -23,8 +23,10 @@
 #include "mana/raw_syscall.h"
 #include "mana/signals.h"
 #include "mana/thread_context.h"
-#include "park.h"
 #include "mana/fail.h"
+#include "park.h"
+#include "state.h"
+#include "state_sched.h"
 
 /* Released once the main thread has run the stub's restart hook.  restarting: this process
  * is a restart, and restart_done tells whether its threads run the application again. */
@@ -58,6 +60,7 @@ static void resume_thread(void *record)
 {
   struct mana_thread_record *r = record;
   struct mana_park_area *area = MANA_PARK;
+  mana_sched_apply((uint32_t)(r - area->threads));
   if (r->is_main) {
     if (resume_delay_ms) { /* testing aid: widen the window before the threads run again */
       struct timespec ts = {resume_delay_ms / 1000, (long)(resume_delay_ms % 1000) * 1000000L};
@@ -142,6 +145,7 @@ int mana_threads_resume(char *err, size_t errlen)
   sigprocmask(SIG_BLOCK, &all, NULL);
   if (recreate_threads(err, errlen) != 0)
     return -1;
+  mana_state_timers_arm();
   struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
     struct mana_thread_record *t = &area->threads[i];

@@ -10,6 +10,9 @@ enum mana_blob_type {
   MANA_BLOB_PENDING_SIGNALS = 5, /* signals pending on parked threads and on the process */
   MANA_BLOB_CWD = 6,             /* the process's working directory, absolute */
   MANA_BLOB_UNLINKED_FILE = 7,   /* one removed file the upper half keeps open, with content */
+  MANA_BLOB_UMASK = 8,           /* the process's file mode creation mask */
+  MANA_BLOB_TIMERS = 9,          /* the process's interval timers */
+  MANA_BLOB_SCHED = 10,          /* CPU affinity and nice value of each parked thread */
 };
 
 #endif

@@ -70,6 +70,7 @@ set(MANA_TEST_PROGRAMS
   job_env:2
   child_processes:2
   unlinked_files:2
+  thread_attrs:2
   pcoll_start_order:2
   handle_identity:2
   info:2
