@@ -20,17 +20,10 @@
 #include "state.h"
 #include "mana/fail.h"
 
-const struct mana_state_ops *const mana_state_kinds[] = {&mana_state_memory,
-                                                         &mana_state_window,
-                                                         &mana_state_signals,
-                                                         &mana_state_files,
-                                                         &mana_state_unlinked,
-                                                         &mana_state_pending,
-                                                         &mana_state_umask,
-                                                         &mana_state_timers,
-                                                         &mana_state_sched,
-                                                         &mana_state_cwd,
-                                                         NULL};
+const struct mana_state_ops *const mana_state_kinds[] = {
+    &mana_state_memory, &mana_state_file_maps, &mana_state_window,  &mana_state_signals,
+    &mana_state_files,  &mana_state_unlinked,  &mana_state_pending, &mana_state_umask,
+    &mana_state_timers, &mana_state_sched,     &mana_state_cwd,     NULL};
 
 /* The state a kind reads from the live process (mana_state_ops.capture), read now. */
 static int capture_all(char *err, size_t errlen)

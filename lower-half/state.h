@@ -26,9 +26,10 @@ struct mana_state_ops {
   int (*unforkable)(char *why, size_t len);
 };
 
-extern const struct mana_state_ops mana_state_memory;  /* state_memory.c */
-extern const struct mana_state_ops mana_state_window;  /* state_window.c */
-extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
+extern const struct mana_state_ops mana_state_memory;    /* state_memory.c */
+extern const struct mana_state_ops mana_state_file_maps; /* state_file_maps.c */
+extern const struct mana_state_ops mana_state_window;    /* state_window.c */
+extern const struct mana_state_ops mana_state_signals;   /* state_signals.c */
 /* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the
  * application's dispositions from the image again. */
 int mana_state_signals_reapply(char *err, size_t errlen);

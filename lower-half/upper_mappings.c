@@ -13,12 +13,13 @@
 static int parse_maps_line(const char *line, struct mana_mapping *m)
 {
   char perms[8] = "";
-  unsigned long lo, hi, inode;
+  unsigned long lo, hi, offset, inode;
   int path_at = 0;
-  if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path_at) < 4)
+  if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &lo, &hi, perms, &offset, &inode, &path_at) < 5)
     return -1;
   m->start = lo;
   m->end = hi;
+  m->offset = offset;
   m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
             (perms[2] == 'x' ? PROT_EXEC : 0);
   m->shared = perms[3] == 's';
@@ -45,7 +46,7 @@ int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg),
   FILE *maps = fopen("/proc/self/maps", "re");
   if (!maps)
     return mana_fail(err, errlen, errno, "cannot read /proc/self/maps");
-  char line[512];
+  char line[4608];
   int rc = 0;
   while (rc == 0 && fgets(line, sizeof(line), maps)) {
     struct mana_mapping m;

@@ -8,9 +8,10 @@
 
 struct mana_mapping {
   uint64_t start, end;
-  uint32_t prot; /* PROT_* */
+  uint64_t offset; /* in the file */
+  uint32_t prot;   /* PROT_* */
   int shared, file_backed;
-  char path[256]; /* "" for anonymous memory */
+  char path[4096]; /* "" for anonymous memory */
 };
 
 /* Calls fn for each upper-half mapping in address order until fn returns non-zero (returned).
