@@ -66,7 +66,7 @@ int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, 
     }
     close(fd);
   }
-  if (!(flags & O_APPEND) && lseek(at, pos, SEEK_SET) != pos) {
+  if (pos >= 0 && !(flags & O_APPEND) && lseek(at, pos, SEEK_SET) != pos) {
     return mana_fail(err, errlen, errno, "cannot seek %s to offset %lld", what, (long long)pos);
   }
   return 0;

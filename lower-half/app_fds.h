@@ -20,7 +20,7 @@ static inline int mana_fd_reopen_flags(int32_t flags)
 
 /* Makes `at` the descriptor `fd` is (unless they are one), moving whatever the launcher left
  * on `at` out of the way first (keeping PMI_FD accurate), with FD_CLOEXEC as `flags` says,
- * then seeks it to `pos` (not for O_APPEND).  `fd` is closed in every case but fd == at.
+ * then seeks it to `pos` (not for O_APPEND, nor for a negative pos: a pipe).  `fd` is closed in every case but fd == at.
  * Errors name `what`. */
 int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, char *err,
                   size_t errlen);

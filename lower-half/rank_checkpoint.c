@@ -13,12 +13,14 @@
 #include "huge_pages.h"
 #include "park.h"
 #include "park_children.h"
+#include "state_pipes.h"
 
-/* A state mana cannot restore (boundary.h, stub_can_checkpoint): 1 with the reason. */
+/* A state mana cannot restore (boundary.h, stub_can_checkpoint; state_pipes.h): 1 with the
+ * reason. */
 static int unrestorable(char *reason, size_t len)
 {
   int (*can)(char *, size_t) = MANA_BOUNDARY->stub_can_checkpoint;
-  return can && !can(reason, len);
+  return (can && !can(reason, len)) || mana_app_fds_unrestorable(reason, len);
 }
 
 /* With every rank suspended: drain the messages in flight and say so.  0 to go on, else the

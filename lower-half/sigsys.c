@@ -15,6 +15,9 @@
  *                                                    out of the new mask (mana/signals.h: a
  *                                                    trap while SIGSYS is blocked kills the
  *                                                    process)
+ *   pipe, pipe2, socketpair, socket, accept(4),     made as asked, and the new object noted as
+ *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
+ *   epoll_create(1), inotify_init(1)                restart cannot give all of them back
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -44,6 +47,7 @@
 #include "park.h"
 #include "mana/upper_window.h"
 #include "huge_pages.h"
+#include "app_fd_origin.h"
 
 struct mana_trap_stats mana_trap_stats;
 
@@ -291,6 +295,33 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     mana_trap_stats.signal_calls++;
     ret = serve_sigprocmask(ctx, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
     break;
+  case SYS_pipe:
+  case SYS_pipe2:
+  case SYS_socketpair:
+    ret = mana_raw_syscall6(info->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+                            g[REG_R8], g[REG_R9]);
+    if (ret == 0) {
+      const int *pair = (const int *)(info->si_syscall == SYS_socketpair ? g[REG_R10] : g[REG_RDI]);
+      mana_app_fd_note(pair[0]);
+      mana_app_fd_note(pair[1]);
+    }
+    break;
+  case SYS_socket:
+  case SYS_accept:
+  case SYS_accept4:
+  case SYS_eventfd:
+  case SYS_eventfd2:
+  case SYS_signalfd:
+  case SYS_signalfd4:
+  case SYS_timerfd_create:
+  case SYS_epoll_create:
+  case SYS_epoll_create1:
+  case SYS_inotify_init:
+  case SYS_inotify_init1:
+    ret = mana_raw_syscall6(info->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
+                            g[REG_R8], g[REG_R9]);
+    mana_app_fd_note(ret);
+    break;
   default:
     ret = -ENOSYS;
   }
@@ -374,6 +405,13 @@ static int resolve(struct bpf_builder *b)
   return 0;
 }
 
+/* The calls that make pipes, sockets and other objects behind descriptors (the last one,
+ * inotify_init1, ends the list in build_filter). */
+static const uint32_t fd_makers[] = {
+    SYS_pipe,           SYS_pipe2,        SYS_socketpair,    SYS_socket,      SYS_accept,
+    SYS_accept4,        SYS_eventfd,      SYS_eventfd2,      SYS_signalfd,    SYS_signalfd4,
+    SYS_timerfd_create, SYS_epoll_create, SYS_epoll_create1, SYS_inotify_init};
+
 static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
 {
   memset(b, 0, sizeof(*b));
@@ -384,7 +422,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_munmap, L_CHECK_IP, NEXT);
   JEQ(SYS_mremap, L_MREMAP, NEXT);
   JEQ(SYS_rt_sigaction, L_CHECK_IP, NEXT);
-  JEQ(SYS_rt_sigprocmask, L_CHECK_IP, L_ALLOW);
+  JEQ(SYS_rt_sigprocmask, L_CHECK_IP, NEXT);
+  for (size_t i = 0; i < sizeof(fd_makers) / sizeof(fd_makers[0]); i++)
+    JEQ(fd_makers[i], L_CHECK_IP, NEXT);
+  JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
   LD_W(ARG_LO(3));
   JSET(MAP_FIXED | MAP_FIXED_NOREPLACE, L_ALLOW, L_CHECK_IP);

@@ -35,6 +35,7 @@ extern const struct mana_state_ops mana_state_signals;   /* state_signals.c */
 int mana_state_signals_reapply(char *err, size_t errlen);
 extern const struct mana_state_ops mana_state_files;    /* state_files.c */
 extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
 extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
 extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
 extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */

@@ -14,6 +14,7 @@ enum mana_blob_type {
   MANA_BLOB_TIMERS = 9,          /* the process's interval timers */
   MANA_BLOB_SCHED = 10,          /* CPU affinity and nice value of each parked thread */
   MANA_BLOB_FILE_MAP = 11,       /* one range the upper half maps shared from a regular file */
+  MANA_BLOB_PIPE = 12,           /* one pipe the upper half holds both ends of, with its bytes */
 };
 
 #endif

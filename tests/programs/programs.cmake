@@ -72,6 +72,7 @@ set(MANA_TEST_PROGRAMS
   unlinked_files:2
   thread_attrs:2
   file_map_shared:2
+  app_pipes:2
   pcoll_start_order:2
   handle_identity:2
   info:2
