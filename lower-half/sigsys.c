@@ -15,7 +15,7 @@
  *                                                    out of the new mask (mana/signals.h: a
  *                                                    trap while SIGSYS is blocked kills the
  *                                                    process)
- *   pipe, pipe2, socketpair, socket, accept(4),     made as asked, and the new object noted as
+ *   pipe, pipe2, socketpair, socket,                made as asked, and the new object noted as
  *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
  *   epoll_create(1), inotify_init(1)                restart cannot give all of them back
  * Everything else, and every call from the lower half, runs untouched.
@@ -307,8 +307,6 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     }
     break;
   case SYS_socket:
-  case SYS_accept:
-  case SYS_accept4:
   case SYS_eventfd:
   case SYS_eventfd2:
   case SYS_signalfd:
@@ -406,11 +404,13 @@ static int resolve(struct bpf_builder *b)
 }
 
 /* The calls that make pipes, sockets and other objects behind descriptors (the last one,
- * inotify_init1, ends the list in build_filter). */
-static const uint32_t fd_makers[] = {
-    SYS_pipe,           SYS_pipe2,        SYS_socketpair,    SYS_socket,      SYS_accept,
-    SYS_accept4,        SYS_eventfd,      SYS_eventfd2,      SYS_signalfd,    SYS_signalfd4,
-    SYS_timerfd_create, SYS_epoll_create, SYS_epoll_create1, SYS_inotify_init};
+ * inotify_init1, ends the list in build_filter).  None of them waits: the handler runs with
+ * the park signal blocked.  accept would (a socket it returns comes from a listening socket,
+ * which is noted already). */
+static const uint32_t fd_makers[] = {SYS_pipe,         SYS_pipe2,         SYS_socketpair,
+                                     SYS_socket,       SYS_eventfd,       SYS_eventfd2,
+                                     SYS_signalfd,     SYS_signalfd4,     SYS_timerfd_create,
+                                     SYS_epoll_create, SYS_epoll_create1, SYS_inotify_init};
 
 static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
 {
