@@ -1,6 +1,7 @@
 /* Open regular files of the application.  File descriptors are kernel state shared by both
  * halves; at checkpoint the lower half's own are sockets, pipes, shared memory and the image
- * being written, so the regular files outside /dev/shm are the application's.  They are
+ * being written, so the regular files outside /dev/shm are the application's, and so are
+ * /dev/null, /dev/zero, /dev/full and /dev/(u)random past the standard streams.  They are
  * reopened at restart by path, with their flags and offsets, at their old numbers, before the
  * new MPI opens anything (a descriptor inherited from the launcher that sits on one of those
  * numbers, such as PMI_FD, is moved out of the way first).  Files the application has
@@ -28,15 +29,33 @@ struct saved_file {
   char path[PATH_MAX];
 };
 
+/* Devices that hold no state and that anyone may open again: a program keeps /dev/null open
+ * to write into, /dev/urandom to read seeds from.  Standard streams stay the launcher's. */
+static int is_stateless_device(int fd, const struct stat *st, const char *path)
+{
+  static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                        "/dev/urandom"};
+  if (fd <= 2 || !S_ISCHR(st->st_mode))
+    return 0;
+  for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++)
+    if (strcmp(path, devices[i]) == 0)
+      return 1;
+  return 0;
+}
+
 static int is_application_file(int fd, char *path, size_t pathlen)
 {
   char link[64];
   struct stat st;
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   ssize_t n = readlink(link, path, pathlen - 1);
-  if (n <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+  if (n <= 0 || fstat(fd, &st) != 0)
     return 0;
   path[n] = '\0';
+  if (is_stateless_device(fd, &st, path))
+    return 1;
+  if (!S_ISREG(st.st_mode))
+    return 0;
   if (path[0] != '/' || strncmp(path, "/dev/shm/", 9) == 0 || strncmp(path, "/proc/", 6) == 0 ||
       strncmp(path, "/sys/", 5) == 0 || strstr(path, " (deleted)"))
     return 0;

@@ -73,6 +73,7 @@ set(MANA_TEST_PROGRAMS
   thread_attrs:2
   file_map_shared:2
   app_pipes:2
+  dev_files:2
   pcoll_start_order:2
   handle_identity:2
   info:2
