@@ -82,12 +82,9 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
-  for (size_t i = 0; i < mana_image_blob_count(r); i++) {
-    uint32_t type;
-    const void *data;
-    size_t len;
-    if (mana_image_blob_at(r, i, &type, &data, &len) != 0 || type != MANA_BLOB_FILE_MAP)
-      continue;
+  const void *data;
+  size_t len;
+  for (size_t at = 0; mana_image_next_blob(r, MANA_BLOB_FILE_MAP, &at, &data, &len);) {
     const struct file_map *f = data;
     if (len != sizeof(*f) || f->end <= f->start || memchr(f->path, 0, sizeof(f->path)) == NULL)
       return mana_fail(err, errlen, 0, "a shared file mapping's record in the image is malformed");

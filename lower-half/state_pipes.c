@@ -287,12 +287,9 @@ static int restore_pipe(const struct saved_pipe *p, char *err, size_t errlen)
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
-  for (size_t i = 0; i < mana_image_blob_count(r); i++) {
-    uint32_t type;
-    const void *data;
-    size_t len;
-    if (mana_image_blob_at(r, i, &type, &data, &len) != 0 || type != MANA_BLOB_PIPE)
-      continue;
+  const void *data;
+  size_t len;
+  for (size_t at = 0; mana_image_next_blob(r, MANA_BLOB_PIPE, &at, &data, &len);) {
     const struct saved_pipe *p = data;
     if (len < sizeof(*p) || len != blob_len(p))
       return mana_fail(err, errlen, 0, "a pipe's record in the image is malformed");

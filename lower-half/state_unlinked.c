@@ -263,12 +263,9 @@ static int open_again(const struct unlinked_file *rec, char *err, size_t errlen)
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
-  for (size_t i = 0; i < mana_image_blob_count(r); i++) {
-    uint32_t type;
-    const void *data;
-    size_t len;
-    if (mana_image_blob_at(r, i, &type, &data, &len) != 0 || type != MANA_BLOB_UNLINKED_FILE)
-      continue;
+  const void *data;
+  size_t len;
+  for (size_t at = 0; mana_image_next_blob(r, MANA_BLOB_UNLINKED_FILE, &at, &data, &len);) {
     const struct unlinked_file *rec = data;
     if (len < sizeof(*rec) || len != sizeof(*rec) + rec->size)
       return mana_fail(err, errlen, 0, "a removed file's record in the image is malformed");

@@ -179,6 +179,10 @@ int mana_image_blob(const struct mana_image_reader *r, uint32_t type, const void
 size_t mana_image_blob_count(const struct mana_image_reader *r);
 int mana_image_blob_at(const struct mana_image_reader *r, size_t i, uint32_t *type,
                        const void **data, size_t *len);
+/* The blobs of `type` one after the other: 1 with the next one from *cursor on (start at 0),
+ * 0 when there is no more. */
+int mana_image_next_blob(const struct mana_image_reader *r, uint32_t type, size_t *cursor,
+                         const void **data, size_t *len);
 
 /* Reads every region's saved pages (without mapping anything) and checks their checksums;
  * for an incremental image also the pages it refers to, in the older images. */

@@ -193,6 +193,15 @@ int mana_image_blob_at(const struct mana_image_reader *r, size_t i, uint32_t *ty
   return 0;
 }
 
+int mana_image_next_blob(const struct mana_image_reader *r, uint32_t type, size_t *cursor,
+                         const void **data, size_t *len)
+{
+  for (; *cursor < r->hdr.blobs.count; ++*cursor)
+    if (r->blobs[*cursor].type == type)
+      return mana_image_blob_at(r, (*cursor)++, NULL, data, len) == 0;
+  return 0;
+}
+
 int mana_image_blob(const struct mana_image_reader *r, uint32_t type, const void **data,
                     size_t *len)
 {

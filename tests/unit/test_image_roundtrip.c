@@ -160,6 +160,16 @@ Test(image_roundtrip, repeated_and_empty_blobs)
   cr_assert_eq(mana_image_blob(r, 3, &data, &len), 0);
   cr_assert_eq(len, sizeof(big));
   cr_assert_eq(memcmp(data, big, sizeof(big)), 0);
+  /* every blob of a type, in order, and none of a type not there */
+  size_t at = 0, seen = 0;
+  while (mana_image_next_blob(r, 1, &at, &data, &len)) {
+    cr_assert_eq(len, 2);
+    cr_assert_eq(memcmp(data, seen ? "t1" : "t0", 2), 0);
+    seen++;
+  }
+  cr_assert_eq(seen, 2);
+  at = 0;
+  cr_assert_eq(mana_image_next_blob(r, 4, &at, &data, &len), 0);
   mana_image_close(r);
 }
 

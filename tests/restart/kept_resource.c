@@ -1,0 +1,82 @@
+/* A job whose rank 0 keeps, for the whole run, something a restart cannot give back, so that a
+ * checkpoint asked for meanwhile must be refused with the reason and the job must go on to its
+ * native output (run_refusal.sh):
+ *   child    a child process: progress lines piped through a `cat` started with popen, as a
+ *            program that sends its log through a compressor does (refused once mana has
+ *            waited MANA_CHILDREN_WAIT_MS for it, lower-half/park_children.c);
+ *   eventfd  an eventfd a count is posted to and read from every step, as a program that wakes
+ *            a thread with one does (lower-half/state_pipes.c).
+ *   usage: kept_resource child|eventfd STEPS STEP_MS
+ * Rank 0 prints "child started" or "eventfd made" once it holds it, then STEPS steps of an
+ * Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+static FILE *child;
+static int efd = -1;
+
+static void take(const char *what)
+{
+  if (strcmp(what, "child") == 0) {
+    child = popen("cat > /dev/null", "w");
+    if (child)
+      printf("child started\n");
+  } else if (strcmp(what, "eventfd") == 0) {
+    efd = eventfd(0, 0);
+    if (efd >= 0)
+      printf("eventfd made\n");
+  }
+  if (!child && efd < 0) {
+    fprintf(stderr, "kept_resource: cannot make a %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  fflush(stdout);
+}
+
+/* One use of the resource; returns what it counted. */
+static long use(int step, long total)
+{
+  if (child)
+    fprintf(child, "step %d total %ld\n", step, total);
+  uint64_t one = 1, count = 0;
+  if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one) &&
+      read(efd, &count, sizeof(count)) == sizeof(count))
+    return (long)count;
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *what = argc > 1 ? argv[1] : "child";
+  int steps = argc > 2 ? atoi(argv[2]) : 40;
+  int step_ms = argc > 3 ? atoi(argv[3]) : 50;
+  if (rank == 0)
+    take(what);
+  long total = 0, used = 0;
+  for (int step = 0; step < steps; step++) {
+    int got = step * (rank + 1) + rank % 7, sum = 0;
+    MPI_Allreduce(&got, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    total += sum;
+    used += use(step, total);
+    if (rank == 0 && step % 10 == 9)
+      printf("step %d total %ld used %ld\n", step + 1, total, used);
+    struct timespec ts = {step_ms / 1000, (step_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  if (child)
+    printf("child exited with status %d\n", pclose(child));
+  if (efd >= 0)
+    close(efd);
+  MPI_Finalize();
+  return 0;
+}
