@@ -71,3 +71,16 @@ int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, 
   }
   return 0;
 }
+
+int mana_fd_write_all(int fd, const char *data, uint64_t bytes)
+{
+  for (uint64_t put = 0; put < bytes;) {
+    ssize_t w = write(fd, data + put, bytes - put);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    put += (uint64_t)w;
+  }
+  return 0;
+}

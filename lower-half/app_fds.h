@@ -18,6 +18,9 @@ static inline int mana_fd_reopen_flags(int32_t flags)
   return flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE | O_NOCTTY);
 }
 
+/* Writes all `bytes` of `data` to `fd` (from its offset); 0, or -1 with errno. */
+int mana_fd_write_all(int fd, const char *data, uint64_t bytes);
+
 /* Makes `at` the descriptor `fd` is (unless they are one), moving whatever the launcher left
  * on `at` out of the way first (keeping PMI_FD accurate), with FD_CLOEXEC as `flags` says,
  * then seeks it to `pos` (not for O_APPEND, nor for a negative pos: a pipe).  `fd` is closed in every case but fd == at.

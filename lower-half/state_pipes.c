@@ -131,19 +131,6 @@ static void forget(void)
   n_saved = 0;
 }
 
-static int write_all(int fd, const char *data, uint64_t bytes)
-{
-  for (uint64_t put = 0; put < bytes;) {
-    ssize_t w = write(fd, data + put, bytes - put);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    put += (uint64_t)w;
-  }
-  return 0;
-}
-
 /* Reads the bytes waiting in the pipe of `rd` into `out` and writes them back through `wr`. */
 static int take_and_put_back(int rd, int wr, char *out, uint64_t bytes)
 {
@@ -156,7 +143,7 @@ static int take_and_put_back(int rd, int wr, char *out, uint64_t bytes)
       return -1;
     got += (uint64_t)r;
   }
-  return write_all(wr, out, bytes);
+  return mana_fd_write_all(wr, out, bytes);
 }
 
 static int save_pipe(const struct app_fd *list, size_t n, size_t first, char *err, size_t errlen)
@@ -261,7 +248,7 @@ static int restore_pipe(const struct saved_pipe *p, char *err, size_t errlen)
   if (p->size > 0)
     fcntl(ends[0], F_SETPIPE_SZ, p->size);
   mana_app_fd_note(ends[0]); /* the application's again, for the next checkpoint */
-  if (write_all(ends[1], bytes, p->bytes) != 0) {
+  if (mana_fd_write_all(ends[1], bytes, p->bytes) != 0) {
     close(ends[0]);
     close(ends[1]);
     return mana_fail(err, errlen, errno, "cannot refill the application's pipe");

@@ -220,19 +220,6 @@ static int new_unnamed_file(const char *dir, uint32_t mode)
   return -1;
 }
 
-static int write_all(int fd, const char *data, uint64_t size)
-{
-  for (uint64_t done = 0; done < size;) {
-    ssize_t n = pwrite(fd, data + done, size - done, (off_t)done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return -1;
-    done += (uint64_t)n;
-  }
-  return 0;
-}
-
 /* The descriptor `rec` describes, opened anew: a duplicate, another opening of an earlier
  * record's file, or a new file with the content. */
 static int open_again(const struct unlinked_file *rec, char *err, size_t errlen)
@@ -246,7 +233,7 @@ static int open_again(const struct unlinked_file *rec, char *err, size_t errlen)
     return open(link, flags);
   }
   int made = new_unnamed_file(rec->dir, rec->mode);
-  if (made < 0 || write_all(made, (const char *)(rec + 1), rec->size) != 0) {
+  if (made < 0 || mana_fd_write_all(made, (const char *)(rec + 1), rec->size) != 0) {
     mana_fail(err, errlen, errno,
               "cannot make the application's removed file of descriptor %d "
               "again (%llu bytes, in %s)",
