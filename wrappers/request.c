@@ -445,15 +445,16 @@ static void reread(int n, const MPI_Request virt[], MPI_Request real[], const un
  * is settled once (settled[i]): settling it again after a restart wrote the old MPI's handle
  * of a persistent request (reread leaves the completed ones alone) over the one the rebuild
  * gave its slot, and the next MPI_Start failed (MPI 3.1's persistent-request examples, with a
- * synchronous send still unmatched at the checkpoint, tests/mpi_standard). */
+ * synchronous send still unmatched at the checkpoint, tests/mpi_standard).  A request without
+ * a slot (MPICH's built-in handle of a send it completed at once) is left to settle_the_rest,
+ * which gives the application the null handle MPI wrote into real[i]. */
 static void settle_done_so_far(int n, MPI_Request virt[], MPI_Request real[],
                                const unsigned char *done, unsigned char *settled, MPI_Status st[])
 {
   for (int i = 0; i < n; i++)
-    if (done[i] && !settled[i]) {
+    if (done[i] && !settled[i] && mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i])) {
       settled[i] = 1;
-      if (mana_handle_slot(MANA_KIND_REQUEST, (uint32_t)virt[i]))
-        settle_real(&virt[i], &real[i], completed_mark(done[i]), &st[i]);
+      settle_real(&virt[i], &real[i], completed_mark(done[i]), &st[i]);
     }
 }
 

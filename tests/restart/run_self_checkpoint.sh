@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# A rank restarted inside a blocking wait on a communicator that returns errors (see
-# reroute_wait.c): checkpointed at a chosen point, killed, restarted in both restart forms;
-# stdout and exit status must equal the native run's.
-#   usage: run_reroute_wait.sh MANA_BIN PROGRAM
+# A 2-rank program that asks for its own checkpoint at the one point it tests
+# (mana_test_checkpoint_now: reroute_wait.c, waitall_parked.c): checkpointed there, killed,
+# restarted in both restart forms; stdout and exit status must equal the native run's.
+#   usage: run_self_checkpoint.sh MANA_BIN PROGRAM
 set -u
 bin=$1 prog=$2
+name=$(basename "$prog")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+fail() { echo "FAIL: $name: $*"; exit 1; }
 
 timeout 300 mpiexec.mpich -n 2 "$prog" >"$work/native" 2>"$work/native.err" ||
   fail "native run failed: $(tail -3 "$work/native.err")"
@@ -24,8 +25,8 @@ for form in outer inner; do
       2>"$work/$form.err2"
   fi
   rc=$?
-  [ "$rc" -eq 0 ] || fail "$form: the restart exited $rc: $(tail -5 "$work/$form.err2")"
+  [ "$rc" -eq 0 ] || fail "$form: the restart exited $rc: $(tail -5 "$work/$form.out" "$work/$form.err2")"
   cmp -s "$work/native" "$work/$form.out" ||
     { diff "$work/native" "$work/$form.out"; fail "$form: output differs from native"; }
-  echo "$form: restarted inside the rerouted wait; identical to native: $(cat "$work/native")"
+  echo "$form: restarted at the program's checkpoint; identical to native: $(cat "$work/native")"
 done
