@@ -147,7 +147,7 @@ static uint64_t claim(void)
 }
 
 /* k: the call that asks (for messages). */
-static int trigger(int hold, uint64_t k)
+static int trigger(uint64_t k)
 {
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t gen = 0;
@@ -206,7 +206,7 @@ static int trigger(int hold, uint64_t k)
    * busy-polls memory this rank is to write looks RUNNING to the coordinator.  The hold waits
    * for a state, not for a time: on a loaded machine the agreement can take seconds. */
   struct timespec ms = {0, 1000000L};
-  for (long i = 0; hold && i < hold_max_ms && mana_coordinator_link_may_hold(gen) &&
+  for (long i = 0; i < hold_max_ms && mana_coordinator_link_may_hold(gen) &&
                    !__atomic_load_n(&b->park_requested, __ATOMIC_ACQUIRE);
        i++)
     nanosleep(&ms, NULL);
@@ -248,7 +248,7 @@ int mana_test_trigger_finalize_gate(void)
     if (!in_checkpoint && __atomic_load_n(&b->test_checkpoint_at_call, __ATOMIC_ACQUIRE)) {
       b->test_checkpoint_at_call = b->mpi_calls;
       uint64_t k = claim();
-      if (k && trigger(1, k) != 0)
+      if (k && trigger(k) != 0)
         break; /* said why; no checkpoint will come */
       continue;
     }
@@ -269,14 +269,18 @@ int mana_test_trigger_finalize_gate(void)
 void mana_test_checkpoint_now(void)
 {
   /* Reached at the chosen call (MANA_LH_ENTER), or asked for by a test program directly
-   * (mana_test_checkpoint_now in the stub), which arranges its own parking. */
+   * (mana_test_checkpoint_now in the stub).  Both hold until the ranks are asked to park, so
+   * that the thread parks in the program's next MPI call, the point the test is about: a
+   * direct request that returned once the checkpoint had begun let the park signal catch the
+   * thread in the program's own code between the two calls, now and then (the MPI_Waitall
+   * of tests/restart/waitall_parked.c parked in one run of three). */
   struct mana_boundary *b = MANA_BOUNDARY;
   if (b->test_checkpoint_at_call == 0 || b->mpi_calls != b->test_checkpoint_at_call) {
     claim(); /* asked for directly: an armed K is spent too */
-    trigger(0, b->mpi_calls);
+    trigger(b->mpi_calls);
     return;
   }
   uint64_t k = claim();
   if (k)
-    trigger(1, k);
+    trigger(k);
 }

@@ -125,8 +125,9 @@ int mana_test_rebuild_now(void)
 
 /* Test entry point (dlsym): this rank asks the coordinator for a checkpoint, as the testing aid
  * MANA_TEST_CHECKPOINT_AT_CALL does at a chosen call (a --kill one unless
- * MANA_TEST_CHECKPOINT_KEEP is set), and returns once this rank has begun it; the other ranks
- * reach the safe point as they go.  For tests that need the checkpoint at one exact point. */
+ * MANA_TEST_CHECKPOINT_KEEP is set), and returns once the ranks are asked to park (or the
+ * agreement needs this rank to go on), without parking: the thread parks in its next MPI
+ * call.  For tests that need the checkpoint at one exact point. */
 void mana_test_checkpoint_now(void);
 void mana_test_checkpoint_now(void)
 {

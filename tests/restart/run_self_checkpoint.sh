@@ -25,7 +25,7 @@ for form in outer inner; do
       2>"$work/$form.err2"
   fi
   rc=$?
-  [ "$rc" -eq 0 ] || fail "$form: the restart exited $rc: $(tail -5 "$work/$form.out" "$work/$form.err2")"
+  [ "$rc" -eq 0 ] || fail "$form: the restart exited $rc: $(cat "$work/$form.out"; tail -n 5 "$work/$form.err2")"
   cmp -s "$work/native" "$work/$form.out" ||
     { diff "$work/native" "$work/$form.out"; fail "$form: output differs from native"; }
   echo "$form: restarted at the program's checkpoint; identical to native: $(cat "$work/native")"
