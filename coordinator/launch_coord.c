@@ -67,6 +67,53 @@ int launch_coord_find(const char *ckptdir, struct launch_coord *lc)
   return 1;
 }
 
+int launch_coord_await(const char *ckptdir, long wait_ms, struct launch_coord *lc)
+{
+  long long deadline = coord_now_ms() + wait_ms;
+
+  for (;;) {
+    if (launch_coord_find(ckptdir, lc) == 1)
+      return 1;
+    if (coord_now_ms() >= deadline)
+      return 0;
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+  }
+}
+
+static const char *env_of(const char *const *environ_, const char *name)
+{
+  size_t len = strlen(name);
+
+  for (const char *const *e = environ_; e && *e; e++)
+    if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+      return *e + len + 1;
+  return NULL;
+}
+
+static int env_number(const char *const *environ_, const char *name, unsigned long *out)
+{
+  const char *v = env_of(environ_, name);
+  char *end;
+
+  if (!v || *v < '0' || *v > '9')
+    return -1;
+  errno = 0;
+  *out = strtoul(v, &end, 10);
+  return errno || *end ? -1 : 0;
+}
+
+int launch_rank_identity(const char *const *environ_, unsigned long *rank, unsigned long *size)
+{
+  static const char *const pairs[][2] = {{"PMI_RANK", "PMI_SIZE"},
+                                         {"SLURM_PROCID", "SLURM_NTASKS"}};
+
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+    if (env_number(environ_, pairs[i][0], rank) == 0 &&
+        env_number(environ_, pairs[i][1], size) == 0 && *rank < *size)
+      return 0;
+  return -1;
+}
+
 /* ------------------------------------------------------------------------------------- */
 /* Reusing a coordinator that waits for a job                                            */
 /* ------------------------------------------------------------------------------------- */

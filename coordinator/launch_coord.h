@@ -4,8 +4,13 @@
  * one is waiting there for a job (started by hand with "mana_coordinator --daemon"), and
  * otherwise starts one: "mana_coordinator --daemon --port 0 --ckptdir DIR" bound to the
  * life of the launcher (--watch-pid: mana_launch execs the launcher, which keeps its pid),
- * so that no coordinator outlives a launcher that failed. The per-rank form only looks for
- * a live one; without it the ranks run without checkpointing.
+ * so that no coordinator outlives a launcher that failed.
+ *
+ * The per-rank form uses the live one of the directory too.  Without one, the process the
+ * launcher numbers 0 starts it the same way, bound to its own life (it becomes rank 0's
+ * mana_lh, same pid), for as many ranks as the launcher starts; every other rank waits for it
+ * to appear in the checkpoint directory, which is how ranks on other nodes find it when the
+ * directory is shared.
  */
 #ifndef MANA_LAUNCH_COORD_H
 #define MANA_LAUNCH_COORD_H
@@ -43,6 +48,15 @@ int launch_coord_start(const struct launch_coord_request *req, struct launch_coo
 
 /* Per-rank form: 1 with lc filled when a live coordinator serves ckptdir, else 0. */
 int launch_coord_find(const char *ckptdir, struct launch_coord *lc);
+
+/* Per-rank form, a rank other than 0: launch_coord_find until one appears, for at most
+ * wait_ms. */
+int launch_coord_await(const char *ckptdir, long wait_ms, struct launch_coord *lc);
+
+/* Per-rank form: this process's rank and the job's size as the launcher's environment tells
+ * them (Hydra's PMI_RANK and PMI_SIZE, srun's SLURM_PROCID and SLURM_NTASKS).  0 when both
+ * are known, -1 otherwise. */
+int launch_rank_identity(const char *const *environ_, unsigned long *rank, unsigned long *size);
 
 /* The launcher could not be started: stop the coordinator started for it. */
 void launch_coord_abandon(const struct launch_coord *lc);

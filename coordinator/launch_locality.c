@@ -35,8 +35,22 @@ static bool hydra_sees_other_hosts(void)
   return env_set("SLURM_JOB_ID") && slurm_multi_node();
 }
 
+/* Per-rank form: whether the launcher says every rank of the job is on this node (Hydra:
+ * as many ranks here as in the job; srun: a one-node step). */
+static bool per_rank_all_local(void)
+{
+  const char *here = getenv("MPI_LOCALNRANKS"), *all = getenv("PMI_SIZE");
+  const char *step_nodes = getenv("SLURM_STEP_NUM_NODES");
+
+  if (here && all && *here && strcmp(here, all) == 0)
+    return true;
+  return step_nodes && strcmp(step_nodes, "1") == 0;
+}
+
 bool launch_ranks_all_local(const struct launch_plan *plan)
 {
+  if (plan->form == LAUNCH_FORM_PER_RANK)
+    return per_rank_all_local();
   if (plan->form != LAUNCH_FORM_WRAP_LAUNCHER || plan->names_hosts)
     return false;
   switch (plan->style) {

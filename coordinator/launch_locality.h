@@ -16,8 +16,8 @@
 
 /* True when the launcher can only start ranks on this host: Hydra without host options
  * outside a multi-node allocation of a resource manager it reads (Slurm, PBS, LSF, SGE,
- * Cobalt), or srun inside a one-node Slurm allocation without node options. When in
- * doubt, false. */
+ * Cobalt), or srun inside a one-node Slurm allocation without node options; in the per-rank
+ * form, when the launcher's environment says all ranks are here. When in doubt, false. */
 bool launch_ranks_all_local(const struct launch_plan *plan);
 
 /* The --host to give mana_coordinator: asked (--coordinator-host, else

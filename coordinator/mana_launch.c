@@ -38,6 +38,10 @@
 #define COORDINATOR_NAME "mana_coordinator"
 /* Where checkpoints go without --ckptdir or MANA_CKPTDIR, relative to the current directory. */
 #define STUB_UNDER_PREFIX "lib/mana/libmpich.so.12"
+/* How long a rank of the per-rank form waits for the coordinator rank 0 starts: rank 0's own
+ * start (exec, the checks, the daemon's fork and bind) takes milliseconds, seconds on a
+ * loaded node; a directory other nodes do not see never shows it. */
+#define RANK0_COORDINATOR_WAIT_MS 30000
 
 /* "  -v, --verbose     help" or "      --ckptdir DIR     help", columns aligned. */
 static void print_option_line(FILE *out, const struct mana_option *opt)
@@ -71,8 +75,8 @@ static void print_usage(FILE *out)
                "Checkpoints are steered by the job's coordinator. Without --coordinator (or\n"
                "MANA_COORDINATOR), the first form uses the coordinator waiting in the\n"
                "checkpoint directory or starts one (mana_coordinator --daemon) that ends with\n"
-               "the job; the second form uses one only if it already runs there. Ask it with\n"
-               "mana_status.\n"
+               "the job; in the second form rank 0 does so and the other ranks find it in\n"
+               "the checkpoint directory. Ask it with mana_status.\n"
                "\n"
                "Options:\n");
   opts = launch_options(&count);
@@ -390,12 +394,13 @@ static bool policy_on(const char *env_name)
 }
 
 static int start_coordinator(const struct launch_plan *plan, const char *bin_dir,
-                             const char *ckptdir, char *command, struct launch_coord *lc)
+                             const char *ckptdir, unsigned long ranks, char *command,
+                             struct launch_coord *lc)
 {
   struct launch_coord_request req = {
       .bin_dir = bin_dir,
       .ckptdir = ckptdir,
-      .ranks = plan->ranks ? plan->ranks : plan->expect_ranks,
+      .ranks = ranks,
       .interval = launch_plan_value(plan, "MANA_INTERVAL"),
       .ckpt_signal = launch_plan_value(plan, CKPT_SIGNAL_ENV),
       .ckpt_signal_action = launch_plan_value(plan, CKPT_SIGNAL_ACTION_ENV),
@@ -417,22 +422,51 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
   return export_coordinator(lc, ckptdir);
 }
 
+/* Per-rank form: the process the launcher numbers 0 starts the job's coordinator; the
+ * others wait for it to appear in the checkpoint directory (launch_coord.h).  Without a
+ * numbering, or when it does not appear, the ranks run without checkpointing, and say so. */
+static int per_rank_coordinator(const struct launch_plan *plan, const char *bin_dir,
+                                const char *ckptdir, char *command, struct launch_coord *lc)
+{
+  unsigned long rank, size;
+
+  if (launch_coord_find(ckptdir, lc) == 1)
+    return export_coordinator(lc, ckptdir);
+  if (launch_rank_identity((const char *const *)environ, &rank, &size) != 0) {
+    fprintf(stderr,
+            PROG ": warning: the launcher does not number its processes (PMI_RANK and "
+                 "PMI_SIZE, SLURM_PROCID and SLURM_NTASKS) and no coordinator serves %s: "
+                 "running without checkpoints\n",
+            ckptdir);
+    return 0;
+  }
+  if (rank == 0)
+    return start_coordinator(plan, bin_dir, ckptdir, size, command, lc);
+  if (launch_coord_await(ckptdir, RANK0_COORDINATOR_WAIT_MS, lc) == 1)
+    return export_coordinator(lc, ckptdir);
+  fprintf(stderr,
+          PROG ": warning: rank %lu: the coordinator rank 0 starts did not appear in %s "
+               "within %d s (a directory every node shares is needed, or --coordinator): "
+               "running without checkpoints\n",
+          rank, ckptdir, RANK0_COORDINATOR_WAIT_MS / 1000);
+  return 0;
+}
+
 /* Gives the ranks a coordinator: the one named, the one running for the checkpoint
- * directory, or (launcher form) a new one. In the per-rank form without any, the ranks run
- * without checkpointing. */
+ * directory, or a new one (launcher form: mana_launch starts it; per-rank form: rank 0). */
 static int setup_coordinator(const struct launch_plan *plan, const char *bin_dir, int argc,
                              char **argv, struct owned *owned, struct launch_coord *lc)
 {
   const char *env_dir = getenv(COORD_ENV_CKPTDIR);
   const char *ckptdir = absolute_path(env_dir && *env_dir ? env_dir : STORE_DEFAULT_DIR, owned);
+  char *command = job_command(argc, argv, owned);
 
   if (getenv(COORD_ENV_ADDRESS) && *getenv(COORD_ENV_ADDRESS))
     return use_given_coordinator(ckptdir);
   if (plan->form == LAUNCH_FORM_WRAP_LAUNCHER)
-    return start_coordinator(plan, bin_dir, ckptdir, job_command(argc, argv, owned), lc);
-  if (launch_coord_find(ckptdir, lc) == 1)
-    return export_coordinator(lc, ckptdir);
-  return 0;
+    return start_coordinator(plan, bin_dir, ckptdir, plan->ranks ? plan->ranks : plan->expect_ranks,
+                             command, lc);
+  return per_rank_coordinator(plan, bin_dir, ckptdir, command, lc);
 }
 
 /* Only returns when exec fails. */

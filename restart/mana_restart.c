@@ -167,7 +167,7 @@ int main(int argc, char **argv)
   char who[160] = "mana_restart: ";
   if (optind == argc)
     name_rank(who, sizeof(who));
-  char dir[PATH_MAX], err[1024], bin[PATH_MAX], lh[PATH_MAX + 16];
+  char dir[PATH_MAX], err[1024], bin[PATH_MAX];
   if (!realpath(ckptdir, dir)) {
     fprintf(stderr, "%scheckpoint directory %s: %s\n", who, ckptdir, strerror(errno));
     return 1;
@@ -197,12 +197,6 @@ int main(int argc, char **argv)
     return 1;
   }
 
-  /* The per-rank form's mana_lh reads them; the launcher form passes them on below. */
-  if ((ckpt_signal && setenv(CKPT_SIGNAL_ENV, ckpt_signal, 1) != 0) ||
-      (ckpt_signal_action && setenv(CKPT_SIGNAL_ACTION_ENV, ckpt_signal_action, 1) != 0)) {
-    fprintf(stderr, "%sout of memory\n", who);
-    return 1;
-  }
   if (optind == argc) { /* per-rank form */
     long size = launched_size();
     if (size > 0 && (unsigned long)size != g.world_size) {
@@ -210,16 +204,12 @@ int main(int argc, char **argv)
               who, (unsigned long long)g.number, g.world_size, size, g.world_size);
       return 1;
     }
-    snprintf(lh, sizeof(lh), "%s/mana_lh", bin);
-    if (verbose)
-      fprintf(stderr, "%s%s --restart %s\n", who, lh, g.dir);
-    execl(lh, "mana_lh", "--restart", g.dir, (char *)NULL);
-    fprintf(stderr, "%scannot run %s: %s\n", who, lh, strerror(errno));
-    return 126;
   }
 
-  /* Launcher form: mana_launch starts the coordinator and rewrites the launcher's command so
-   * every rank runs mana_lh --restart on this generation. */
+  /* Both forms go through mana_launch, so that the restarted job has a coordinator and can be
+   * checkpointed again: the launcher form rewrites the launcher's command so every rank runs
+   * mana_lh --restart on this generation; the per-rank form (no launcher) is one rank of the
+   * restart, and rank 0 starts the coordinator (mana_launch(1)). */
   char launch[PATH_MAX + 16], gen_opt[PATH_MAX + 32], size_opt[32];
   snprintf(launch, sizeof(launch), "%s/mana_launch", bin);
   snprintf(gen_opt, sizeof(gen_opt), "--restart-from=%s", g.dir);

@@ -11,7 +11,7 @@ foreach(_coord_test proto secret ckpt store client)
 endforeach()
 
 add_executable(test_coord_launch ${CMAKE_CURRENT_LIST_DIR}/test_coord_launch.c)
-target_link_libraries(test_coord_launch PRIVATE mana_launch_core ${CRITERION_LIB})
+target_link_libraries(test_coord_launch PRIVATE mana_launch_core mana_launch_coord ${CRITERION_LIB})
 add_test(NAME unit.coord_launch COMMAND test_coord_launch)
 set_tests_properties(unit.coord_launch PROPERTIES LABELS unit TIMEOUT 60)
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "launch_args.h"
+#include "launch_coord.h"
 #include "launch_locality.h"
 
 static struct launch_plan plan;
@@ -171,9 +172,10 @@ static const char *listen_host_of(const char *first, ...)
 static void clear_rm_env(void)
 {
   static const char *const names[] = {
-      "SLURM_JOB_ID",    "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "HYDRA_HOST_FILE",
-      "PBS_NODEFILE",    "LSB_DJOB_HOSTFILE",   "LSB_HOSTS",    "PE_HOSTFILE",
-      "COBALT_NODEFILE", LAUNCH_ENV_COORD_HOST,
+      "SLURM_JOB_ID",         "SLURM_JOB_NUM_NODES", "SLURM_NNODES",    "HYDRA_HOST_FILE",
+      "PBS_NODEFILE",         "LSB_DJOB_HOSTFILE",   "LSB_HOSTS",       "PE_HOSTFILE",
+      "COBALT_NODEFILE",      LAUNCH_ENV_COORD_HOST, "MPI_LOCALNRANKS", "PMI_SIZE",
+      "SLURM_STEP_NUM_NODES",
   };
 
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -219,4 +221,45 @@ Test(coord_launch, listen_host_as_asked, .init = clear_rm_env)
   cr_assert_str_eq(COMMAND("--coordinator-host", "a b", "mpirun", "-n", "2", "./app"),
                    "ERROR: invalid value 'a b' for --coordinator-host: expected a host name "
                    "or address, or *");
+}
+
+Test(coord_launch, loopback_in_the_per_rank_form, .init = clear_rm_env)
+{
+  cr_assert_null(LISTEN_HOST("./app"), "the launcher said nothing");
+  setenv("PMI_SIZE", "4", 1);
+  setenv("MPI_LOCALNRANKS", "2", 1);
+  cr_assert_null(LISTEN_HOST("./app"), "two of Hydra's four ranks are elsewhere");
+  setenv("MPI_LOCALNRANKS", "4", 1);
+  cr_assert_str_eq(LISTEN_HOST("./app"), "127.0.0.1");
+  clear_rm_env();
+  setenv("SLURM_STEP_NUM_NODES", "1", 1);
+  cr_assert_str_eq(LISTEN_HOST("./app"), "127.0.0.1");
+  setenv("SLURM_STEP_NUM_NODES", "2", 1);
+  cr_assert_null(LISTEN_HOST("./app"));
+}
+
+/* Which process of the per-rank form starts the coordinator (launch_coord.c). */
+Test(coord_launch, rank_identity)
+{
+  unsigned long rank = 99, size = 99;
+  const char *hydra[] = {"HOME=/root", "PMI_RANK=3", "PMI_SIZE=4", NULL};
+  const char *srun[] = {"SLURM_PROCID=0", "SLURM_NTASKS=64", NULL};
+  const char *both[] = {"SLURM_PROCID=5", "SLURM_NTASKS=8", "PMI_RANK=1", "PMI_SIZE=2", NULL};
+  const char *no_size[] = {"PMI_RANK=0", NULL};
+  const char *out_of_range[] = {"PMI_RANK=4", "PMI_SIZE=4", NULL};
+  const char *not_numbers[] = {"PMI_RANK=-1", "PMI_SIZE=2", "SLURM_PROCID=0x1", "SLURM_NTASKS=2",
+                               NULL};
+  const char *prefix[] = {"PMI_RANK_X=0", "PMI_RANKS=0", "PMI_SIZE=2", NULL};
+
+  cr_assert_eq(launch_rank_identity(hydra, &rank, &size), 0);
+  cr_assert(rank == 3 && size == 4, "%lu of %lu", rank, size);
+  cr_assert_eq(launch_rank_identity(srun, &rank, &size), 0);
+  cr_assert(rank == 0 && size == 64, "%lu of %lu", rank, size);
+  cr_assert_eq(launch_rank_identity(both, &rank, &size), 0);
+  cr_assert(rank == 1 && size == 2, "Hydra inside an allocation: Hydra's numbering");
+  cr_assert_eq(launch_rank_identity(no_size, &rank, &size), -1);
+  cr_assert_eq(launch_rank_identity(out_of_range, &rank, &size), -1);
+  cr_assert_eq(launch_rank_identity(not_numbers, &rank, &size), -1);
+  cr_assert_eq(launch_rank_identity(prefix, &rank, &size), -1);
+  cr_assert_eq(launch_rank_identity(NULL, &rank, &size), -1);
 }
