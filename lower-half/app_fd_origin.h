@@ -1,4 +1,5 @@
-/* Which pipes, sockets and other non-file descriptors the application made (app_fd_origin.c). */
+/* Which pipes, sockets and other non-file descriptors, and which POSIX timers, the application
+ * made (app_fd_origin.c). */
 #ifndef MANA_LH_APP_FD_ORIGIN_H
 #define MANA_LH_APP_FD_ORIGIN_H
 
@@ -10,5 +11,12 @@ void mana_app_fd_note(long fd);
 
 /* 1 when the application made the object with this device and inode. */
 int mana_app_fd_made(uint64_t dev, uint64_t ino);
+
+/* Notes POSIX timer `id` as the application's (raw: called by the SIGSYS handler too). */
+void mana_app_timer_note(int id);
+
+/* 1 when the application made the timer with this id; whether it ever made one. */
+int mana_app_timer_made(int id);
+int mana_app_timers_noted(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include "park.h"
 #include "mpi_threads.h"
 #include "park_libc.h"
+#include "state.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -112,13 +113,17 @@ void mana_park_self(int in_signal_handler_arg)
   volatile int in_signal_handler = in_signal_handler_arg;
   struct mana_boundary *b = MANA_BOUNDARY;
   struct mana_park_area *area = MANA_PARK;
-  /* A thread parking at a park point must not take the park signal on the way: parked twice
-   * over, its image would hold the inner park, and the outer one would wait for a release
-   * that a restarted process never sends.  (The handler runs with every signal blocked.) */
+  /* A thread parking at a park point blocks every signal it can while parked, as the park
+   * signal's handler does: the park signal, or parked twice over its image would hold the
+   * inner park, and the outer one would wait for a release that a restarted process never
+   * sends; and the application's signals, or their handlers would run on a parked thread and
+   * change its memory while the image is written (a POSIX timer's handler counting ticks made
+   * a page's checksum wrong).  They stay pending, and are taken once the thread's mask is back
+   * (state_pending.c saves them for a restart). */
   uint64_t saved_mask = 0;
   if (!in_signal_handler) {
-    uint64_t park = 1ull << (MANA_PARK_SIGNAL - 1);
-    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&park, (long)&saved_mask, 8);
+    uint64_t parked_mask = ~(uint64_t)MANA_SIGNALS_NEVER_BLOCKED;
+    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&parked_mask, (long)&saved_mask, 8);
   }
   uint32_t tid = raw_gettid();
   /* volatile: it must be re-read from the stack after a resume in a restarted process */
@@ -151,9 +156,15 @@ void mana_park_self(int in_signal_handler_arg)
   /* Its pending signals, again: every signal is still blocked here, so they wait for the mask
    * the thread had (restored below or by the signal frame), as they did before. */
   uint32_t pid = (uint32_t)mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-  for (int sig = 1; sig <= 64; sig++)
-    if (r->pending_signals & (1ull << (sig - 1)))
+  for (int sig = 1; sig <= 64; sig++) {
+    siginfo_t timer_info;
+    if (!(r->pending_signals & (1ull << (sig - 1))))
+      continue;
+    if (mana_posix_timer_siginfo(sig, &timer_info))
+      mana_raw_syscall4(SYS_rt_tgsigqueueinfo, pid, r->tid, sig, (long)&timer_info);
+    else
       mana_raw_syscall4(SYS_tgkill, pid, r->tid, sig, 0);
+  }
   r->pending_signals = 0;
   if (!in_signal_handler) {
     r->sigmask = mana_app_sigmask(r->sigmask);

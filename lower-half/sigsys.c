@@ -17,7 +17,8 @@
  *                                                    process)
  *   pipe, pipe2, socketpair, socket,                made as asked, and the new object noted as
  *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
- *   epoll_create(1), inotify_init(1)                restart cannot give all of them back
+ *   epoll_create(1), inotify_init(1), timer_create  restart cannot give all of them back, and
+ *                                                    gives POSIX timers back by id
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -320,6 +321,11 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
                             g[REG_R8], g[REG_R9]);
     mana_app_fd_note(ret);
     break;
+  case SYS_timer_create:
+    ret = mana_raw_syscall4(SYS_timer_create, g[REG_RDI], g[REG_RSI], g[REG_RDX], 0);
+    if (ret == 0)
+      mana_app_timer_note(*(const int *)g[REG_RDX]);
+    break;
   default:
     ret = -ENOSYS;
   }
@@ -403,14 +409,14 @@ static int resolve(struct bpf_builder *b)
   return 0;
 }
 
-/* The calls that make pipes, sockets and other objects behind descriptors (the last one,
- * inotify_init1, ends the list in build_filter).  None of them waits: the handler runs with
- * the park signal blocked.  accept would (a socket it returns comes from a listening socket,
- * which is noted already). */
-static const uint32_t fd_makers[] = {SYS_pipe,         SYS_pipe2,         SYS_socketpair,
-                                     SYS_socket,       SYS_eventfd,       SYS_eventfd2,
-                                     SYS_signalfd,     SYS_signalfd4,     SYS_timerfd_create,
-                                     SYS_epoll_create, SYS_epoll_create1, SYS_inotify_init};
+/* The calls that make pipes, sockets and other objects behind descriptors, and POSIX timers
+ * (the last one, inotify_init1, ends the list in build_filter).  None of them waits: the
+ * handler runs with the park signal blocked.  accept would (a socket it returns comes from a
+ * listening socket, which is noted already). */
+static const uint32_t object_makers[] = {
+    SYS_pipe,          SYS_pipe2,        SYS_socketpair,  SYS_socket,         SYS_eventfd,
+    SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,   SYS_timerfd_create, SYS_epoll_create,
+    SYS_epoll_create1, SYS_inotify_init, SYS_timer_create};
 
 static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
 {
@@ -423,8 +429,8 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_mremap, L_MREMAP, NEXT);
   JEQ(SYS_rt_sigaction, L_CHECK_IP, NEXT);
   JEQ(SYS_rt_sigprocmask, L_CHECK_IP, NEXT);
-  for (size_t i = 0; i < sizeof(fd_makers) / sizeof(fd_makers[0]); i++)
-    JEQ(fd_makers[i], L_CHECK_IP, NEXT);
+  for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
+    JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
   LD_W(ARG_LO(3));

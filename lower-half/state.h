@@ -5,6 +5,7 @@
 #ifndef MANA_STATE_H
 #define MANA_STATE_H
 
+#include <signal.h>
 #include <stddef.h>
 
 struct mana_image_writer;
@@ -43,6 +44,11 @@ extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */
 void mana_state_timers_arm(void);
+extern const struct mana_state_ops mana_state_posix_timers; /* state_posix_timers.c */
+/* Next to mana_state_timers_arm: the POSIX timers, made at restore, armed. */
+void mana_state_posix_timers_arm(void);
+/* 1 with *info filled when a restored POSIX timer sends `sig` (raw: the upper half's FS). */
+int mana_posix_timer_siginfo(int sig, siginfo_t *info);
 extern const struct mana_state_ops mana_state_sched; /* state_sched.c */
 extern const struct mana_state_ops mana_state_cwd;   /* state_cwd.c */
 

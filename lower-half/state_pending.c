@@ -9,7 +9,8 @@
  * again before its own mask is back (mana_park_self), so it is delivered when the program
  * would have taken it.  Signals pending on the whole process (blocked by every thread) are
  * sent again to the main thread.  A real-time signal queued several times comes back once,
- * without its value. */
+ * without its value, but for the signal of an application's POSIX timer, which comes back as
+ * that timer sends it (state_posix_timers.c). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>

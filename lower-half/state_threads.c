@@ -146,6 +146,7 @@ int mana_threads_resume(char *err, size_t errlen)
   if (recreate_threads(err, errlen) != 0)
     return -1;
   mana_state_timers_arm();
+  mana_state_posix_timers_arm();
   struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
     struct mana_thread_record *t = &area->threads[i];

@@ -1,7 +1,7 @@
 /* The process's interval timers (setitimer, alarm): a restarted process has none, and a
  * program that arms one as a watchdog or for profiling lost it.  Each comes back with the
- * time it had left at the checkpoint and its interval.  POSIX timers (timer_create) are not
- * saved. */
+ * time it had left at the checkpoint and its interval.  POSIX timers (timer_create):
+ * state_posix_timers.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>

@@ -15,6 +15,7 @@ enum mana_blob_type {
   MANA_BLOB_SCHED = 10,          /* CPU affinity and nice value of each parked thread */
   MANA_BLOB_FILE_MAP = 11,       /* one range the upper half maps shared from a regular file */
   MANA_BLOB_PIPE = 12,           /* one pipe the upper half holds both ends of, with its bytes */
+  MANA_BLOB_POSIX_TIMERS = 13,   /* the upper half's POSIX timers (timer_create) */
 };
 
 #endif

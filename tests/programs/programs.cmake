@@ -71,6 +71,7 @@ set(MANA_TEST_PROGRAMS
   child_processes:2
   unlinked_files:2
   thread_attrs:2
+  posix_timers:2
   file_map_shared:2
   app_pipes:2
   dev_files:2

@@ -5,22 +5,33 @@
  *            program that sends its log through a compressor does (refused once mana has
  *            waited MANA_CHILDREN_WAIT_MS for it, lower-half/park_children.c);
  *   eventfd  an eventfd a count is posted to and read from every step, as a program that wakes
- *            a thread with one does (lower-half/state_pipes.c).
- *   usage: kept_resource child|eventfd STEPS STEP_MS
- * Rank 0 prints "child started" or "eventfd made" once it holds it, then STEPS steps of an
- * Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
+ *            a thread with one does (lower-half/state_pipes.c);
+ *   thread_timer  a POSIX timer notifying by SIGEV_THREAD (glibc runs the function on a thread
+ *            of its own, which the kernel signals by id), armed for an hour and read every
+ *            step (lower-half/state_posix_timers.c).
+ *   usage: kept_resource child|eventfd|thread_timer STEPS STEP_MS
+ * Rank 0 prints "child started", "eventfd made" or "timer made" once it holds it, then STEPS
+ * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 static FILE *child;
 static int efd = -1;
+static timer_t timer;
+static int have_timer;
+
+static void on_timer(union sigval v)
+{
+  (void)v;
+}
 
 static void take(const char *what)
 {
@@ -32,8 +43,18 @@ static void take(const char *what)
     efd = eventfd(0, 0);
     if (efd >= 0)
       printf("eventfd made\n");
+  } else if (strcmp(what, "thread_timer") == 0) {
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD;
+    sev.sigev_notify_function = on_timer;
+    struct itimerspec hour = {{0, 0}, {3600, 0}};
+    have_timer = timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0 &&
+                 timer_settime(timer, 0, &hour, NULL) == 0;
+    if (have_timer)
+      printf("timer made\n");
   }
-  if (!child && efd < 0) {
+  if (!child && efd < 0 && !have_timer) {
     fprintf(stderr, "kept_resource: cannot make a %s\n", what);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -49,6 +70,9 @@ static long use(int step, long total)
   if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one) &&
       read(efd, &count, sizeof(count)) == sizeof(count))
     return (long)count;
+  struct itimerspec left;
+  if (have_timer && timer_gettime(timer, &left) == 0 && left.it_value.tv_sec > 0)
+    return 1;
   return 0;
 }
 
@@ -77,6 +101,8 @@ int main(int argc, char **argv)
     printf("child exited with status %d\n", pclose(child));
   if (efd >= 0)
     close(efd);
+  if (have_timer)
+    timer_delete(timer);
   MPI_Finalize();
   return 0;
 }
