@@ -440,8 +440,18 @@ static int per_rank_coordinator(const struct launch_plan *plan, const char *bin_
             ckptdir);
     return 0;
   }
+  /* Rank 0 cannot end the job from here (the others would wait for it in MPI_Init for ever):
+   * it says why and runs on without checkpoints, as the others will once they stop waiting. */
+  if (rank == 0 && start_coordinator(plan, bin_dir, ckptdir, size, command, lc) != 0) {
+    launch_coord_abandon(lc);
+    fprintf(stderr,
+            PROG ": warning: rank 0: no coordinator for %s (above): running without "
+                 "checkpoints\n",
+            ckptdir);
+    return 0;
+  }
   if (rank == 0)
-    return start_coordinator(plan, bin_dir, ckptdir, size, command, lc);
+    return 0;
   if (launch_coord_await(ckptdir, RANK0_COORDINATOR_WAIT_MS, lc) == 1)
     return export_coordinator(lc, ckptdir);
   fprintf(stderr,

@@ -10,7 +10,11 @@
 #   2. restarted per rank, mana_status --kill at step 2000 (the restarted job is checkpointed
 #      again);
 #   3. restarted per rank from that generation, to the end: stdout of the three runs equals
-#      the native run's; the coordinator rank 0 started is gone once the job is.
+#      the native run's; the coordinator rank 0 started is gone once the job is;
+#   4. launched per rank with a checkpoint directory that cannot be made (under a regular
+#      file): rank 0 cannot start the coordinator, says so, and every rank runs on without
+#      checkpoints to the native output (before this was handled, rank 0 exited and rank 1
+#      waited for it in MPI_Init for ever).
 #
 # usage: per_rank_form.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
@@ -72,4 +76,17 @@ cat "$work/run1.out" "$work/run2.out" "$work/run3.out" | cmp -s - "$work/native.
     diff "$work/native.out" - | head -6 | tr '\n' '|')"
 coordinator_gone "after the last restart"
 say "three per-rank runs, two checkpoints: output identical to native ($(wc -l <"$work/native.out") lines)"
+
+# ---- 4. no coordinator can be started: the job runs without checkpoints ----------------------
+touch "$work/not-a-dir"
+start=$SECONDS
+timeout "$timeout" mpiexec.mpich -n 2 "$bin/mana_launch" --ckptdir "$work/not-a-dir/ck" "${args[@]}" \
+  >"$work/run4.out" 2>"$work/run4.err" ||
+  fail "without a possible coordinator the job failed ($?): $(tail -3 "$work/run4.err")"
+cmp -s "$work/run4.out" "$work/native.out" || fail "without a coordinator the output differs from native"
+grep -q "rank 0: no coordinator for $work/not-a-dir/ck" "$work/run4.err" ||
+  fail "rank 0 does not say it runs without a coordinator: $(tail -3 "$work/run4.err")"
+grep -q "rank 1: the coordinator rank 0 starts did not appear" "$work/run4.err" ||
+  fail "rank 1 does not say it runs without a coordinator: $(tail -3 "$work/run4.err")"
+say "with a directory no coordinator can use: native output in $((SECONDS - start)) s, each rank said why"
 echo "1 passed, 0 failed"
