@@ -1,11 +1,12 @@
-/* Open regular files of the application.  File descriptors are kernel state shared by both
- * halves; at checkpoint the lower half's own are sockets, pipes, shared memory and the image
- * being written, so the regular files outside /dev/shm are the application's, and so are
- * /dev/null, /dev/zero, /dev/full and /dev/(u)random past the standard streams.  They are
- * reopened at restart by path, with their flags and offsets, at their old numbers, before the
- * new MPI opens anything (a descriptor inherited from the launcher that sits on one of those
- * numbers, such as PMI_FD, is moved out of the way first).  Files the application has
- * removed are state_unlinked.c's. */
+/* Open regular files and directories of the application.  File descriptors are kernel state
+ * shared by both halves; at checkpoint the lower half's own are sockets, pipes, shared memory,
+ * the image being written and the directories of the checkpoints, so the regular files outside
+ * /dev/shm are the application's, and so are its directories (opendir, or a descriptor for
+ * openat) and /dev/null, /dev/zero, /dev/full and /dev/(u)random past the standard streams.
+ * They are reopened at restart by path, with their flags and offsets (a directory's is where
+ * its reading stands), at their old numbers, before the new MPI opens anything (a descriptor
+ * inherited from the launcher that sits on one of those numbers, such as PMI_FD, is moved out
+ * of the way first).  Files the application has removed are state_unlinked.c's. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -15,9 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "app_fds.h"
+#include "coord_client.h"
+#include "coord_layout.h"
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "state.h"
@@ -43,6 +47,22 @@ static int is_stateless_device(int fd, const struct stat *st, const char *path)
   return 0;
 }
 
+/* mana's own directories: the checkpoint directory and everything in it, and any generation
+ * directory (a restart reads its images through one, a local checkpoint writes into one).  A
+ * restart from a later generation would otherwise open an older one again, maybe pruned. */
+static int is_mana_directory(const char *path)
+{
+  const char *ckptdir = getenv(COORD_ENV_CKPTDIR);
+  size_t n = ckptdir ? strlen(ckptdir) : 0;
+  while (n > 1 && ckptdir[n - 1] == '/')
+    n--;
+  if (n && strncmp(path, ckptdir, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+    return 1;
+  const char *base = strrchr(path, '/');
+  uint64_t gen;
+  return base && store_gen_dir_number(base + 1, &gen);
+}
+
 static int is_application_file(int fd, char *path, size_t pathlen)
 {
   char link[64];
@@ -54,10 +74,15 @@ static int is_application_file(int fd, char *path, size_t pathlen)
   path[n] = '\0';
   if (is_stateless_device(fd, &st, path))
     return 1;
-  if (!S_ISREG(st.st_mode))
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
     return 0;
   if (path[0] != '/' || strncmp(path, "/dev/shm/", 9) == 0 || strncmp(path, "/proc/", 6) == 0 ||
       strncmp(path, "/sys/", 5) == 0 || strstr(path, " (deleted)"))
+    return 0;
+  /* Directories of the kernel's file systems are the libraries' (UCX reads /sys), or a device
+   * directory's; those of the checkpoints are mana's. */
+  if (S_ISDIR(st.st_mode) && (strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
+                              strncmp(path, "/dev", 4) == 0 || is_mana_directory(path)))
     return 0;
   /* mana's own images and manifests are never the application's. */
   return strstr(path, ".img.tmp") == NULL;
@@ -111,6 +136,20 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   return 0;
 }
 
+/* A directory is read to its end before it is sought to where the application's reading
+ * stood, as its descriptor had been: on ext4, a new descriptor sought straight to the end of
+ * a directory and read there (glibc's next readdir once its buffer is used up) then reads
+ * nothing at all after a rewinddir (dir_handles found every later pass of its stream empty). */
+static void read_through(int fd)
+{
+  char buf[32768];
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
+    return;
+  while (syscall(SYS_getdents64, fd, buf, sizeof(buf)) > 0)
+    ;
+}
+
 static int reopen(const struct saved_file *s, char *err, size_t errlen)
 {
   int fd = open(s->path, mana_fd_reopen_flags(s->flags));
@@ -118,6 +157,7 @@ static int reopen(const struct saved_file *s, char *err, size_t errlen)
     return mana_fail(err, errlen, errno, "cannot reopen the application's file %s (descriptor %d)",
                      s->path, s->fd);
   }
+  read_through(fd);
   return mana_fd_place(fd, s->fd, s->flags, s->pos, s->path, err, errlen);
 }
 

@@ -75,6 +75,7 @@ set(MANA_TEST_PROGRAMS
   file_map_shared:2
   app_pipes:2
   dev_files:2
+  dir_handles:2
   pcoll_start_order:2
   handle_identity:2
   info:2
