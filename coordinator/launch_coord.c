@@ -107,11 +107,20 @@ int launch_rank_identity(const char *const *environ_, unsigned long *rank, unsig
   static const char *const pairs[][2] = {{"PMI_RANK", "PMI_SIZE"},
                                          {"SLURM_PROCID", "SLURM_NTASKS"}};
 
+  /* What any launcher sets: without all of them the program runs alone (MPI's singleton). */
+  static const char *const launched[] = {"PMI_RANK", "PMI_SIZE",  "PMI_FD",
+                                         "PMI_PORT", "PMIX_RANK", "SLURM_PROCID"};
+
   for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
     if (env_number(environ_, pairs[i][0], rank) == 0 &&
         env_number(environ_, pairs[i][1], size) == 0 && *rank < *size)
       return 0;
-  return -1;
+  for (size_t i = 0; i < sizeof(launched) / sizeof(launched[0]); i++)
+    if (env_of(environ_, launched[i]))
+      return -1;
+  *rank = 0;
+  *size = 1;
+  return 0;
 }
 
 /* ------------------------------------------------------------------------------------- */

@@ -258,8 +258,13 @@ Test(coord_launch, rank_identity)
   cr_assert_eq(launch_rank_identity(both, &rank, &size), 0);
   cr_assert(rank == 1 && size == 2, "Hydra inside an allocation: Hydra's numbering");
   cr_assert_eq(launch_rank_identity(no_size, &rank, &size), -1);
+  const char *alone[] = {"HOME=/root", "PATH=/usr/bin", NULL};
+  const char *pmi_fd_only[] = {"PMI_FD=6", NULL};
+  cr_assert_eq(launch_rank_identity(alone, &rank, &size), 0);
+  cr_assert(rank == 0 && size == 1, "a singleton: %lu of %lu", rank, size);
+  cr_assert_eq(launch_rank_identity(pmi_fd_only, &rank, &size), -1, "a launcher that says less");
   cr_assert_eq(launch_rank_identity(out_of_range, &rank, &size), -1);
   cr_assert_eq(launch_rank_identity(not_numbers, &rank, &size), -1);
   cr_assert_eq(launch_rank_identity(prefix, &rank, &size), -1);
-  cr_assert_eq(launch_rank_identity(NULL, &rank, &size), -1);
+  cr_assert_eq(launch_rank_identity(NULL, &rank, &size), 0, "no environment: a singleton");
 }
