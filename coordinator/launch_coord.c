@@ -234,8 +234,10 @@ static void build_argv(const struct launch_coord_request *req, char *path, char 
   argv[n++] = "0";
   argv[n++] = "--ckptdir";
   argv[n++] = (char *)req->ckptdir;
-  argv[n++] = "--watch-pid";
-  argv[n++] = pid;
+  if (req->bound_to_caller) {
+    argv[n++] = "--watch-pid";
+    argv[n++] = pid;
+  }
   if (req->host) {
     argv[n++] = "--host";
     argv[n++] = (char *)req->host;
@@ -322,6 +324,9 @@ static int spawn(const struct launch_coord_request *req, struct launch_coord *lc
     return mana_fail(err, errlen, errno, "cannot fork");
   if (child == 0) {
     dup2(out[1], STDOUT_FILENO);
+    /* Nothing else of ours: in the per-rank form rank 0's descriptors include its launcher's
+     * (Hydra's PMI_FD), and a daemon holding one kept the job from ending while it lived. */
+    close_range(3, ~0u, 0);
     execv(path, argv);
     fprintf(stderr, "mana_launch: cannot run %s: %s\n", path, strerror(errno));
     _exit(127);

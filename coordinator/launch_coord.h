@@ -7,10 +7,10 @@
  * so that no coordinator outlives a launcher that failed.
  *
  * The per-rank form uses the live one of the directory too.  Without one, the process the
- * launcher numbers 0 starts it the same way, bound to its own life (it becomes rank 0's
- * mana_lh, same pid), for as many ranks as the launcher starts; every other rank waits for it
- * to appear in the checkpoint directory, which is how ranks on other nodes find it when the
- * directory is shared.
+ * launcher numbers 0 starts it the same way, for as many ranks as the launcher starts, but
+ * not bound to its own life (rank 0 may end first, or fail at its start while the others
+ * come); every other rank waits for it to appear in the checkpoint directory, which is how
+ * ranks on other nodes find it when the directory is shared.
  */
 #ifndef MANA_LAUNCH_COORD_H
 #define MANA_LAUNCH_COORD_H
@@ -40,9 +40,13 @@ struct launch_coord_request {
   const char *full_every, *keep; /* mana_coordinator's --full-every and --keep, or NULL */
   const char *command;           /* the job's command line, for MANIFEST, or NULL */
   const char *host;              /* address to listen on, or NULL: every address */
+  /* Launcher form: the coordinator ends with this process (the launcher, after the exec).
+   * Per-rank form: false; rank 0 may end before the others, and the coordinator ends when
+   * its ranks have all come and gone (or its connect timeout passes without them). */
+  bool bound_to_caller;
 };
 
-/* Launcher form. Returns 0 with lc filled, or -1 with err. */
+/* Returns 0 with lc filled, or -1 with err. */
 int launch_coord_start(const struct launch_coord_request *req, struct launch_coord *lc, char *err,
                        size_t errlen);
 

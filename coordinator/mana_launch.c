@@ -410,6 +410,7 @@ static int start_coordinator(const struct launch_plan *plan, const char *bin_dir
       .keep = policy("MANA_KEEP"),
       .command = command,
       .host = launch_coordinator_host(plan, launch_plan_value(plan, LAUNCH_ENV_COORD_HOST)),
+      .bound_to_caller = plan->form == LAUNCH_FORM_WRAP_LAUNCHER,
   };
   char err[1024];
 
