@@ -551,10 +551,11 @@ static void run_timers(struct coordinator *co)
   if (connect_deadline(co) >= 0 && now >= connect_deadline(co)) {
     char why[96];
 
-    snprintf(why, sizeof(why), "%s within %u s",
-             co->joined ? "the ranks that connected are gone and the others did not come"
-                        : "no rank connected",
-             co->cfg->connect_timeout);
+    if (co->joined)
+      snprintf(why, sizeof(why), "no rank connected for %u s after the ranks that came had gone",
+               co->cfg->connect_timeout);
+    else
+      snprintf(why, sizeof(why), "no rank connected within %u s", co->cfg->connect_timeout);
     coord_stop(co, 1, why);
   }
   if (co->cfg->watch_pid && co->watch_fd < 0 && kill(co->cfg->watch_pid, 0) != 0 && errno == ESRCH)
