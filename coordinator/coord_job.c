@@ -653,19 +653,10 @@ void job_rank_disconnected(struct coordinator *co, size_t rank)
 {
   if (co->ckpt)
     act(co, ckpt_on_disconnect(co->ckpt, rank));
-  if (!co->joined || co->connected != 0)
-    return;
-  /* A rank may end before another has even started (the per-rank form starts them one by
-   * one, and a rank that fails at its start exits at once): the others may still come. */
-  if (!co->all_joined && !co->ending) {
-    co->empty_since_ms = coord_now_ms();
-    coord_log("every rank that connected is gone before all %zu had: waiting for the others",
-              co->size);
-    return;
-  }
-  coord_stop(co, 0,
-             co->ending ? "the job ended after its last checkpoint"
-                        : "all ranks have disconnected: the job is over");
+  if (co->joined && co->connected == 0)
+    coord_stop(co, 0,
+               co->ending ? "the job ended after its last checkpoint"
+                          : "all ranks have disconnected: the job is over");
 }
 
 void job_ranks_changed(struct coordinator *co)

@@ -473,13 +473,9 @@ static long long earliest(long long a, long long b)
 
 static long long connect_deadline(const struct coordinator *co)
 {
-  if (!co->cfg->connect_timeout)
+  if (co->joined || !co->cfg->connect_timeout)
     return -1;
-  if (!co->joined)
-    return co->started_ms + (long long)co->cfg->connect_timeout * 1000;
-  if (co->connected == 0 && co->empty_since_ms >= 0)
-    return co->empty_since_ms + (long long)co->cfg->connect_timeout * 1000;
-  return -1;
+  return co->started_ms + (long long)co->cfg->connect_timeout * 1000;
 }
 
 static long long next_deadline(const struct coordinator *co)
@@ -551,11 +547,7 @@ static void run_timers(struct coordinator *co)
   if (connect_deadline(co) >= 0 && now >= connect_deadline(co)) {
     char why[96];
 
-    if (co->joined)
-      snprintf(why, sizeof(why), "no rank connected for %u s after the ranks that came had gone",
-               co->cfg->connect_timeout);
-    else
-      snprintf(why, sizeof(why), "no rank connected within %u s", co->cfg->connect_timeout);
+    snprintf(why, sizeof(why), "no rank connected within %u s", co->cfg->connect_timeout);
     coord_stop(co, 1, why);
   }
   if (co->cfg->watch_pid && co->watch_fd < 0 && kill(co->cfg->watch_pid, 0) != 0 && errno == ESRCH)
@@ -627,7 +619,6 @@ int coord_serve(struct coordinator *co)
     return 1;
   }
   co->started_ms = coord_now_ms();
-  co->empty_since_ms = -1;
   co->reject_log.what = "refused connections";
   co->next_ckpt_ms = co->ckpt_deadline = co->stall_deadline = -1;
   coord_log("listening on %s for the job in %s", co->address, co->store.dir);

@@ -114,9 +114,6 @@ struct coordinator {
   size_t size, connected;
   bool joined;     /* some rank has connected */
   bool all_joined; /* all ranks have been connected at once */
-  /* When the last connected rank left before all had joined (-1: not so): the others may
-   * still come, for as long as the connect timeout. */
-  long long empty_since_ms;
 
   struct ckpt *ckpt; /* the generation in progress, or NULL */
   bool ckpt_kill;

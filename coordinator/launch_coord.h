@@ -42,7 +42,7 @@ struct launch_coord_request {
   const char *host;              /* address to listen on, or NULL: every address */
   /* Launcher form: the coordinator ends with this process (the launcher, after the exec).
    * Per-rank form: false; rank 0 may end before the others, and the coordinator ends when
-   * its ranks have all come and gone (or its connect timeout passes without them). */
+   * its ranks have all disconnected (or its connect timeout passes without any). */
   bool bound_to_caller;
 };
 
