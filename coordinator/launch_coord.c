@@ -80,49 +80,6 @@ int launch_coord_await(const char *ckptdir, long wait_ms, struct launch_coord *l
   }
 }
 
-static const char *env_of(const char *const *environ_, const char *name)
-{
-  size_t len = strlen(name);
-
-  for (const char *const *e = environ_; e && *e; e++)
-    if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-      return *e + len + 1;
-  return NULL;
-}
-
-static int env_number(const char *const *environ_, const char *name, unsigned long *out)
-{
-  const char *v = env_of(environ_, name);
-  char *end;
-
-  if (!v || *v < '0' || *v > '9')
-    return -1;
-  errno = 0;
-  *out = strtoul(v, &end, 10);
-  return errno || *end ? -1 : 0;
-}
-
-int launch_rank_identity(const char *const *environ_, unsigned long *rank, unsigned long *size)
-{
-  static const char *const pairs[][2] = {{"PMI_RANK", "PMI_SIZE"},
-                                         {"SLURM_PROCID", "SLURM_NTASKS"}};
-
-  /* What any launcher sets: without all of them the program runs alone (MPI's singleton). */
-  static const char *const launched[] = {"PMI_RANK", "PMI_SIZE",  "PMI_FD",
-                                         "PMI_PORT", "PMIX_RANK", "SLURM_PROCID"};
-
-  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-    if (env_number(environ_, pairs[i][0], rank) == 0 &&
-        env_number(environ_, pairs[i][1], size) == 0 && *rank < *size)
-      return 0;
-  for (size_t i = 0; i < sizeof(launched) / sizeof(launched[0]); i++)
-    if (env_of(environ_, launched[i]))
-      return -1;
-  *rank = 0;
-  *size = 1;
-  return 0;
-}
-
 /* ------------------------------------------------------------------------------------- */
 /* Reusing a coordinator that waits for a job                                            */
 /* ------------------------------------------------------------------------------------- */

@@ -57,11 +57,6 @@ int launch_coord_find(const char *ckptdir, struct launch_coord *lc);
  * wait_ms. */
 int launch_coord_await(const char *ckptdir, long wait_ms, struct launch_coord *lc);
 
-/* Per-rank form: this process's rank and the job's size as the launcher's environment tells
- * them (Hydra's PMI_RANK and PMI_SIZE, srun's SLURM_PROCID and SLURM_NTASKS), or rank 0 of 1
- * when no launcher started it (an MPI singleton).  0 when both are known, -1 otherwise. */
-int launch_rank_identity(const char *const *environ_, unsigned long *rank, unsigned long *size);
-
 /* The launcher could not be started: stop the coordinator started for it. */
 void launch_coord_abandon(const struct launch_coord *lc);
 

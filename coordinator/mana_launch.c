@@ -15,6 +15,7 @@
 #include "launch_coord.h"
 #include "launch_locality.h"
 #include "mana/exe_dir.h"
+#include "mana/launcher_rank.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -433,7 +434,7 @@ static int per_rank_coordinator(const struct launch_plan *plan, const char *bin_
 
   if (launch_coord_find(ckptdir, lc) == 1)
     return export_coordinator(lc, ckptdir);
-  if (launch_rank_identity((const char *const *)environ, &rank, &size) != 0) {
+  if (mana_launcher_rank((const char *const *)environ, &rank, &size) != 0) {
     fprintf(stderr,
             PROG ": warning: the launcher does not number its processes (PMI_RANK and "
                  "PMI_SIZE, SLURM_PROCID and SLURM_NTASKS) and no coordinator serves %s: "

@@ -16,20 +16,13 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/launcher_rank.h"
 #include "lower_threads.h"
 #include "rank_checkpoint.h"
 #include "services.h"
 #include "state_threads.h"
 
 static int after_ms;
-
-static uint32_t env_u32(const char *a, const char *b)
-{
-  const char *v = getenv(a);
-  if (!v)
-    v = getenv(b);
-  return v ? (uint32_t)strtoul(v, NULL, 10) : 0;
-}
 
 /* Without peers, the rank's phases report on stderr. */
 struct local_report {
@@ -66,9 +59,10 @@ static void *run(void *arg)
                     "MPI objects\n");
     return NULL;
   }
-  struct mana_rank_facts facts = {env_u32("PMI_RANK", "SLURM_PROCID"),
-                                  env_u32("PMI_SIZE", "SLURM_NTASKS"),
-                                  (uint32_t)mana_mpi_thread_level(), MANA_BOUNDARY_VERSION};
+  unsigned long rank = 0, size = 1;
+  mana_launcher_rank((const char *const *)environ, &rank, &size);
+  struct mana_rank_facts facts = {(uint32_t)rank, (uint32_t)size, (uint32_t)mana_mpi_thread_level(),
+                                  MANA_BOUNDARY_VERSION};
   struct local_report report = {facts.rank};
   struct rank_peers none = {&report,       NULL, NULL, local_refused, local_failed,
                             local_written, NULL, 0,    NULL,          NULL};

@@ -33,6 +33,7 @@
 #include "sigsys.h"
 #include "mana/exe_dir.h"
 #include "mana/upper_window.h"
+#include "mana/launcher_rank.h"
 #include "mpi_threads.h"
 #include "fs_selector.h"
 #include "huge_pages.h"
@@ -118,13 +119,10 @@ static void fill_boundary(const struct mana_upper_start *up, int launching)
 }
 
 /* This rank's number as the launcher tells it, before MPI is initialized. */
-static long launcher_rank(void)
+static unsigned long launcher_rank(void)
 {
-  const char *names[] = {"PMI_RANK", "SLURM_PROCID", "MANA_RANK"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (getenv(names[i]))
-      return strtol(getenv(names[i]), NULL, 10);
-  return 0;
+  unsigned long rank, size;
+  return mana_launcher_rank((const char *const *)environ, &rank, &size) == 0 ? rank : 0;
 }
 
 /* A rank that cannot restart must not leave the others waiting in MPI_Init for it: neither

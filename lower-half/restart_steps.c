@@ -22,6 +22,7 @@
 #include "mpi_threads.h"
 #include "services.h"
 #include "mana/fail.h"
+#include "mana/launcher_rank.h"
 
 static int check_process(const struct mana_image_info *info, char *err, size_t errlen)
 {
@@ -47,13 +48,12 @@ static int check_process(const struct mana_image_info *info, char *err, size_t e
  * at once (after MPI_Init, a missing rank would leave the others waiting). */
 static int check_launch_size(const struct mana_image_info *info, char *err, size_t errlen)
 {
-  const char *v = getenv("PMI_SIZE");
-  if (!v)
-    v = getenv("SLURM_NTASKS");
-  if (v && strtoul(v, NULL, 10) != info->world_size) {
+  unsigned long rank, size;
+  if (mana_launcher_rank((const char *const *)environ, &rank, &size) == 0 &&
+      size != info->world_size) {
     return mana_fail(err, errlen, 0,
-                     "the checkpoint has %u ranks but %s ranks were started: restart with -n %u",
-                     info->world_size, v, info->world_size);
+                     "the checkpoint has %u ranks but %lu ranks were started: restart with -n %u",
+                     info->world_size, size, info->world_size);
   }
   return 0;
 }

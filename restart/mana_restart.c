@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include "mana/exe_dir.h"
+#include "mana/launcher_rank.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,27 +50,24 @@ static void usage(FILE *out)
       "  -h, --help         this text\n");
 }
 
-/* "mana_restart: rank R on HOST: " when the launcher says which rank this is. */
+/* "mana_restart: rank R on HOST: " when the launcher started several ranks. */
 static void name_rank(char *who, size_t len)
 {
-  const char *rank = getenv("PMI_RANK");
+  unsigned long rank, size;
   char host[64] = "?";
-  if (!rank)
-    rank = getenv("SLURM_PROCID");
-  if (!rank)
+  if (mana_launcher_rank((const char *const *)environ, &rank, &size) != 0 || size < 2)
     return;
   gethostname(host, sizeof(host) - 1);
   host[sizeof(host) - 1] = '\0';
-  snprintf(who, len, "mana_restart: rank %s on %s: ", rank, host);
+  snprintf(who, len, "mana_restart: rank %lu on %s: ", rank, host);
 }
 
-/* The rank count the launcher will start, when the per-rank environment tells it. */
+/* The rank count the launcher started (1 for a program no launcher started), or -1 when it
+ * does not say. */
 static long launched_size(void)
 {
-  const char *v = getenv("PMI_SIZE");
-  if (!v)
-    v = getenv("SLURM_NTASKS");
-  return v ? strtol(v, NULL, 10) : -1;
+  unsigned long rank, size;
+  return mana_launcher_rank((const char *const *)environ, &rank, &size) == 0 ? (long)size : -1;
 }
 
 int main(int argc, char **argv)

@@ -10,6 +10,7 @@
 #include "launch_args.h"
 #include "launch_coord.h"
 #include "launch_locality.h"
+#include "mana/launcher_rank.h"
 
 static struct launch_plan plan;
 
@@ -243,28 +244,39 @@ Test(coord_launch, rank_identity)
 {
   unsigned long rank = 99, size = 99;
   const char *hydra[] = {"HOME=/root", "PMI_RANK=3", "PMI_SIZE=4", NULL};
-  const char *srun[] = {"SLURM_PROCID=0", "SLURM_NTASKS=64", NULL};
+  const char *srun[] = {"SLURM_PROCID=0", "SLURM_NTASKS=64", "SLURM_STEP_ID=0", NULL};
+  const char *srun_old[] = {"SLURM_STEPID=3", "SLURM_PROCID=7", "SLURM_NTASKS=8", NULL};
   const char *both[] = {"SLURM_PROCID=5", "SLURM_NTASKS=8", "PMI_RANK=1", "PMI_SIZE=2", NULL};
+  /* what sbatch gives its batch script: no step, the allocation's task count */
+  const char *batch_script[] = {"SLURM_JOB_ID=1", "SLURM_PROCID=0", "SLURM_NTASKS=2",
+                                "SLURM_LOCALID=0", NULL};
+  const char *step_unnumbered[] = {"SLURM_STEP_ID=0", "SLURM_PROCID=0", NULL};
   const char *no_size[] = {"PMI_RANK=0", NULL};
   const char *out_of_range[] = {"PMI_RANK=4", "PMI_SIZE=4", NULL};
   const char *not_numbers[] = {"PMI_RANK=-1", "PMI_SIZE=2", "SLURM_PROCID=0x1", "SLURM_NTASKS=2",
                                NULL};
   const char *prefix[] = {"PMI_RANK_X=0", "PMI_RANKS=0", "PMI_SIZE=2", NULL};
 
-  cr_assert_eq(launch_rank_identity(hydra, &rank, &size), 0);
+  cr_assert_eq(mana_launcher_rank(hydra, &rank, &size), 0);
   cr_assert(rank == 3 && size == 4, "%lu of %lu", rank, size);
-  cr_assert_eq(launch_rank_identity(srun, &rank, &size), 0);
+  cr_assert_eq(mana_launcher_rank(srun, &rank, &size), 0);
   cr_assert(rank == 0 && size == 64, "%lu of %lu", rank, size);
-  cr_assert_eq(launch_rank_identity(both, &rank, &size), 0);
+  cr_assert_eq(mana_launcher_rank(srun_old, &rank, &size), 0);
+  cr_assert(rank == 7 && size == 8, "%lu of %lu", rank, size);
+  cr_assert_eq(mana_launcher_rank(batch_script, &rank, &size), 0);
+  cr_assert(rank == 0 && size == 1, "a batch script's program is a singleton: %lu of %lu", rank,
+            size);
+  cr_assert_eq(mana_launcher_rank(step_unnumbered, &rank, &size), -1);
+  cr_assert_eq(mana_launcher_rank(both, &rank, &size), 0);
   cr_assert(rank == 1 && size == 2, "Hydra inside an allocation: Hydra's numbering");
-  cr_assert_eq(launch_rank_identity(no_size, &rank, &size), -1);
+  cr_assert_eq(mana_launcher_rank(no_size, &rank, &size), -1);
   const char *alone[] = {"HOME=/root", "PATH=/usr/bin", NULL};
   const char *pmi_fd_only[] = {"PMI_FD=6", NULL};
-  cr_assert_eq(launch_rank_identity(alone, &rank, &size), 0);
+  cr_assert_eq(mana_launcher_rank(alone, &rank, &size), 0);
   cr_assert(rank == 0 && size == 1, "a singleton: %lu of %lu", rank, size);
-  cr_assert_eq(launch_rank_identity(pmi_fd_only, &rank, &size), -1, "a launcher that says less");
-  cr_assert_eq(launch_rank_identity(out_of_range, &rank, &size), -1);
-  cr_assert_eq(launch_rank_identity(not_numbers, &rank, &size), -1);
-  cr_assert_eq(launch_rank_identity(prefix, &rank, &size), -1);
-  cr_assert_eq(launch_rank_identity(NULL, &rank, &size), 0, "no environment: a singleton");
+  cr_assert_eq(mana_launcher_rank(pmi_fd_only, &rank, &size), -1, "a launcher that says less");
+  cr_assert_eq(mana_launcher_rank(out_of_range, &rank, &size), -1);
+  cr_assert_eq(mana_launcher_rank(not_numbers, &rank, &size), -1);
+  cr_assert_eq(mana_launcher_rank(prefix, &rank, &size), -1);
+  cr_assert_eq(mana_launcher_rank(NULL, &rank, &size), 0, "no environment: a singleton");
 }
