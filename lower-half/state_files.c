@@ -1,8 +1,9 @@
 /* Open regular files and directories of the application.  File descriptors are kernel state
- * shared by both halves; at checkpoint the lower half's own are sockets, pipes, shared memory,
- * the image being written and the directories of the checkpoints, so the regular files outside
- * /dev/shm are the application's, and so are its directories (opendir, or a descriptor for
- * openat) and /dev/null, /dev/zero, /dev/full and /dev/(u)random past the standard streams.
+ * shared by both halves; at checkpoint the lower half's own are sockets, pipes, shared memory
+ * (removed once mapped), the image being written and the directories of the checkpoints, so
+ * the other regular files are the application's (POSIX shared memory in /dev/shm among them,
+ * but mana's), and so are its directories (opendir, or a descriptor for openat) and
+ * /dev/null, /dev/zero, /dev/full and /dev/(u)random past the standard streams.
  * They are reopened at restart by path, with their flags and offsets (a directory's is where
  * its reading stands), at their old numbers, before the new MPI opens anything (a descriptor
  * inherited from the launcher that sits on one of those numbers, such as PMI_FD, is moved out
@@ -76,8 +77,12 @@ static int is_application_file(int fd, char *path, size_t pathlen)
     return 1;
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
     return 0;
-  if (path[0] != '/' || strncmp(path, "/dev/shm/", 9) == 0 || strncmp(path, "/proc/", 6) == 0 ||
-      strncmp(path, "/sys/", 5) == 0 || strstr(path, " (deleted)"))
+  /* MPI's files in /dev/shm are removed once mapped, and mana's are named "mana-": the others
+   * are the application's POSIX shared memory, which state_file_maps.c makes again at restart
+   * when it maps them (before the descriptors come back). */
+  if (path[0] != '/' || strncmp(path, "/dev/shm/mana-", 14) == 0 ||
+      strncmp(path, "/proc/", 6) == 0 || strncmp(path, "/sys/", 5) == 0 ||
+      strstr(path, " (deleted)"))
     return 0;
   /* Directories of the kernel's file systems are the libraries' (UCX reads /sys), or a device
    * directory's; those of the checkpoints are mana's. */

@@ -73,6 +73,7 @@ set(MANA_TEST_PROGRAMS
   thread_attrs:2
   posix_timers:2
   file_map_shared:2
+  posix_shm:2
   app_pipes:2
   dev_files:2
   dir_handles:2

@@ -61,6 +61,9 @@
 #   --rank-output        compare each rank's stdout on its own (mpiexec -outfile-pattern), in
 #                        rank order, instead of the launcher's merged stdout: for programs
 #                        whose ranks all print, where the merged order is a race natively too
+#   --before-restart CMD run CMD (sh -c) after each killed run, before its restart: what
+#                        a restart on another node would not find, e.g. the program's files
+#                        in /dev/shm
 #   --normalise CMD      every stdout compared (native and under mana, after the killed and
 #                        restarted runs' are joined) is first piped through CMD (sh -c): for
 #                        programs that print timings, e.g. --normalise "sed 's/ [0-9.]* s$//'"
@@ -78,7 +81,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
 from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
-rank_output=0 normalise=""
+rank_output=0 normalise="" before_restart=""
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -88,7 +91,7 @@ while [ $# -gt 0 ]; do
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
     -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--first|--keep-every|\
-    --restart-forms|--min-restarts|--max-raises|--bin|--timeout|--normalise)
+    --restart-forms|--min-restarts|--max-raises|--bin|--timeout|--normalise|--before-restart)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
       shift 2 ;;
@@ -117,6 +120,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$val ;;
     --timeout) limit=$val ;;
     --normalise) normalise=$val ;;
+    --before-restart) before_restart=$val ;;
   esac
 done
 [ $# -ge 1 ] || die_usage "no program (see --help)"
@@ -329,6 +333,10 @@ point() {
       return
     fi
     local cmd
+    if [ -n "$before_restart" ] && ! sh -c "$before_restart" >"$d/before-restart.log" 2>&1; then
+      result=fail why="--before-restart failed: $(one_line "$d/before-restart.log")"
+      return
+    fi
     launcher "$d/out2"
     if [ "$form" = outer ]; then
       cmd=("$bin/mana_restart" --ckptdir "$d/ck" "${L[@]}")
