@@ -29,8 +29,11 @@ struct mana_state_ops {
 
 extern const struct mana_state_ops mana_state_memory;    /* state_memory.c */
 extern const struct mana_state_ops mana_state_file_maps; /* state_file_maps.c */
-extern const struct mana_state_ops mana_state_window;    /* state_window.c */
-extern const struct mana_state_ops mana_state_signals;   /* state_signals.c */
+/* After the restarted MPI_Init (every rank of the job has restored its state): removes the
+ * files a restart made to share the application's removed shared memory again. */
+void mana_state_file_maps_remove_restored(void);
+extern const struct mana_state_ops mana_state_window;  /* state_window.c */
+extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 /* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the
  * application's dispositions from the image again. */
 int mana_state_signals_reapply(char *err, size_t errlen);

@@ -17,7 +17,15 @@
  * state (the restarted MPI_Init waits for them all).  MPI's shared memory is not the
  * application's: its files in /dev/shm are removed as soon as they are mapped, and are
  * mapped outside the window but for shared RMA windows (window_shm.c, "mana-" files, removed
- * too).  Removed files and memfds keep the private copy. */
+ * too).
+ *
+ * A segment the application removed while mapped (shm_open, every rank maps it, shm_unlink:
+ * nothing leaks when the job dies) has no name left to meet at.  Its ranges are recorded
+ * with a key that names it (the checkpoint's host and the file's device and inode); a restart
+ * makes a file in /dev/shm named after that key and the checkpoint directory, which every
+ * rank of the node that shared the segment finds, fills and maps as above, and removes it
+ * again once the restarted MPI_Init has returned (every rank of the job has mapped it by
+ * then).  Other removed files and memfds keep the private copy. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coord_client.h"
 #include "image.h"
 #include "mana/fail.h"
 #include "mana/image_blobs.h"
@@ -37,37 +46,58 @@
 struct file_map {
   uint64_t start, end, offset;
   uint32_t prot;
-  uint32_t shm_mode; /* 0: a file; else POSIX shared memory: SHM_RECORD | its mode */
-  uint64_t shm_size; /* the shared memory file's size */
+  uint32_t shm_mode; /* 0: a file; else POSIX shared memory: SHM_RECORD [| SHM_REMOVED] | mode */
+  uint64_t shm_size; /* the shared memory file's size (0 for a removed one) */
+  uint64_t shm_key;  /* a removed segment: its checkpoint host, device and inode, hashed */
   char path[PATH_MAX];
 };
 
 #define SHM_RECORD 0x80000000u
+#define SHM_REMOVED 0x40000000u
 #define SHM_DIR "/dev/shm/"
+#define DELETED " (deleted)"
+
+/* FNV-1a, 64 bits: the key of a removed segment. */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+#define HASH_START 0xcbf29ce484222325ull
 
 /* Read by capture, which the writer runs before any dump (checkpoint.c). */
 static struct file_map *maps;
 static size_t n_maps, maps_cap;
 
-/* 0: not the application's; 1: a file it maps shared; 2: its POSIX shared memory (st filled). */
-static int application_file_map(const struct mana_mapping *m, struct stat *st)
+enum map_kind { NOT_THE_APPLICATIONS, FILE_MAP, SHARED_MEMORY, REMOVED_SHARED_MEMORY };
+
+/* What a shared mapping of the upper half is; st is filled for FILE_MAP and SHARED_MEMORY. */
+static enum map_kind application_file_map(const struct mana_mapping *m, struct stat *st)
 {
-  size_t len = strlen(m->path);
+  size_t len = strlen(m->path), dlen = strlen(DELETED);
+  int removed = len > dlen && strcmp(m->path + len - dlen, DELETED) == 0;
+  int shm = strncmp(m->path, SHM_DIR, strlen(SHM_DIR)) == 0;
   if (!m->shared || !m->file_backed || m->path[0] != '/' ||
-      (len > 10 && strcmp(m->path + len - 10, " (deleted)") == 0) || stat(m->path, st) != 0 ||
-      !S_ISREG(st->st_mode))
-    return 0;
-  if (strncmp(m->path, SHM_DIR, strlen(SHM_DIR)) == 0)
-    return strncmp(m->path + strlen(SHM_DIR), "mana-", 5) != 0 ? 2 : 0;
-  return strncmp(m->path, "/dev/", 5) != 0 ? 1 : 0;
+      (shm && strncmp(m->path + strlen(SHM_DIR), "mana-", 5) == 0))
+    return NOT_THE_APPLICATIONS;
+  if (removed)
+    return shm ? REMOVED_SHARED_MEMORY : NOT_THE_APPLICATIONS;
+  if (stat(m->path, st) != 0 || !S_ISREG(st->st_mode))
+    return NOT_THE_APPLICATIONS;
+  if (shm)
+    return SHARED_MEMORY;
+  return strncmp(m->path, "/dev/", 5) != 0 ? FILE_MAP : NOT_THE_APPLICATIONS;
 }
 
 static int note_map(const struct mana_mapping *m, void *arg)
 {
   char *err = arg;
   struct stat st;
-  int kind = application_file_map(m, &st);
-  if (!kind)
+  enum map_kind kind = application_file_map(m, &st);
+  if (kind == NOT_THE_APPLICATIONS)
     return 0;
   if (n_maps == maps_cap) {
     size_t cap = maps_cap ? 2 * maps_cap : 8;
@@ -79,10 +109,17 @@ static int note_map(const struct mana_mapping *m, void *arg)
   }
   struct file_map *f = &maps[n_maps++];
   memset(f, 0, sizeof(*f));
-  *f = (struct file_map){m->start, m->end, m->offset, m->prot, 0, 0, ""};
-  if (kind == 2) {
+  *f = (struct file_map){m->start, m->end, m->offset, m->prot, 0, 0, 0, ""};
+  if (kind == SHARED_MEMORY) {
     f->shm_mode = SHM_RECORD | (uint32_t)(st.st_mode & 07777);
     f->shm_size = (uint64_t)st.st_size;
+  } else if (kind == REMOVED_SHARED_MEMORY) {
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    f->shm_mode = SHM_RECORD | SHM_REMOVED | 0600;
+    f->shm_key =
+        hash_bytes(hash_bytes(hash_bytes(HASH_START, host, strlen(host)), &m->dev, sizeof(m->dev)),
+                   &m->inode, sizeof(m->inode));
   }
   snprintf(f->path, sizeof(f->path), "%s", m->path);
   return 0;
@@ -106,14 +143,54 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   return 0;
 }
 
-/* POSIX shared memory: the file (made when missing, never shrunk) gets the range's content
- * from the restored private copy; an open descriptor, or -1 with err filled. */
-static int refill_shared_memory(const struct file_map *f, char *err, size_t errlen)
+/* The files a restart made for removed segments, removed again by
+ * mana_state_file_maps_remove_restored. */
+static char **restored_names;
+static size_t n_restored;
+
+/* Where the ranks of a node meet to share a removed segment again: named after its key and
+ * the checkpoint directory (two jobs restarted on one node never meet). */
+static int removed_segment_path(const struct file_map *f, char *path, size_t len, char *err,
+                                size_t errlen)
 {
-  int fd = open(f->path, O_RDWR | O_CREAT | O_CLOEXEC, (mode_t)(f->shm_mode & 07777));
+  const char *ckptdir = getenv(COORD_ENV_CKPTDIR);
+  uint64_t key = hash_bytes(f->shm_key, ckptdir ? ckptdir : "", ckptdir ? strlen(ckptdir) : 0);
+  snprintf(path, len, SHM_DIR "restored-shm.%016llx", (unsigned long long)key);
+  for (size_t i = 0; i < n_restored; i++)
+    if (strcmp(restored_names[i], path) == 0)
+      return 0;
+  char **more = realloc(restored_names, (n_restored + 1) * sizeof(*more));
+  if (!more || !(more[n_restored] = strdup(path))) {
+    if (more)
+      restored_names = more;
+    return mana_fail(err, errlen, ENOMEM, "the application's removed shared memory %s", f->path);
+  }
+  restored_names = more;
+  n_restored++;
+  return 0;
+}
+
+void mana_state_file_maps_remove_restored(void)
+{
+  for (size_t i = 0; i < n_restored; i++) {
+    unlink(restored_names[i]); /* ENOENT: another rank of the node was first */
+    free(restored_names[i]);
+  }
+  free(restored_names);
+  restored_names = NULL;
+  n_restored = 0;
+}
+
+/* POSIX shared memory: the file at path (made when missing, never shrunk) gets the range's
+ * content from the restored private copy; an open descriptor, or -1 with err filled. */
+static int refill_shared_memory(const struct file_map *f, const char *path, char *err,
+                                size_t errlen)
+{
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, (mode_t)(f->shm_mode & 07777));
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    mana_fail(err, errlen, errno, "cannot make the application's shared memory %s again", f->path);
+    mana_fail(err, errlen, errno, "cannot make the application's shared memory %s again (%s)",
+              f->path, path);
     if (fd >= 0)
       close(fd);
     return -1;
@@ -151,7 +228,14 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       return mana_fail(err, errlen, 0, "a shared file mapping's record in the image is malformed");
     int fd;
     if (f->shm_mode & SHM_RECORD) {
-      if ((fd = refill_shared_memory(f, err, errlen)) < 0)
+      char removed_path[PATH_MAX];
+      const char *path = f->path;
+      if (f->shm_mode & SHM_REMOVED) {
+        if (removed_segment_path(f, removed_path, sizeof(removed_path), err, errlen) != 0)
+          return -1;
+        path = removed_path;
+      }
+      if ((fd = refill_shared_memory(f, path, err, errlen)) < 0)
         return -1;
     } else if ((fd = open(f->path, ((f->prot & PROT_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC)) < 0) {
       return mana_fail(err, errlen, errno,

@@ -14,9 +14,13 @@ static int parse_maps_line(const char *line, struct mana_mapping *m)
 {
   char perms[8] = "";
   unsigned long lo, hi, offset, inode;
+  unsigned major, minor;
   int path_at = 0;
-  if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &lo, &hi, perms, &offset, &inode, &path_at) < 5)
+  if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &offset, &major, &minor, &inode,
+             &path_at) < 7)
     return -1;
+  m->dev = (uint64_t)major << 32 | minor;
+  m->inode = inode;
   m->start = lo;
   m->end = hi;
   m->offset = offset;

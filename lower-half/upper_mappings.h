@@ -11,7 +11,8 @@ struct mana_mapping {
   uint64_t offset; /* in the file */
   uint32_t prot;   /* PROT_* */
   int shared, file_backed;
-  char path[4096]; /* "" for anonymous memory */
+  uint64_t dev, inode; /* the file's, as /proc/self/maps gives them */
+  char path[4096];     /* "" for anonymous memory */
 };
 
 /* Calls fn for each upper-half mapping in address order until fn returns non-zero (returned).

@@ -8,13 +8,16 @@
  * each rank stores a value in its own slot of the round, then, after a barrier, checks every
  * slot of every rank stored so far and the segment's size through rank 0's descriptor, and
  * reduces on MPI_COMM_WORLD (the checkpoints fall there).  Rank 0 removes the segment at the
- * end.  Ranks: 2 (on one node).  Arguments: [ROUNDS] [PREFIX]: the segment is named
- * PREFIX.PID (default mana_posix_shm), so that a test may remove it between a checkpoint and
- * its restart, as a restart on another node would not find it.
+ * end.  Ranks: 2 (on one node).  Arguments: [ROUNDS] [PREFIX] [removed]: the segment is
+ * named PREFIX.PID (default mana_posix_shm), so that a test may remove it between a checkpoint
+ * and its restart, as a restart on another node would not find it; with "removed", rank 0
+ * removes it (and closes its descriptor) as soon as every rank has mapped it, so that nothing
+ * is left when the job dies, and the segment has no name at the checkpoints.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,8 +54,14 @@ int main(int argc, char **argv)
   int *slots = mmap(NULL, BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (slots == MAP_FAILED)
     mt_die("mmap failed");
-  if (me != 0)
+  const int removed = argc > 3 && strcmp(argv[3], "removed") == 0;
+  if (me != 0 || removed)
     close(fd);
+  if (removed) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0 && shm_unlink(name) != 0)
+      mt_die("cannot remove the shared memory segment");
+  }
   long bad_rounds = 0;
   for (int r = 0; r < rounds; r++) {
     slots[r * MAX_RANKS + me] = value(r, me);
@@ -62,7 +71,7 @@ int main(int argc, char **argv)
       for (int k = 0; k < mt_.size && k < MAX_RANKS; k++)
         bad += slots[i * MAX_RANKS + k] != value(i, k);
     struct stat st;
-    if (me == 0 && (fstat(fd, &st) != 0 || st.st_size != BYTES))
+    if (me == 0 && !removed && (fstat(fd, &st) != 0 || st.st_size != BYTES))
       bad++;
     if (bad)
       mt_check(0, "round %d: %d stores of the ranks missing from the shared memory", r, bad);
@@ -72,7 +81,7 @@ int main(int argc, char **argv)
   mt_check_int("rounds whose shared memory held every rank's stores", rounds - bad_rounds, rounds);
   munmap(slots, BYTES);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (me == 0) {
+  if (me == 0 && !removed) {
     close(fd);
     shm_unlink(name);
   }
