@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +40,7 @@
 #include "coord_client.h"
 #include "image.h"
 #include "mana/fail.h"
+#include "mana/fault.h"
 #include "mana/image_blobs.h"
 #include "state.h"
 #include "upper_mappings.h"
@@ -48,7 +50,7 @@ struct file_map {
   uint32_t prot;
   uint32_t shm_mode; /* 0: a file; else POSIX shared memory: SHM_RECORD [| SHM_REMOVED] | mode */
   uint64_t shm_size; /* the shared memory file's size (0 for a removed one) */
-  uint64_t shm_key;  /* a removed segment: its checkpoint host, device and inode, hashed */
+  uint64_t shm_key;  /* shared memory: its checkpoint host, device and inode, hashed */
   char path[PATH_MAX];
 };
 
@@ -67,6 +69,13 @@ static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 }
 
 #define HASH_START 0xcbf29ce484222325ull
+
+static uint64_t host_hash(void)
+{
+  char host[256] = "";
+  gethostname(host, sizeof(host) - 1);
+  return hash_bytes(HASH_START, host, strlen(host));
+}
 
 /* Read by capture, which the writer runs before any dump (checkpoint.c). */
 static struct file_map *maps;
@@ -110,16 +119,12 @@ static int note_map(const struct mana_mapping *m, void *arg)
   struct file_map *f = &maps[n_maps++];
   memset(f, 0, sizeof(*f));
   *f = (struct file_map){m->start, m->end, m->offset, m->prot, 0, 0, 0, ""};
-  if (kind == SHARED_MEMORY) {
-    f->shm_mode = SHM_RECORD | (uint32_t)(st.st_mode & 07777);
-    f->shm_size = (uint64_t)st.st_size;
-  } else if (kind == REMOVED_SHARED_MEMORY) {
-    char host[256] = "";
-    gethostname(host, sizeof(host) - 1);
-    f->shm_mode = SHM_RECORD | SHM_REMOVED | 0600;
+  if (kind == SHARED_MEMORY || kind == REMOVED_SHARED_MEMORY) {
+    f->shm_mode =
+        SHM_RECORD | (kind == SHARED_MEMORY ? (uint32_t)(st.st_mode & 07777) : SHM_REMOVED | 0600);
+    f->shm_size = kind == SHARED_MEMORY ? (uint64_t)st.st_size : 0;
     f->shm_key =
-        hash_bytes(hash_bytes(hash_bytes(HASH_START, host, strlen(host)), &m->dev, sizeof(m->dev)),
-                   &m->inode, sizeof(m->inode));
+        hash_bytes(hash_bytes(host_hash(), &m->dev, sizeof(m->dev)), &m->inode, sizeof(m->inode));
   }
   snprintf(f->path, sizeof(f->path), "%s", m->path);
   return 0;
@@ -147,6 +152,23 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
  * mana_state_file_maps_remove_restored. */
 static char **restored_names;
 static size_t n_restored;
+
+/* The keys of the segments this rank shares, for mana_state_file_maps_check_placement. */
+static uint64_t *segment_keys;
+static size_t n_segment_keys;
+
+static int note_segment_key(uint64_t key)
+{
+  for (size_t i = 0; i < n_segment_keys; i++)
+    if (segment_keys[i] == key)
+      return 0;
+  uint64_t *more = realloc(segment_keys, (n_segment_keys + 1) * sizeof(*more));
+  if (!more)
+    return -1;
+  segment_keys = more;
+  segment_keys[n_segment_keys++] = key;
+  return 0;
+}
 
 /* Where the ranks of a node meet to share a removed segment again: named after its key and
  * the checkpoint directory (two jobs restarted on one node never meet). */
@@ -228,6 +250,8 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       return mana_fail(err, errlen, 0, "a shared file mapping's record in the image is malformed");
     int fd;
     if (f->shm_mode & SHM_RECORD) {
+      if (note_segment_key(f->shm_key) != 0)
+        return mana_fail(err, errlen, ENOMEM, "the application's shared memory %s", f->path);
       char removed_path[PATH_MAX];
       const char *path = f->path;
       if (f->shm_mode & SHM_REMOVED) {
@@ -251,6 +275,65 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
                        f->path, (unsigned long long)f->start);
   }
   return 0;
+}
+
+struct segment_user {
+  uint64_t key, host;
+  int rank;
+};
+
+static int by_key_then_host(const void *a, const void *b)
+{
+  const struct segment_user *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->host < y->host ? -1 : x->host > y->host;
+}
+
+/* Ranks that shared a segment at the checkpoint share it again only on one node: on several,
+ * each would go on with its own copy, silently.  Every rank gathers every rank's segment keys
+ * and host, so that all reach the same verdict and fail together. */
+int mana_state_file_maps_check_placement(char *err, size_t errlen)
+{
+  int mine = (int)n_segment_keys, most = 0, size;
+  if (PMPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    return mana_fail(err, errlen, 0, "cannot compare the ranks' shared memory");
+  if (most == 0)
+    return 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  size_t stride = (size_t)most + 1; /* the host's hash, then the keys (0: none) */
+  uint64_t *all = calloc(stride * (size_t)(size + 1), sizeof(*all));
+  struct segment_user *users = calloc((size_t)size * (size_t)most, sizeof(*users));
+  if (!all || !users) {
+    free(all);
+    free(users);
+    return mana_fail(err, errlen, ENOMEM, "cannot compare the ranks' shared memory");
+  }
+  uint64_t *own = all + stride * (size_t)size;
+  int rank;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  own[0] = host_hash() + (mana_fault("restart-other-node", rank) ? 1 : 0);
+  memcpy(own + 1, segment_keys, n_segment_keys * sizeof(*own));
+  int rc = 0;
+  if (PMPI_Allgather(own, (int)stride, MPI_UINT64_T, all, (int)stride, MPI_UINT64_T,
+                     MPI_COMM_WORLD) != MPI_SUCCESS)
+    rc = mana_fail(err, errlen, 0, "cannot compare the ranks' shared memory");
+  size_t n = 0;
+  for (int r = 0; rc == 0 && r < size; r++)
+    for (size_t i = 1; i < stride && all[stride * (size_t)r + i]; i++)
+      users[n++] = (struct segment_user){all[stride * (size_t)r + i], all[stride * (size_t)r], r};
+  qsort(users, n, sizeof(*users), by_key_then_host);
+  for (size_t i = 1; rc == 0 && i < n; i++)
+    if (users[i].key == users[i - 1].key && users[i].host != users[i - 1].host)
+      rc = mana_fail(err, errlen, 0,
+                     "ranks %d and %d shared POSIX shared memory on one node at the checkpoint "
+                     "but were restarted on different nodes, where each would go on with its "
+                     "own copy: restart them on one node again",
+                     users[i - 1].rank < users[i].rank ? users[i - 1].rank : users[i].rank,
+                     users[i - 1].rank < users[i].rank ? users[i].rank : users[i - 1].rank);
+  free(all);
+  free(users);
+  return rc;
 }
 
 const struct mana_state_ops mana_state_file_maps = {"shared file mappings", dump, restore, capture,

@@ -17,6 +17,8 @@
  *                          the generation is aborted before any rank drains
  *   restart-other-build    a restarting rank takes itself for a build of mana whose boundary
  *                          page (mana/boundary.h) has another version than the image's
+ *   restart-other-node     a restarting rank takes itself for one on another node than the
+ *                          other ranks (the check of the ranks sharing POSIX shared memory)
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H
