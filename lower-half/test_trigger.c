@@ -49,7 +49,8 @@
 static uint32_t trigger_rank;
 static long hold_max_ms = HOLD_MAX_MS_DEFAULT;
 static const char *count_file;
-/* K of "J,K", armed once the plain checkpoint at J was asked for; 0: none. */
+/* K of "J,K", armed once the plain checkpoint at J has begun on this rank; 0: none (or
+ * armed). */
 static uint64_t second_call;
 
 static int count_written;
@@ -163,15 +164,13 @@ static int trigger(uint64_t k)
     return 0;
   }
   second_armed = 0;
-  /* The first of two is plain, and arms the second (a K not after J: the next crossing). */
-  int keep = getenv("MANA_TEST_CHECKPOINT_KEEP") != NULL;
-  if (second_call) {
-    second_armed = 1;
-    keep = 1;
-    uint64_t next = second_call > b->mpi_calls ? second_call : b->mpi_calls + 1;
-    second_call = 0;
-    __atomic_store_n(&b->test_checkpoint_at_call, next, __ATOMIC_RELEASE);
-  }
+  /* The first of two is plain, and arms the second once it has begun here: armed at once,
+   * another thread under MPI_THREAD_MULTIPLE could reach K while this one still asks, and ask
+   * first (the kill then came before the plain checkpoint), or wait inside its call for the
+   * first to end, which could never end without that thread parked (MPICH's
+   * threads/init/mult_session hung). */
+  const uint64_t second = second_call;
+  int keep = getenv("MANA_TEST_CHECKPOINT_KEEP") != NULL || second != 0;
   /* A rank may reach its K-th call before the other ranks have connected (they connect at
    * the end of their MPI_Init), or while the first of two checkpoints is still written: ask
    * again until they have, rather than lose the checkpoint.
@@ -196,6 +195,12 @@ static int trigger(uint64_t k)
             "this rank within %d s\n",
             (unsigned long long)k, (unsigned long long)gen, BEGIN_TIMEOUT_MS / 1000);
     return -1;
+  }
+  if (second) { /* a K not after J: the next crossing */
+    second_call = 0;
+    second_armed = 1;
+    __atomic_store_n(&b->test_checkpoint_at_call, second > b->mpi_calls ? second : b->mpi_calls + 1,
+                     __ATOMIC_RELEASE);
   }
   /* A short program would otherwise run on to MPI_Finalize while the ranks agree on the safe
    * point, and the checkpoint be refused: this rank holds its call until the ranks park.  It
