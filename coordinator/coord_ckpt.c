@@ -305,9 +305,11 @@ static void count_status(struct ckpt *c, const struct ckpt_rank *r, int sign)
   c->now_answered += delta;
   if (r->state == CKPT_RANK_RUNNING)
     c->now_running += delta;
-  else if (r->state == CKPT_RANK_BLOCKED)
+  else if (r->state == CKPT_RANK_BLOCKED) {
     c->now_blocked += delta;
-  else if (r->state == CKPT_RANK_PARKED)
+    if (r->held)
+      c->now_blocked_held += delta;
+  } else if (r->state == CKPT_RANK_PARKED)
     c->now_parked += delta;
   else if (r->state == CKPT_RANK_DONE)
     c->now_done += delta;
@@ -319,6 +321,7 @@ static bool next_epoch(struct ckpt *c)
 {
   c->epoch++;
   c->now_answered = c->now_running = c->now_blocked = c->now_parked = c->now_done = 0;
+  c->now_blocked_held = 0;
   return build_sends(c);
 }
 
@@ -395,7 +398,8 @@ bool ckpt_converged(const struct ckpt *c)
 
 bool ckpt_stalled(const struct ckpt *c)
 {
-  return all_current(c) && c->now_running == 0 && c->now_blocked > 0 && c->now_parked > 0;
+  return all_current(c) && c->now_running == 0 && c->now_blocked > 0 &&
+         (c->now_parked > 0 || c->now_blocked_held > 0);
 }
 
 bool ckpt_waits_on_done(const struct ckpt *c)
@@ -416,7 +420,7 @@ enum ckpt_action ckpt_release(struct ckpt *c)
     const struct ckpt_rank *r = &c->ranks[i];
     int rc;
 
-    if (r->state != CKPT_RANK_PARKED)
+    if (r->state != CKPT_RANK_PARKED && !(r->state == CKPT_RANK_BLOCKED && r->held))
       continue;
     size_t index;
 
@@ -497,6 +501,7 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
    * answered the latest change yet. */
   count_status(c, r, -1);
   r->state = at ? CKPT_RANK_PARKED : CKPT_RANK_DONE;
+  r->held = false;
   r->epoch = epoch;
   r->park_ggid = at ? at->ggid : 0;
   r->park_seq = at ? at->seq : 0;
@@ -512,7 +517,8 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
   return CKPT_ACT_TARGETS_CHANGED;
 }
 
-enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked)
+static enum ckpt_action on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked,
+                                   const struct ckpt_park *held)
 {
   struct ckpt_rank *r = &c->ranks[rank];
 
@@ -522,9 +528,33 @@ enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bo
     return CKPT_ACT_ABORT;
   count_status(c, r, -1);
   r->state = blocked ? CKPT_RANK_BLOCKED : CKPT_RANK_RUNNING;
+  r->held = held != NULL;
+  r->park_ggid = held ? held->ggid : 0;
+  r->park_seq = held ? held->seq : 0;
   r->epoch = epoch;
   count_status(c, r, 1);
-  return after_status(c);
+  /* A held thread may wait at a group its rank joined after its SEQ and never named (it
+   * names those before a PARKED, not before this): it joins here, as a parked rank does,
+   * or a release would raise a target the rank is never sent. */
+  int told = held ? park_join(c, rank, held) : 0;
+  if (told < 0)
+    return ckpt_abort(c, "out of memory for the target table");
+  if (told == 0)
+    return after_status(c);
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
+  return CKPT_ACT_TARGETS_CHANGED;
+}
+
+enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked)
+{
+  return on_running(c, rank, epoch, blocked, NULL);
+}
+
+enum ckpt_action ckpt_on_blocked_held(struct ckpt *c, size_t rank, uint64_t epoch,
+                                      const struct ckpt_park *at)
+{
+  return on_running(c, rank, epoch, true, at);
 }
 
 enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank)

@@ -80,8 +80,10 @@ enum ckpt_action {
 struct ckpt_rank {
   enum ckpt_rank_state state;
   uint64_t epoch;     /* epoch of its last status (0: none, or not given) */
-  uint64_t park_ggid; /* CKPT_RANK_PARKED: the collective it waits at ... */
+  uint64_t park_ggid; /* CKPT_RANK_PARKED, or BLOCKED and held: the collective it (a thread
+                         of it) waits at ... */
   uint64_t park_seq;  /* ... and its SEQ there */
+  bool held;          /* CKPT_RANK_BLOCKED: another of its threads waits at park_ggid */
   uint64_t bytes;
   char file[CKPT_FILE_MAX];
   char xxh[CKPT_XXH_MAX + 1];
@@ -144,6 +146,7 @@ struct ckpt {
    * blocked, parked at a collective or done: the termination and stall tests read these
    * instead of every rank, which after every status would be quadratic in the ranks. */
   size_t now_answered, now_running, now_blocked, now_parked, now_done;
+  size_t now_blocked_held; /* of now_blocked: ranks with a thread held at a collective */
   /* Image file names reported so far, hashed (rank + 1 per slot, 0 free): a second rank
    * reporting a file already written is found without a scan of every rank. */
   size_t *file_slots, file_mask;
@@ -171,6 +174,11 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
                                 const struct ckpt_park *at);
 /* A target unmet; epoch 0 when the rank did not say which epoch it answers. */
 enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked);
+/* Blocked (a thread waits inside MPI) while another of its threads waits at the entry of a
+ * collective, at: under MPI_THREAD_MULTIPLE a rank is both, and what its blocked thread, or
+ * another rank's, waits for may be the held one. */
+enum ckpt_action ckpt_on_blocked_held(struct ckpt *c, size_t rank, uint64_t epoch,
+                                      const struct ckpt_park *at);
 /* Every application thread of the rank is parked: it waits for GO to drain. */
 enum ckpt_action ckpt_on_suspended(struct ckpt *c, size_t rank);
 enum ckpt_action ckpt_on_progress(struct ckpt *c, size_t rank, uint64_t bytes);
@@ -204,8 +212,8 @@ bool ckpt_next_rank_target(const struct ckpt *c, size_t rank, size_t *cursor,
 bool ckpt_converged(const struct ckpt *c);
 
 /* The stall test: in CONVERGE, every rank answered the current epoch, none is RUNNING, some
- * rank is BLOCKED and some is PARKED at a collective (it may owe the blocked one a message
- * it sends only after that collective). */
+ * rank is BLOCKED and some is PARKED at a collective, or BLOCKED with a thread held at one (it
+ * may owe the blocked one a message it sends only after that collective). */
 bool ckpt_stalled(const struct ckpt *c);
 
 /* In CONVERGE, every rank answered the current epoch, none is RUNNING or PARKED, some is
@@ -214,8 +222,8 @@ bool ckpt_stalled(const struct ckpt *c);
  * (NUDGE), so that a rank held by the test trigger goes on instead of waiting for its limit. */
 bool ckpt_waits_on_done(const struct ckpt *c);
 
-/* Lets every rank PARKED at a collective pass it (target = its seq + 1) and starts a new
- * epoch: CKPT_ACT_TARGETS_CHANGED, or CKPT_ACT_NONE when nothing changed. Safe at any time;
+/* Lets every rank PARKED at a collective, and every BLOCKED rank's thread held at one, pass
+ * it (target = its seq + 1) and starts a new epoch: CKPT_ACT_TARGETS_CHANGED, or CKPT_ACT_NONE when nothing changed. Safe at any time;
  * the coordinator calls it when a stall has lasted a grace period. */
 enum ckpt_action ckpt_release(struct ckpt *c);
 

@@ -79,6 +79,18 @@ int coord_send_running(struct coord_client *c, uint64_t gen, uint64_t epoch, boo
   return coord_client_send(c, line);
 }
 
+int coord_send_blocked_held(struct coord_client *c, uint64_t gen, uint64_t epoch, uint64_t ggid,
+                            uint64_t seq)
+{
+  struct coord_line *line = with_gen(c, "RUNNING", gen);
+
+  coord_line_u64(line, "epoch", epoch);
+  coord_line_u64(line, "blocked", 1);
+  coord_line_x64(line, "ggid", ggid);
+  coord_line_u64(line, "seq", seq);
+  return coord_client_send(c, line);
+}
+
 int coord_send_suspended(struct coord_client *c, uint64_t gen)
 {
   return coord_client_send(c, with_gen(c, "SUSPENDED", gen));

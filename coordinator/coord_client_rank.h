@@ -29,6 +29,10 @@ int coord_send_parked_at(struct coord_client *c, uint64_t gen, uint64_t epoch, u
                          uint64_t seq);
 int coord_send_parked(struct coord_client *c, uint64_t gen, uint64_t epoch);
 int coord_send_running(struct coord_client *c, uint64_t gen, uint64_t epoch, bool blocked);
+/* RUNNING blocked=1 with where another of the rank's threads is held: at the entry of a
+ * collective on ggid, its SEQ there seq (under MPI_THREAD_MULTIPLE). */
+int coord_send_blocked_held(struct coord_client *c, uint64_t gen, uint64_t epoch, uint64_t ggid,
+                            uint64_t seq);
 /* After DRAIN: every application thread is parked; the rank waits for GO to drain. */
 int coord_send_suspended(struct coord_client *c, uint64_t gen);
 int coord_send_progress(struct coord_client *c, uint64_t gen, uint64_t bytes);

@@ -339,18 +339,23 @@ static enum ckpt_action on_parked(struct coordinator *co, size_t rank, const str
   return ckpt_on_parked(co->ckpt, rank, epoch, located ? &at : NULL);
 }
 
-/* RUNNING gen= [epoch=] [blocked=1] */
+/* RUNNING gen= [epoch=] [blocked=1 [ggid= seq=]] */
 static enum ckpt_action on_running(struct coordinator *co, size_t rank, const struct coord_msg *msg,
                                    char *why, size_t whylen, bool *bad)
 {
   uint64_t epoch = 0;
-  bool blocked;
+  bool blocked, held = coord_msg_get(msg, "ggid") || coord_msg_get(msg, "seq");
+  struct ckpt_park at;
 
   if ((coord_msg_get(msg, "epoch") && coord_msg_u64(msg, "epoch", &epoch, why, whylen)) ||
-      coord_msg_flag(msg, "blocked", &blocked, why, whylen)) {
+      coord_msg_flag(msg, "blocked", &blocked, why, whylen) ||
+      (held && (coord_msg_x64(msg, "ggid", &at.ggid, why, whylen) ||
+                coord_msg_u64(msg, "seq", &at.seq, why, whylen)))) {
     *bad = true;
     return CKPT_ACT_NONE;
   }
+  if (held && blocked)
+    return ckpt_on_blocked_held(co->ckpt, rank, epoch, &at);
   return ckpt_on_running(co->ckpt, rank, epoch, blocked);
 }
 

@@ -313,9 +313,12 @@ static int report(uint64_t gen, uint64_t epoch, const struct mana_stub_cc *cc,
     return coord_send_parked_at(link_conn, gen, epoch, ggid, seq);
   case CC_ST_DONE:
     return coord_send_parked(link_conn, gen, epoch);
+  case CC_ST_BLOCKED:
+    if (ggid) /* another thread is held at an entry: a stall may need it released */
+      return coord_send_blocked_held(link_conn, gen, epoch, ggid, seq);
+    break;
   case CC_ST_NONE:
   case CC_ST_RUNNING:
-  case CC_ST_BLOCKED:
     break;
   }
   return coord_send_running(link_conn, gen, epoch, st == CC_ST_BLOCKED);

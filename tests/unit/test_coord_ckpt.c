@@ -196,6 +196,37 @@ Test(coord_ckpt, parking_at_a_group_never_reported_joins_it)
   expect_sent(2, NULL, 0);
 }
 
+/* Under MPI_THREAD_MULTIPLE every rank may be blocked (a thread inside a constructor over
+ * groups) while a thread of one of them is held at a collective that another rank's blocked
+ * thread waits for (MPICH's threads/init/mult_session hung so): a stall, and the release lets
+ * the held thread pass. */
+Test(coord_ckpt, a_blocked_rank_with_a_held_thread_is_released)
+{
+  three_ranks_converging();
+  cr_assert_eq(ckpt_on_running(c, 0, 1, true), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 1, 1, true), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_running(c, 2, 1, true), CKPT_ACT_NONE);
+  cr_assert(!ckpt_stalled(c), "all blocked, none held: nothing to release");
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_NONE);
+  cr_assert_eq(ckpt_on_blocked_held(c, 2, 1, &(struct ckpt_park){G2, 11}), CKPT_ACT_NONE);
+  cr_assert(ckpt_stalled(c));
+  cr_assert(!ckpt_converged(c));
+  cr_assert_eq(ckpt_release(c), CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(target(G2), 12);
+  cr_assert_eq(c->epoch, 2);
+  expect_sent(0, (struct coord_entry[]){{G2, 12}}, 1);
+  expect_sent(2, (struct coord_entry[]){{G2, 12}}, 1);
+  /* the next status without a held thread counts as plain blocked */
+  cr_assert_eq(ckpt_on_running(c, 2, 2, true), CKPT_ACT_NONE);
+  cr_assert_eq(c->now_blocked_held, 0);
+  /* a thread held at a group its rank never named (made after its SEQ): the rank joins it
+   * and is told its target, or a release would raise a target it never hears of */
+  cr_assert_eq(ckpt_on_blocked_held(c, 1, 2, &(struct ckpt_park){G2, 11}),
+               CKPT_ACT_TARGETS_CHANGED);
+  cr_assert_eq(c->epoch, 3);
+  expect_sent(1, (struct coord_entry[]){{G2, 12}}, 1);
+}
+
 /* A communicator per node of 64 ranks: what a rank is sent does not grow with the job. */
 Test(coord_ckpt, entries_sent_per_rank_do_not_grow_with_the_ranks)
 {
