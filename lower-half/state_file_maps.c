@@ -42,6 +42,7 @@
 #include "mana/fail.h"
 #include "mana/fault.h"
 #include "mana/image_blobs.h"
+#include "mana/launcher_rank.h"
 #include "state.h"
 #include "upper_mappings.h"
 
@@ -123,8 +124,10 @@ static int note_map(const struct mana_mapping *m, void *arg)
     f->shm_mode =
         SHM_RECORD | (kind == SHARED_MEMORY ? (uint32_t)(st.st_mode & 07777) : SHM_REMOVED | 0600);
     f->shm_size = kind == SHARED_MEMORY ? (uint64_t)st.st_size : 0;
-    f->shm_key =
-        hash_bytes(hash_bytes(host_hash(), &m->dev, sizeof(m->dev)), &m->inode, sizeof(m->inode));
+    unsigned long rank = 0, size;
+    mana_launcher_rank((const char *const *)environ, &rank, &size);
+    uint64_t host = host_hash() + (mana_fault("checkpoint-other-node", (long)rank) ? 1 : 0);
+    f->shm_key = hash_bytes(hash_bytes(host, &m->dev, sizeof(m->dev)), &m->inode, sizeof(m->inode));
   }
   snprintf(f->path, sizeof(f->path), "%s", m->path);
   return 0;
@@ -153,20 +156,25 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 static char **restored_names;
 static size_t n_restored;
 
-/* The keys of the segments this rank shares, for mana_state_file_maps_check_placement. */
-static uint64_t *segment_keys;
-static size_t n_segment_keys;
+/* The segments this rank shares, for mana_state_file_maps_check_placement: each one's key and
+ * the hash of the name it is made again under (0 for a removed one, whose name is its key's). */
+struct segment {
+  uint64_t key, name;
+};
+static struct segment *segments;
+static size_t n_segments;
 
-static int note_segment_key(uint64_t key)
+static int note_segment(const struct file_map *f)
 {
-  for (size_t i = 0; i < n_segment_keys; i++)
-    if (segment_keys[i] == key)
+  uint64_t name = f->shm_mode & SHM_REMOVED ? 0 : hash_bytes(HASH_START, f->path, strlen(f->path));
+  for (size_t i = 0; i < n_segments; i++)
+    if (segments[i].key == f->shm_key)
       return 0;
-  uint64_t *more = realloc(segment_keys, (n_segment_keys + 1) * sizeof(*more));
+  struct segment *more = realloc(segments, (n_segments + 1) * sizeof(*more));
   if (!more)
     return -1;
-  segment_keys = more;
-  segment_keys[n_segment_keys++] = key;
+  segments = more;
+  segments[n_segments++] = (struct segment){f->shm_key, name};
   return 0;
 }
 
@@ -250,7 +258,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       return mana_fail(err, errlen, 0, "a shared file mapping's record in the image is malformed");
     int fd;
     if (f->shm_mode & SHM_RECORD) {
-      if (note_segment_key(f->shm_key) != 0)
+      if (note_segment(f) != 0)
         return mana_fail(err, errlen, ENOMEM, "the application's shared memory %s", f->path);
       char removed_path[PATH_MAX];
       const char *path = f->path;
@@ -278,30 +286,49 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 }
 
 struct segment_user {
-  uint64_t key, host;
+  uint64_t first, second, third; /* sorted on in this order */
   int rank;
 };
 
-static int by_key_then_host(const void *a, const void *b)
+static int by_fields(const void *a, const void *b)
 {
   const struct segment_user *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key < y->key ? -1 : 1;
-  return x->host < y->host ? -1 : x->host > y->host;
+  if (x->first != y->first)
+    return x->first < y->first ? -1 : 1;
+  if (x->second != y->second)
+    return x->second < y->second ? -1 : 1;
+  return x->third < y->third ? -1 : x->third > y->third;
+}
+
+/* The first two ranks of users (n of them, sorted) with equal first and second fields but
+ * different third ones, or 0 when there are none. */
+static int disagree(struct segment_user *users, size_t n, int *a, int *b)
+{
+  qsort(users, n, sizeof(*users), by_fields);
+  for (size_t i = 1; i < n; i++)
+    if (users[i].first == users[i - 1].first && users[i].second == users[i - 1].second &&
+        users[i].third != users[i - 1].third) {
+      *a = users[i - 1].rank < users[i].rank ? users[i - 1].rank : users[i].rank;
+      *b = users[i - 1].rank < users[i].rank ? users[i].rank : users[i - 1].rank;
+      return 1;
+    }
+  return 0;
 }
 
 /* Ranks that shared a segment at the checkpoint share it again only on one node: on several,
- * each would go on with its own copy, silently.  Every rank gathers every rank's segment keys
- * and host, so that all reach the same verdict and fail together. */
+ * each would go on with its own copy, silently.  And ranks of several nodes that each shared
+ * a segment of one name there would share one if restarted on one node.  Every rank gathers
+ * every rank's segments and host, so that all reach the same verdict and fail together. */
 int mana_state_file_maps_check_placement(char *err, size_t errlen)
 {
-  int mine = (int)n_segment_keys, most = 0, size;
+  int mine = (int)n_segments, most = 0, size, rank;
   if (PMPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
     return mana_fail(err, errlen, 0, "cannot compare the ranks' shared memory");
   if (most == 0)
     return 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  size_t stride = (size_t)most + 1; /* the host's hash, then the keys (0: none) */
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  size_t stride = 1 + 2 * (size_t)most; /* the host's hash, then key and name per segment */
   uint64_t *all = calloc(stride * (size_t)(size + 1), sizeof(*all));
   struct segment_user *users = calloc((size_t)size * (size_t)most, sizeof(*users));
   if (!all || !users) {
@@ -310,27 +337,42 @@ int mana_state_file_maps_check_placement(char *err, size_t errlen)
     return mana_fail(err, errlen, ENOMEM, "cannot compare the ranks' shared memory");
   }
   uint64_t *own = all + stride * (size_t)size;
-  int rank;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   own[0] = host_hash() + (mana_fault("restart-other-node", rank) ? 1 : 0);
-  memcpy(own + 1, segment_keys, n_segment_keys * sizeof(*own));
-  int rc = 0;
+  for (size_t i = 0; i < n_segments; i++) {
+    own[1 + 2 * i] = segments[i].key;
+    own[2 + 2 * i] = segments[i].name;
+  }
+  int rc = 0, a, b;
   if (PMPI_Allgather(own, (int)stride, MPI_UINT64_T, all, (int)stride, MPI_UINT64_T,
                      MPI_COMM_WORLD) != MPI_SUCCESS)
     rc = mana_fail(err, errlen, 0, "cannot compare the ranks' shared memory");
+  /* one segment (key), one host */
   size_t n = 0;
-  for (int r = 0; rc == 0 && r < size; r++)
-    for (size_t i = 1; i < stride && all[stride * (size_t)r + i]; i++)
-      users[n++] = (struct segment_user){all[stride * (size_t)r + i], all[stride * (size_t)r], r};
-  qsort(users, n, sizeof(*users), by_key_then_host);
-  for (size_t i = 1; rc == 0 && i < n; i++)
-    if (users[i].key == users[i - 1].key && users[i].host != users[i - 1].host)
-      rc = mana_fail(err, errlen, 0,
-                     "ranks %d and %d shared POSIX shared memory on one node at the checkpoint "
-                     "but were restarted on different nodes, where each would go on with its "
-                     "own copy: restart them on one node again",
-                     users[i - 1].rank < users[i].rank ? users[i - 1].rank : users[i].rank,
-                     users[i - 1].rank < users[i].rank ? users[i].rank : users[i - 1].rank);
+  for (int r = 0; rc == 0 && r < size; r++) {
+    const uint64_t *row = all + stride * (size_t)r;
+    for (size_t i = 0; i < (size_t)most && row[1 + 2 * i]; i++)
+      users[n++] = (struct segment_user){row[1 + 2 * i], 0, row[0], r};
+  }
+  if (rc == 0 && disagree(users, n, &a, &b))
+    rc = mana_fail(err, errlen, 0,
+                   "ranks %d and %d shared POSIX shared memory on one node at the checkpoint but "
+                   "were restarted on different nodes, where each would go on with its own copy: "
+                   "restart them on one node again",
+                   a, b);
+  /* one name on one host, one segment */
+  n = 0;
+  for (int r = 0; rc == 0 && r < size; r++) {
+    const uint64_t *row = all + stride * (size_t)r;
+    for (size_t i = 0; i < (size_t)most && row[1 + 2 * i]; i++)
+      if (row[2 + 2 * i])
+        users[n++] = (struct segment_user){row[2 + 2 * i], row[0], row[1 + 2 * i], r};
+  }
+  if (rc == 0 && disagree(users, n, &a, &b))
+    rc = mana_fail(err, errlen, 0,
+                   "ranks %d and %d each shared POSIX shared memory of one name on their own node "
+                   "at the checkpoint but were restarted on one node, where they would share one: "
+                   "restart them on as many nodes as before",
+                   a, b);
   free(all);
   free(users);
   return rc;

@@ -19,6 +19,8 @@
  *                          page (mana/boundary.h) has another version than the image's
  *   restart-other-node     a restarting rank takes itself for one on another node than the
  *                          other ranks (the check of the ranks sharing POSIX shared memory)
+ *   checkpoint-other-node  a rank takes itself for one on another node than the other ranks
+ *                          when its image is written (the same check, the other way round)
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H
