@@ -62,7 +62,11 @@ int mana_checkpoint_writer_wait(struct mana_forked_writer *fw, struct mana_writt
 int mana_checkpoint_writer_nice(void);
 
 /* Runs a restart in a fresh mana_lh whose window is reserved and boundary filled: restores
- * the image `path` and continues the parked threads.  Returns only on failure. */
+ * the image `path` and continues the parked threads.  Returns only on failure: -1, or
+ * MANA_RESTART_FAILED_TOGETHER when every rank found the same failure after the restarted
+ * MPI_Init, so that all can end through MPI_Finalize (an abort may discard the lines the
+ * ranks printed just before it). */
+#define MANA_RESTART_FAILED_TOGETHER (-2)
 int mana_restart_from(const char *path, char *err, size_t errlen);
 
 #endif

@@ -146,9 +146,12 @@ static int restart(const char *dir)
   struct mana_upper_start none;
   memset(&none, 0, sizeof(none));
   fill_boundary(&none, 0);
-  mana_restart_from(path, err, sizeof(err));
+  int rc = mana_restart_from(path, err, sizeof(err));
   fprintf(stderr, "mana_lh: cannot restart from %s: %s\n", path, err);
-  take_the_job_down();
+  if (rc == MANA_RESTART_FAILED_TOGETHER)
+    PMPI_Finalize(); /* every rank ends here, each having said why */
+  else
+    take_the_job_down();
   return 1;
 }
 

@@ -107,8 +107,9 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
       mana_state_signals_reapply(err, errlen) != 0)
     return -1;
   mana_state_file_maps_remove_restored();
-  if (mana_state_file_maps_check_placement(err, errlen) != 0)
-    return -1;
+  int placement = mana_state_file_maps_check_placement(err, errlen);
+  if (placement != 0)
+    return placement > 0 ? MANA_RESTART_FAILED_TOGETHER : -1;
   /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,
    * as until then the threads are resuming with every signal blocked and cannot park. */
   mana_threads_prepare_resume();

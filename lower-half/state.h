@@ -32,8 +32,9 @@ extern const struct mana_state_ops mana_state_file_maps; /* state_file_maps.c */
 /* After the restarted MPI_Init (every rank of the job has restored its state): removes the
  * files a restart made to share the application's removed shared memory again. */
 void mana_state_file_maps_remove_restored(void);
-/* After the restarted MPI_Init, on every rank: fails when ranks that shared the application's
- * shared memory at the checkpoint are now on different nodes. */
+/* After the restarted MPI_Init, on every rank: 1 with err filled on every rank alike when ranks
+ * that shared the application's shared memory at the checkpoint are now on different nodes
+ * (or ranks of different nodes with segments of one name on one), -1 when MPI failed here. */
 int mana_state_file_maps_check_placement(char *err, size_t errlen);
 extern const struct mana_state_ops mana_state_window;  /* state_window.c */
 extern const struct mana_state_ops mana_state_signals; /* state_signals.c */

@@ -353,12 +353,14 @@ int mana_state_file_maps_check_placement(char *err, size_t errlen)
     for (size_t i = 0; i < (size_t)most && row[1 + 2 * i]; i++)
       users[n++] = (struct segment_user){row[1 + 2 * i], 0, row[0], r};
   }
-  if (rc == 0 && disagree(users, n, &a, &b))
-    rc = mana_fail(err, errlen, 0,
-                   "ranks %d and %d shared POSIX shared memory on one node at the checkpoint but "
-                   "were restarted on different nodes, where each would go on with its own copy: "
-                   "restart them on one node again",
-                   a, b);
+  if (rc == 0 && disagree(users, n, &a, &b)) {
+    mana_fail(err, errlen, 0,
+              "ranks %d and %d shared POSIX shared memory on one node at the checkpoint but "
+              "were restarted on different nodes, where each would go on with its own copy: "
+              "restart them on one node again",
+              a, b);
+    rc = 1; /* found alike by every rank */
+  }
   /* one name on one host, one segment */
   n = 0;
   for (int r = 0; rc == 0 && r < size; r++) {
@@ -367,12 +369,14 @@ int mana_state_file_maps_check_placement(char *err, size_t errlen)
       if (row[2 + 2 * i])
         users[n++] = (struct segment_user){row[2 + 2 * i], row[0], row[1 + 2 * i], r};
   }
-  if (rc == 0 && disagree(users, n, &a, &b))
-    rc = mana_fail(err, errlen, 0,
-                   "ranks %d and %d each shared POSIX shared memory of one name on their own node "
-                   "at the checkpoint but were restarted on one node, where they would share one: "
-                   "restart them on as many nodes as before",
-                   a, b);
+  if (rc == 0 && disagree(users, n, &a, &b)) {
+    mana_fail(err, errlen, 0,
+              "ranks %d and %d each shared POSIX shared memory of one name on their own node "
+              "at the checkpoint but were restarted on one node, where they would share one: "
+              "restart them on as many nodes as before",
+              a, b);
+    rc = 1; /* found alike by every rank */
+  }
   free(all);
   free(users);
   return rc;
