@@ -480,6 +480,21 @@ static int park_join(struct ckpt *c, size_t rank, const struct ckpt_park *at)
   return told < 0 ? -1 : (changed || told);
 }
 
+/* After a status that says where the rank (a thread of it) waits, at (NULL: nowhere): it
+ * joins that group; waiting below a target it was never sent, its status cannot count, and a
+ * new epoch tells it. */
+static enum ckpt_action after_joining(struct ckpt *c, size_t rank, const struct ckpt_park *at)
+{
+  int told = at ? park_join(c, rank, at) : 0;
+  if (told < 0)
+    return ckpt_abort(c, "out of memory for the target table");
+  if (told == 0)
+    return after_status(c);
+  if (!next_epoch(c))
+    return ckpt_abort(c, "out of memory for the target table");
+  return CKPT_ACT_TARGETS_CHANGED;
+}
+
 enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
                                 const struct ckpt_park *at)
 {
@@ -506,15 +521,7 @@ enum ckpt_action ckpt_on_parked(struct ckpt *c, size_t rank, uint64_t epoch,
   r->park_ggid = at ? at->ggid : 0;
   r->park_seq = at ? at->seq : 0;
   count_status(c, r, 1);
-  int told = at ? park_join(c, rank, at) : 0;
-  if (told < 0)
-    return ckpt_abort(c, "out of memory for the target table");
-  if (told == 0)
-    return after_status(c);
-  /* It parked below a target it was never sent: this status cannot count. */
-  if (!next_epoch(c))
-    return ckpt_abort(c, "out of memory for the target table");
-  return CKPT_ACT_TARGETS_CHANGED;
+  return after_joining(c, rank, at);
 }
 
 static enum ckpt_action on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked,
@@ -536,14 +543,7 @@ static enum ckpt_action on_running(struct ckpt *c, size_t rank, uint64_t epoch, 
   /* A held thread may wait at a group its rank joined after its SEQ and never named (it
    * names those before a PARKED, not before this): it joins here, as a parked rank does,
    * or a release would raise a target the rank is never sent. */
-  int told = held ? park_join(c, rank, held) : 0;
-  if (told < 0)
-    return ckpt_abort(c, "out of memory for the target table");
-  if (told == 0)
-    return after_status(c);
-  if (!next_epoch(c))
-    return ckpt_abort(c, "out of memory for the target table");
-  return CKPT_ACT_TARGETS_CHANGED;
+  return after_joining(c, rank, held);
 }
 
 enum ckpt_action ckpt_on_running(struct ckpt *c, size_t rank, uint64_t epoch, bool blocked)

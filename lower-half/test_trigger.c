@@ -166,9 +166,9 @@ static int trigger(uint64_t k)
   second_armed = 0;
   /* The first of two is plain, and arms the second once it has begun here: armed at once,
    * another thread under MPI_THREAD_MULTIPLE could reach K while this one still asks, and ask
-   * first (the kill then came before the plain checkpoint), or wait inside its call for the
-   * first to end, which could never end without that thread parked (MPICH's
-   * threads/init/mult_session hung). */
+   * first (the kill then came before the plain checkpoint: seen with MPICH's
+   * threads/init/mult_session), or wait inside its call for the first to end, which could
+   * not end without that thread parked. */
   const uint64_t second = second_call;
   int keep = getenv("MANA_TEST_CHECKPOINT_KEEP") != NULL || second != 0;
   /* A rank may reach its K-th call before the other ranks have connected (they connect at

@@ -20,22 +20,11 @@
 set -euo pipefail
 
 me=run_shm_placement.sh
-bin="" program="" timeout=120
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
-    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
-[ -x "$program" ] || { echo "$me: --program must be tests/programs/posix_shm" >&2; exit 2; }
-
-say() { printf '%s: %s\n' "$me" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/mana-shm-placement.XXXXXX")
-trap 'if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi; rm -f /dev/shm/mana_shm_placement.*' EXIT
+timeout=120
+. "$(dirname "$0")/../integration/job_lib.sh"
+parse_job_args tests/programs/posix_shm "$@"
+job_workdir shm-placement
+trap 'job_cleanup; rm -f /dev/shm/mana_shm_placement.*' EXIT
 export UCX_LOG_LEVEL=error
 
 args=("$program" 40 mana_shm_placement)

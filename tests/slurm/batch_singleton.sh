@@ -19,40 +19,16 @@ set -euo pipefail
 me=batch_singleton.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bin="" program="" timeout=180
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) bin=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
-    *) echo "$me: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -x "$bin/mana_launch" ] || { echo "$me: --bin must hold mana_launch" >&2; exit 2; }
-[ -x "$program" ] || { echo "$me: --program must be tests/programs/cwd_relative" >&2; exit 2; }
+timeout=180
+# shellcheck source=tests/integration/job_lib.sh
+. "$root/tests/integration/job_lib.sh"
+parse_job_args tests/programs/cwd_relative "$@"
 
-say() { printf '%s: %s\n' "$me" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
-
-started_cluster=0
+# shellcheck source=tests/slurm/slurm_lib.sh
+. "$here/slurm_lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-batch-singleton.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then scancel "$job" 2>/dev/null || true; fi
-  if [ "$started_cluster" = 1 ]; then "$root/tests/setup/slurm-local.sh" stop >/dev/null 2>&1 || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
-
-if ! "$root/tests/setup/slurm-local.sh" status >/dev/null 2>&1; then
-  if ! "$root/tests/setup/slurm-local.sh" start >"$work/slurm-start.log" 2>&1; then
-    say "SKIP: cannot start the private Slurm cluster: $(tail -1 "$work/slurm-start.log")"
-    exit 77
-  fi
-  started_cluster=1
-fi
-eval "$("$root/tests/setup/slurm-local.sh" env)"
-export SLURM_CONF
+trap slurm_cleanup EXIT
+slurm_up
 export UCX_LOG_LEVEL=error
 
 args=("$program" 400 "$work/h1" 200)
@@ -75,7 +51,7 @@ submit() {
 job_state() { scontrol -o show job "$job" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 
 # Waits for the job to end; fails unless it COMPLETED.
-wait_job() {
+wait_batch_job() {
   local end=$((SECONDS + timeout)) state
   while :; do
     state=$(job_state)
@@ -107,14 +83,14 @@ until status=$("$bin/mana_status" --ckptdir "$work/ck" 2>&1) && [[ $status == *"
 done
 out=$(timeout "$timeout" "$bin/mana_status" --ckptdir "$work/ck" --checkpoint --kill --wait 2>&1) ||
   fail "the checkpoint of the batch job's singleton: $out"
-wait_job run1
+wait_batch_job run1
 if grep -q "warning" "$work/run1.err"; then fail "warnings: $(grep warning "$work/run1.err")"; fi
 say "a singleton in a 2-task batch job, checkpointed at iteration 200: $out"
 
 # ---- 2. restarted alone in another batch job, to the end ------------------------------------
 touch "$work/h1"
 submit run2 "exec $bin/mana_restart --ckptdir $work/ck"
-wait_job run2
+wait_batch_job run2
 cat "$work/run1.out" "$work/run2.out" | cmp -s - "$work/native.out" ||
   fail "output differs from native: $(cat "$work/run1.out" "$work/run2.out" |
     diff "$work/native.out" - | head -6 | tr '\n' '|')"

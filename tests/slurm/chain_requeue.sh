@@ -36,25 +36,11 @@ chain=$root/coordinator/slurm/mana_chain
 say() { printf '%s: %s\n' "$me" "$*"; }
 fail() { say "FAIL: $*"; exit 1; }
 
-started_cluster=0
+# shellcheck source=tests/slurm/slurm_lib.sh
+. "$here/slurm_lib.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mana-chain-requeue.XXXXXX")
-job=""
-cleanup() {
-  if [ -n "$job" ]; then scancel "$job" 2>/dev/null || true; fi
-  if [ "$started_cluster" = 1 ]; then "$root/tests/setup/slurm-local.sh" stop >/dev/null 2>&1 || true; fi
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
-}
-trap cleanup EXIT
-
-if ! "$root/tests/setup/slurm-local.sh" status >/dev/null 2>&1; then
-  if ! "$root/tests/setup/slurm-local.sh" start >"$work/slurm-start.log" 2>&1; then
-    say "SKIP: cannot start the private Slurm cluster: $(tail -1 "$work/slurm-start.log")"
-    exit 77
-  fi
-  started_cluster=1
-fi
-eval "$("$root/tests/setup/slurm-local.sh" env)"
-export SLURM_CONF
+trap slurm_cleanup EXIT
+slurm_up
 
 iters=6000 hold=3000
 # Native reference: the same program, never held (the release file exists from the start).
