@@ -23,6 +23,7 @@
 const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_memory,       /* first: the others may restore into it */
     &mana_state_file_maps,    /* over the memory's private copies */
+    &mana_state_sysv_shm,     /* the same for System V shared memory */
     &mana_state_window,       /* the window allocator's free extents */
     &mana_state_signals,      /* dispositions */
     &mana_state_files,        /* descriptors: before the restarted MPI opens any */

@@ -107,6 +107,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
       mana_state_signals_reapply(err, errlen) != 0)
     return -1;
   mana_state_file_maps_remove_restored();
+  mana_state_sysv_shm_remove_restored();
   int placement = mana_state_file_maps_check_placement(err, errlen);
   if (placement != 0)
     return placement > 0 ? MANA_RESTART_FAILED_TOGETHER : -1;

@@ -19,6 +19,9 @@
  *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
  *   epoll_create(1), inotify_init(1), timer_create  restart cannot give all of them back, and
  *                                                    gives POSIX timers back by id
+ *   shmget, shmat, shmdt, shmctl                    System V shared memory: attached in the
+ *                                                    window, the application's ids kept valid
+ *                                                    across restarts (sysv_shm_calls.c)
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -49,6 +52,7 @@
 #include "mana/upper_window.h"
 #include "huge_pages.h"
 #include "app_fd_origin.h"
+#include "sysv_shm_calls.h"
 
 struct mana_trap_stats mana_trap_stats;
 
@@ -326,6 +330,14 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     if (ret == 0)
       mana_app_timer_note(*(const int *)g[REG_RDX]);
     break;
+  case SYS_shmget:
+  case SYS_shmat:
+  case SYS_shmdt:
+  case SYS_shmctl: {
+    const long args[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+    ret = mana_sysv_shm_call(info->si_syscall, args);
+    break;
+  }
   default:
     ret = -ENOSYS;
   }
@@ -409,14 +421,15 @@ static int resolve(struct bpf_builder *b)
   return 0;
 }
 
-/* The calls that make pipes, sockets and other objects behind descriptors, and POSIX timers
- * (the last one, inotify_init1, ends the list in build_filter).  None of them waits: the
+/* The calls that make pipes, sockets and other objects behind descriptors, POSIX timers and
+ * System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None of them waits: the
  * handler runs with the park signal blocked.  accept would (a socket it returns comes from a
  * listening socket, which is noted already). */
 static const uint32_t object_makers[] = {
-    SYS_pipe,          SYS_pipe2,        SYS_socketpair,  SYS_socket,         SYS_eventfd,
-    SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,   SYS_timerfd_create, SYS_epoll_create,
-    SYS_epoll_create1, SYS_inotify_init, SYS_timer_create};
+    SYS_pipe,          SYS_pipe2,        SYS_socketpair,   SYS_socket,         SYS_eventfd,
+    SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,    SYS_timerfd_create, SYS_epoll_create,
+    SYS_epoll_create1, SYS_inotify_init, SYS_timer_create, SYS_shmget,         SYS_shmat,
+    SYS_shmdt,         SYS_shmctl};
 
 static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
 {

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct mana_image_writer;
 struct mana_image_reader;
@@ -36,6 +37,17 @@ void mana_state_file_maps_remove_restored(void);
  * that shared the application's shared memory at the checkpoint are now on different nodes
  * (or ranks of different nodes with segments of one name on one), -1 when MPI failed here. */
 int mana_state_file_maps_check_placement(char *err, size_t errlen);
+/* For the placement check, shared memory of any kind: the key of a segment this rank shares,
+ * made at the checkpoint from its host and the segment's identity there ... */
+uint64_t mana_state_shared_segment_key(const void *identity, size_t len);
+/* ... a hash of the name the ranks of a node find it by again (0: none, they meet at its key) */
+uint64_t mana_state_shared_segment_name(const void *name, size_t len);
+/* ... and the segment noted at a restart: 0, or -1 without memory. */
+int mana_state_shared_segment_note(uint64_t key, uint64_t name);
+extern const struct mana_state_ops mana_state_sysv_shm; /* state_sysv_shm.c */
+/* After the restarted MPI_Init: marks for removal the System V segments that were marked so at
+ * the checkpoint (the restart made them again under a key every rank of a node could find). */
+void mana_state_sysv_shm_remove_restored(void);
 extern const struct mana_state_ops mana_state_window;  /* state_window.c */
 extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 /* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the

@@ -124,13 +124,19 @@ static int note_map(const struct mana_mapping *m, void *arg)
     f->shm_mode =
         SHM_RECORD | (kind == SHARED_MEMORY ? (uint32_t)(st.st_mode & 07777) : SHM_REMOVED | 0600);
     f->shm_size = kind == SHARED_MEMORY ? (uint64_t)st.st_size : 0;
-    unsigned long rank = 0, size;
-    mana_launcher_rank((const char *const *)environ, &rank, &size);
-    uint64_t host = host_hash() + (mana_fault("checkpoint-other-node", (long)rank) ? 1 : 0);
-    f->shm_key = hash_bytes(hash_bytes(host, &m->dev, sizeof(m->dev)), &m->inode, sizeof(m->inode));
+    uint64_t file[2] = {m->dev, m->inode};
+    f->shm_key = mana_state_shared_segment_key(file, sizeof(file));
   }
   snprintf(f->path, sizeof(f->path), "%s", m->path);
   return 0;
+}
+
+uint64_t mana_state_shared_segment_key(const void *identity, size_t len)
+{
+  unsigned long rank = 0, size;
+  mana_launcher_rank((const char *const *)environ, &rank, &size);
+  uint64_t host = host_hash() + (mana_fault("checkpoint-other-node", (long)rank) ? 1 : 0);
+  return hash_bytes(host, identity, len);
 }
 
 static int capture(char *err, size_t errlen)
@@ -156,26 +162,38 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
 static char **restored_names;
 static size_t n_restored;
 
-/* The segments this rank shares, for mana_state_file_maps_check_placement: each one's key and
- * the hash of the name it is made again under (0 for a removed one, whose name is its key's). */
+/* The segments this rank shares (POSIX and System V), for
+ * mana_state_file_maps_check_placement: each one's key and the hash of the name it is made
+ * again under (0 for a removed one, whose name is its key's). */
 struct segment {
   uint64_t key, name;
 };
 static struct segment *segments;
 static size_t n_segments;
 
-static int note_segment(const struct file_map *f)
+int mana_state_shared_segment_note(uint64_t key, uint64_t name)
 {
-  uint64_t name = f->shm_mode & SHM_REMOVED ? 0 : hash_bytes(HASH_START, f->path, strlen(f->path));
   for (size_t i = 0; i < n_segments; i++)
-    if (segments[i].key == f->shm_key)
+    if (segments[i].key == key)
       return 0;
   struct segment *more = realloc(segments, (n_segments + 1) * sizeof(*more));
   if (!more)
     return -1;
   segments = more;
-  segments[n_segments++] = (struct segment){f->shm_key, name};
+  segments[n_segments++] = (struct segment){key, name};
   return 0;
+}
+
+uint64_t mana_state_shared_segment_name(const void *name, size_t len)
+{
+  return hash_bytes(HASH_START, name, len);
+}
+
+static int note_segment(const struct file_map *f)
+{
+  uint64_t name =
+      f->shm_mode & SHM_REMOVED ? 0 : mana_state_shared_segment_name(f->path, strlen(f->path));
+  return mana_state_shared_segment_note(f->shm_key, name);
 }
 
 /* Where the ranks of a node meet to share a removed segment again: named after its key and
@@ -355,7 +373,7 @@ int mana_state_file_maps_check_placement(char *err, size_t errlen)
   }
   if (rc == 0 && disagree(users, n, &a, &b)) {
     mana_fail(err, errlen, 0,
-              "ranks %d and %d shared POSIX shared memory on one node at the checkpoint but "
+              "ranks %d and %d shared memory on one node at the checkpoint but "
               "were restarted on different nodes, where each would go on with its own copy: "
               "restart them on one node again",
               a, b);
@@ -371,7 +389,7 @@ int mana_state_file_maps_check_placement(char *err, size_t errlen)
   }
   if (rc == 0 && disagree(users, n, &a, &b)) {
     mana_fail(err, errlen, 0,
-              "ranks %d and %d each shared POSIX shared memory of one name on their own node "
+              "ranks %d and %d each shared memory of one name on their own node "
               "at the checkpoint but were restarted on one node, where they would share one: "
               "restart them on as many nodes as before",
               a, b);

@@ -16,6 +16,7 @@ enum mana_blob_type {
   MANA_BLOB_FILE_MAP = 11,       /* one range the upper half maps shared from a regular file */
   MANA_BLOB_PIPE = 12,           /* one pipe the upper half holds both ends of, with its bytes */
   MANA_BLOB_POSIX_TIMERS = 13,   /* the upper half's POSIX timers (timer_create) */
+  MANA_BLOB_SYSV_SHM = 14,       /* one range the upper half attaches of System V shared memory */
 };
 
 #endif

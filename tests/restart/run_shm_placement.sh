@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# run_shm_placement.sh - ranks that shared POSIX shared memory at a checkpoint must be restarted
+# run_shm_placement.sh - ranks that shared memory at a checkpoint must be restarted
 # on one node: on two, each would go on with its own copy and the job's results would be
 # wrong without a word; and ranks of two nodes that each shared a segment of one name there
 # must not be restarted on one node, where they would share one.
 #
-#   split   tests/programs/posix_shm (2 ranks sharing a segment) is checkpointed and killed
+#   split   PROGRAM, tests/programs/posix_shm (2 ranks sharing a POSIX segment) or sysv_shm
+#           (a System V segment found by its key), is checkpointed and killed
 #           at call 40 of rank 0, then restarted with rank 1 taking itself for a rank on
 #           another node (MANA_FAULT=restart-other-node:1, include/mana/fault.h);
 #   merged  checkpointed with rank 1 taking itself for a rank on another node as its image
@@ -24,10 +25,15 @@ timeout=120
 . "$(dirname "$0")/../integration/job_lib.sh"
 parse_job_args tests/programs/posix_shm "$@"
 job_workdir shm-placement
-trap 'job_cleanup; rm -f /dev/shm/mana_shm_placement.*' EXIT
+# What the killed runs leave: the POSIX segments by name, the System V ones by key prefix.
+trap 'job_cleanup; rm -f /dev/shm/mana_shm_placement.*
+      "$(dirname "$0")/remove_orphan_sysv_shm.sh" 16384 6d70' EXIT
 export UCX_LOG_LEVEL=error
 
-args=("$program" 40 mana_shm_placement)
+case "$(basename "$program")" in
+  sysv_shm) args=("$program" 40 keyed 6d70) ;;
+  *) args=("$program" 40 mana_shm_placement) ;;
+esac
 mpiexec.mpich -n 2 "${args[@]}" >"$work/native.out" 2>"$work/native.err" ||
   fail "the native run failed: $(tail -3 "$work/native.err")"
 
@@ -57,11 +63,11 @@ refused() {
 
 checkpoint "$work/ck" "$work/run1.out"
 refused split "$work/ck" \
-  "ranks 0 and 1 shared POSIX shared memory on one node at the checkpoint but were restarted on different nodes" \
+  "ranks 0 and 1 shared memory on one node at the checkpoint but were restarted on different nodes" \
   MANA_FAULT=restart-other-node:1
 checkpoint "$work/ck2" "$work/merged-run1.out" MANA_FAULT=checkpoint-other-node:1
 refused merged "$work/ck2" \
-  "ranks 0 and 1 each shared POSIX shared memory of one name on their own node at the checkpoint but were restarted on one node"
+  "ranks 0 and 1 each shared memory of one name on their own node at the checkpoint but were restarted on one node"
 
 timeout "$timeout" mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$work/ck" \
   >"$work/run2.out" 2>"$work/run2.err" || fail "the restart on one node failed: $(tail -3 "$work/run2.err")"
