@@ -5,8 +5,12 @@
  * the descriptor back at the offset it had at the checkpoint: after a forked checkpoint and a
  * later one that ends the job, the later one must hold the later offset, or the restarted rank
  * overwrites its own records (forked writers read the offsets before they fork).
- * Ranks: any.  Arguments: ITERATIONS DIR [HOLD_FILE:K ...]: the log is DIR/rank-R.log; with
- * holds, every rank waits before iteration K, still calling MPI, until HOLD_FILE exists.
+ * With "append" the log is opened with O_APPEND, as loggers do: a restart from a checkpoint
+ * after which the run went on appending must not find those records in the file, or the
+ * restarted rank appends them a second time (state_files.c cuts the file back).
+ * Ranks: any.  Arguments: ITERATIONS DIR [append] [HOLD_FILE:K ...]: the log is
+ * DIR/rank-R.log; with holds, every rank waits before iteration K, still calling MPI, until
+ * HOLD_FILE exists.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,16 +30,16 @@ int main(int argc, char **argv)
     mt_die("usage: posix_log ITERATIONS DIR [HOLD_FILE:K]");
   long iters = atol(argv[1]), hold_at[4];
   char path[4096], hold[4][1024];
-  int holds = 0;
+  int holds = 0, append = argc > 3 && strcmp(argv[3], "append") == 0;
   snprintf(path, sizeof(path), "%s/rank-%d.log", argv[2], mt_.rank);
-  for (int a = 3; a < argc && holds < 4; a++, holds++) {
+  for (int a = 3 + append; a < argc && holds < 4; a++, holds++) {
     const char *colon = strrchr(argv[a], ':');
     if (!colon)
       mt_die("HOLD_FILE:K expected");
     snprintf(hold[holds], sizeof(hold[holds]), "%.*s", (int)(colon - argv[a]), argv[a]);
     hold_at[holds] = atol(colon + 1);
   }
-  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | (append ? O_APPEND : 0), 0644);
   if (fd < 0)
     mt_die("cannot open the log");
   uint64_t sum = 0;
