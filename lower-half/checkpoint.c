@@ -21,20 +21,21 @@
 #include "mana/fail.h"
 
 const struct mana_state_ops *const mana_state_kinds[] = {
-    &mana_state_memory,       /* first: the others may restore into it */
-    &mana_state_file_maps,    /* over the memory's private copies */
-    &mana_state_sysv_shm,     /* the same for System V shared memory */
-    &mana_state_window,       /* the window allocator's free extents */
-    &mana_state_signals,      /* dispositions */
-    &mana_state_files,        /* descriptors: before the restarted MPI opens any */
-    &mana_state_unlinked,     /* removed files, with their content */
-    &mana_state_pipes,        /* the application's pipes, with their bytes */
-    &mana_state_pending,      /* signals waiting on threads */
-    &mana_state_umask,        /* the file mode creation mask */
-    &mana_state_timers,       /* read here, armed as the threads resume */
-    &mana_state_posix_timers, /* made here, before the restarted MPI's own; armed with them */
-    &mana_state_sched,        /* read here, applied by each resumed thread */
-    &mana_state_cwd,          /* last: mana's own paths are absolute by then */
+    &mana_state_memory,        /* first: the others may restore into it */
+    &mana_state_file_maps,     /* over the memory's private copies */
+    &mana_state_sysv_shm,      /* the same for System V shared memory */
+    &mana_state_window,        /* the window allocator's free extents */
+    &mana_state_signals,       /* dispositions */
+    &mana_state_written_files, /* sizes of the files it wrote, taken back */
+    &mana_state_files,         /* descriptors: before the restarted MPI opens any */
+    &mana_state_unlinked,      /* removed files, with their content */
+    &mana_state_pipes,         /* the application's pipes, with their bytes */
+    &mana_state_pending,       /* signals waiting on threads */
+    &mana_state_umask,         /* the file mode creation mask */
+    &mana_state_timers,        /* read here, armed as the threads resume */
+    &mana_state_posix_timers,  /* made here, before the restarted MPI's own; armed with them */
+    &mana_state_sched,         /* read here, applied by each resumed thread */
+    &mana_state_cwd,           /* last: mana's own paths are absolute by then */
     NULL};
 
 /* The state a kind reads from the live process (mana_state_ops.capture), read now. */

@@ -22,6 +22,11 @@
  *   shmget, shmat, shmdt, shmctl                    System V shared memory: attached in the
  *                                                    window, the application's ids kept valid
  *                                                    across restarts (sysv_shm_calls.c)
+ *   open, openat with O_WRONLY or O_RDWR, creat     made as asked, and the file noted as one
+ *                                                    the application wrote (written_files.c):
+ *                                                    a restart takes back its growth (an open
+ *                                                    that waits, a FIFO's for its reader,
+ *                                                    holds a checkpoint until it returns)
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -30,6 +35,7 @@
 #include "sigsys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -53,6 +59,7 @@
 #include "huge_pages.h"
 #include "app_fd_origin.h"
 #include "sysv_shm_calls.h"
+#include "written_files.h"
 
 struct mana_trap_stats mana_trap_stats;
 
@@ -338,6 +345,13 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     ret = mana_sysv_shm_call(info->si_syscall, args);
     break;
   }
+  case SYS_open:
+  case SYS_openat:
+  case SYS_creat: {
+    const long args[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+    ret = mana_written_files_open(info->si_syscall, args);
+    break;
+  }
   default:
     ret = -ENOSYS;
   }
@@ -354,7 +368,7 @@ struct bpf_builder {
   int n;
 };
 
-enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_FIRST_RANGE };
+enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_OPEN, L_OPENAT, L_FIRST_RANGE };
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
 {
@@ -422,9 +436,9 @@ static int resolve(struct bpf_builder *b)
 }
 
 /* The calls that make pipes, sockets and other objects behind descriptors, POSIX timers and
- * System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None of them waits: the
- * handler runs with the park signal blocked.  accept would (a socket it returns comes from a
- * listening socket, which is noted already). */
+ * System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None
+ * of them waits: the handler runs with the park signal blocked.  accept would (a socket it
+ * returns comes from a listening socket, which is noted already). */
 static const uint32_t object_makers[] = {
     SYS_pipe,          SYS_pipe2,        SYS_socketpair,   SYS_socket,         SYS_eventfd,
     SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,    SYS_timerfd_create, SYS_epoll_create,
@@ -442,6 +456,9 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_mremap, L_MREMAP, NEXT);
   JEQ(SYS_rt_sigaction, L_CHECK_IP, NEXT);
   JEQ(SYS_rt_sigprocmask, L_CHECK_IP, NEXT);
+  JEQ(SYS_openat, L_OPENAT, NEXT);
+  JEQ(SYS_open, L_OPEN, NEXT);
+  JEQ(SYS_creat, L_CHECK_IP, NEXT);
   for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
@@ -452,6 +469,12 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   LD_W(ARG_LO(3));
   JSET(MREMAP_FIXED, L_ALLOW, NEXT);
   JSET(MREMAP_MAYMOVE, L_CHECK_IP, L_ALLOW);
+  label(b, L_OPEN); /* only opens for writing: reading a file needs no note */
+  LD_W(ARG_LO(1));
+  JSET(O_WRONLY | O_RDWR, L_CHECK_IP, L_ALLOW);
+  label(b, L_OPENAT);
+  LD_W(ARG_LO(2));
+  JSET(O_WRONLY | O_RDWR, L_CHECK_IP, L_ALLOW);
   label(b, L_CHECK_IP);
   for (unsigned i = 0; i < n; i++) {
     int lbl = L_FIRST_RANGE + 4 * (int)i;

@@ -53,12 +53,15 @@ extern const struct mana_state_ops mana_state_signals; /* state_signals.c */
 /* After a restarted rank's MPI_Init, which installs MPICH's own handlers (SIGUSR1): the
  * application's dispositions from the image again. */
 int mana_state_signals_reapply(char *err, size_t errlen);
-extern const struct mana_state_ops mana_state_files;    /* state_files.c */
-extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
-extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
-extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
-extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
-extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
+extern const struct mana_state_ops mana_state_files; /* state_files.c */
+/* 1 when path is the checkpoint directory, in it, or a generation directory: mana's. */
+int mana_is_mana_path(const char *path);
+extern const struct mana_state_ops mana_state_written_files; /* state_written_files.c */
+extern const struct mana_state_ops mana_state_unlinked;      /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_pipes;         /* state_pipes.c */
+extern const struct mana_state_ops mana_state_pending;       /* state_pending.c */
+extern const struct mana_state_ops mana_state_umask;         /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers;        /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */

@@ -7,15 +7,7 @@
  * They are reopened at restart by path, with their flags and offsets (a directory's is where
  * its reading stands), at their old numbers, before the new MPI opens anything (a descriptor
  * inherited from the launcher that sits on one of those numbers, such as PMI_FD, is moved out
- * of the way first).  Files the application has removed are state_unlinked.c's.
- *
- * A file the application appends to (O_APPEND: a log, stdio's "a") keeps growing after a
- * checkpoint while the job runs on.  A restart from that checkpoint (after a crash, or from an
- * older generation) replays those appends, which O_APPEND puts after the ones already there:
- * every record from the checkpoint to the crash twice.  So such files' sizes are recorded too
- * (a blob of their own: images without it restart as before), and a restart cuts a file that
- * has grown since back to that size, saying so.  Files written at an offset need nothing: the
- * replay writes the same bytes at the same places. */
+ * of the way first).  Files the application has removed are state_unlinked.c's. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -59,7 +51,7 @@ static int is_stateless_device(int fd, const struct stat *st, const char *path)
 /* mana's own directories: the checkpoint directory and everything in it, and any generation
  * directory (a restart reads its images through one, a local checkpoint writes into one).  A
  * restart from a later generation would otherwise open an older one again, maybe pruned. */
-static int is_mana_directory(const char *path)
+int mana_is_mana_path(const char *path)
 {
   const char *ckptdir = getenv(COORD_ENV_CKPTDIR);
   size_t n = ckptdir ? strlen(ckptdir) : 0;
@@ -95,7 +87,7 @@ static int is_application_file(int fd, char *path, size_t pathlen)
   /* Directories of the kernel's file systems are the libraries' (UCX reads /sys), or a device
    * directory's; those of the checkpoints are mana's. */
   if (S_ISDIR(st.st_mode) && (strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
-                              strncmp(path, "/dev", 4) == 0 || is_mana_directory(path)))
+                              strncmp(path, "/dev", 4) == 0 || mana_is_mana_path(path)))
     return 0;
   /* mana's own images and manifests are never the application's. */
   return strstr(path, ".img.tmp") == NULL;
@@ -105,28 +97,6 @@ static int is_application_file(int fd, char *path, size_t pathlen)
 static struct saved_file *saved;
 static size_t n_saved, saved_cap;
 
-/* The size of each file a descriptor of saved[] appends to. */
-struct appended_file {
-  int32_t fd, reserved;
-  int64_t size;
-};
-static struct appended_file *appended;
-static size_t n_appended;
-
-static int note_appended(const struct saved_file *s, char *err, size_t errlen)
-{
-  struct stat st;
-  if (!(s->flags & O_APPEND) || (s->flags & O_ACCMODE) == O_RDONLY || fstat(s->fd, &st) != 0 ||
-      !S_ISREG(st.st_mode))
-    return 0;
-  struct appended_file *more = realloc(appended, (n_appended + 1) * sizeof(*more));
-  if (!more)
-    return mana_fail(err, errlen, ENOMEM, "cannot list the application's open files");
-  appended = more;
-  appended[n_appended++] = (struct appended_file){s->fd, 0, (int64_t)st.st_size};
-  return 0;
-}
-
 static int capture(char *err, size_t errlen)
 {
   DIR *dir = opendir("/proc/self/fd");
@@ -135,7 +105,6 @@ static int capture(char *err, size_t errlen)
   }
   size_t n = 0;
   struct dirent *e;
-  n_appended = 0;
   while ((e = readdir(dir)) != NULL) {
     int fd = atoi(e->d_name);
     if (e->d_name[0] == '.' || fd == dirfd(dir))
@@ -155,10 +124,6 @@ static int capture(char *err, size_t errlen)
         mana_fd_info(fd, &s->flags, &s->pos) != 0)
       continue;
     s->fd = fd;
-    if (note_appended(s, err, errlen) != 0) {
-      closedir(dir);
-      return -1;
-    }
     n++;
   }
   closedir(dir);
@@ -173,9 +138,6 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   if (mana_image_add_blob(w, MANA_BLOB_FILES, table, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   }
-  if (n_appended && mana_image_add_blob(w, MANA_BLOB_APPENDED_FILES, appended,
-                                        n_appended * sizeof(*appended)) != 0)
-    return mana_fail(err, errlen, 0, "open files: %s", mana_image_writer_error(w));
   return 0;
 }
 
@@ -204,31 +166,6 @@ static int reopen(const struct saved_file *s, char *err, size_t errlen)
   return mana_fd_place(fd, s->fd, s->flags, s->pos, s->path, err, errlen);
 }
 
-/* A file appended to that grew after the checkpoint is cut back to its size then (another
- * rank of the node may have done so already: then it has that size). */
-static int cut_back(const struct appended_file *a, const struct saved_file *files, size_t n,
-                    char *err, size_t errlen)
-{
-  const char *path = "?";
-  for (size_t i = 0; i < n; i++)
-    if (files[i].fd == a->fd)
-      path = files[i].path;
-  struct stat st;
-  if (fstat(a->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= a->size)
-    return 0;
-  if (ftruncate(a->fd, a->size) != 0)
-    return mana_fail(err, errlen, errno,
-                     "cannot cut the application's file %s back to its %lld bytes at the "
-                     "checkpoint (it has %lld)",
-                     path, (long long)a->size, (long long)st.st_size);
-  fprintf(stderr,
-          "mana_lh: %s: cut back from %lld to %lld bytes, its size at the checkpoint: the run "
-          "went on appending to it after the checkpoint, and the restarted run appends the "
-          "same again\n",
-          path, (long long)st.st_size, (long long)a->size);
-  return 0;
-}
-
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   const struct saved_file *saved;
@@ -237,17 +174,8 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       len % sizeof(*saved) != 0) {
     return mana_fail(err, errlen, 0, "open-file table missing or malformed in the image");
   }
-  size_t n_files = len / sizeof(*saved);
-  for (size_t i = 0; i < n_files; i++)
+  for (size_t i = 0; i < len / sizeof(*saved); i++)
     if (reopen(&saved[i], err, errlen) != 0)
-      return -1;
-  const struct appended_file *sizes;
-  if (mana_image_blob(r, MANA_BLOB_APPENDED_FILES, (const void **)&sizes, &len) != 0)
-    return 0; /* an image from before they were recorded */
-  if (len % sizeof(*sizes) != 0)
-    return mana_fail(err, errlen, 0, "the sizes of appended files in the image are malformed");
-  for (size_t i = 0; i < len / sizeof(*sizes); i++)
-    if (cut_back(&sizes[i], saved, n_files, err, errlen) != 0)
       return -1;
   return 0;
 }

@@ -17,7 +17,7 @@ enum mana_blob_type {
   MANA_BLOB_PIPE = 12,           /* one pipe the upper half holds both ends of, with its bytes */
   MANA_BLOB_POSIX_TIMERS = 13,   /* the upper half's POSIX timers (timer_create) */
   MANA_BLOB_SYSV_SHM = 14,       /* one range the upper half attaches of System V shared memory */
-  MANA_BLOB_APPENDED_FILES = 15, /* the sizes of the files the upper half appends to */
+  MANA_BLOB_WRITTEN_FILE = 15,   /* the size and path of one file the upper half wrote */
 };
 
 #endif

@@ -5,10 +5,11 @@
  * the descriptor back at the offset it had at the checkpoint: after a forked checkpoint and a
  * later one that ends the job, the later one must hold the later offset, or the restarted rank
  * overwrites its own records (forked writers read the offsets before they fork).
- * With "append" the log is opened with O_APPEND, as loggers do: a restart from a checkpoint
- * after which the run went on appending must not find those records in the file, or the
- * restarted rank appends them a second time (state_files.c cuts the file back).
- * Ranks: any.  Arguments: ITERATIONS DIR [append] [HOLD_FILE:K ...]: the log is
+ * With "append" the log is opened with O_APPEND, as loggers do, and with "reopen" each record
+ * is appended by opening the log with stdio's "a" and closing it again: a restart from a
+ * checkpoint after which the run went on appending must not find those records in the file,
+ * or the restarted rank appends them a second time (state_written_files.c cuts it back).
+ * Ranks: any.  Arguments: ITERATIONS DIR [append|reopen] [HOLD_FILE:K ...]: the log is
  * DIR/rank-R.log; with holds, every rank waits before iteration K, still calling MPI, until
  * HOLD_FILE exists.
  */
@@ -30,9 +31,10 @@ int main(int argc, char **argv)
     mt_die("usage: posix_log ITERATIONS DIR [HOLD_FILE:K]");
   long iters = atol(argv[1]), hold_at[4];
   char path[4096], hold[4][1024];
-  int holds = 0, append = argc > 3 && strcmp(argv[3], "append") == 0;
+  int holds = 0, append = argc > 3 && strcmp(argv[3], "append") == 0,
+      reopen = argc > 3 && strcmp(argv[3], "reopen") == 0;
   snprintf(path, sizeof(path), "%s/rank-%d.log", argv[2], mt_.rank);
-  for (int a = 3 + append; a < argc && holds < 4; a++, holds++) {
+  for (int a = 3 + append + reopen; a < argc && holds < 4; a++, holds++) {
     const char *colon = strrchr(argv[a], ':');
     if (!colon)
       mt_die("HOLD_FILE:K expected");
@@ -59,11 +61,16 @@ int main(int argc, char **argv)
     MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     char rec[64];
     int n = snprintf(rec, sizeof(rec), "%08ld %016llx\n", i, (unsigned long long)total);
-    if (write(fd, rec, (size_t)n) != n)
+    if (reopen) {
+      FILE *log = fopen(path, "a");
+      if (!log || fputs(rec, log) < 0 || fclose(log) != 0)
+        mt_die("cannot append to the log");
+    } else if (write(fd, rec, (size_t)n) != n) {
       mt_die("write");
+    }
     sum += total;
   }
-  off_t end = lseek(fd, 0, SEEK_CUR);
+  off_t end = reopen ? lseek(fd, 0, SEEK_END) : lseek(fd, 0, SEEK_CUR);
   mt_check_int("offset at the end", (long long)end, iters * 26);
   char buf[4096];
   uint64_t h = 1469598103934665603ULL;
