@@ -285,6 +285,7 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   (void)sig;
   ucontext_t *ctx = ctx_;
   greg_t *g = ctx->uc_mcontext.gregs;
+  const long args[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
   long ret;
   switch (info->si_syscall) {
   case SYS_mmap:
@@ -340,18 +341,14 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_shmget:
   case SYS_shmat:
   case SYS_shmdt:
-  case SYS_shmctl: {
-    const long args[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+  case SYS_shmctl:
     ret = mana_sysv_shm_call(info->si_syscall, args);
     break;
-  }
   case SYS_open:
   case SYS_openat:
-  case SYS_creat: {
-    const long args[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+  case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
-  }
   default:
     ret = -ENOSYS;
   }

@@ -87,11 +87,7 @@ static int note_map(const struct mana_mapping *m, void *arg)
 static int capture(char *err, size_t errlen)
 {
   n_maps = 0;
-  char why[256] = "";
-  int rc = mana_upper_mappings_each(note_map, why, err, errlen);
-  if (rc != 0 && why[0])
-    snprintf(err, errlen, "%s", why);
-  return rc;
+  return mana_upper_mappings_capture(note_map, err, errlen);
 }
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)

@@ -60,3 +60,13 @@ int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg),
   fclose(maps);
   return rc;
 }
+
+int mana_upper_mappings_capture(int (*fn)(const struct mana_mapping *m, void *why), char *err,
+                                size_t errlen)
+{
+  char why[256] = "";
+  int rc = mana_upper_mappings_each(fn, why, err, errlen);
+  if (rc != 0 && why[0])
+    snprintf(err, errlen, "%s", why);
+  return rc;
+}

@@ -20,4 +20,9 @@ struct mana_mapping {
 int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg), void *arg,
                              char *err, size_t errlen);
 
+/* The same for a state kind's capture: fn gets a 256-byte buffer for the reason it fails,
+ * which becomes err. */
+int mana_upper_mappings_capture(int (*fn)(const struct mana_mapping *m, void *why), char *err,
+                                size_t errlen);
+
 #endif
