@@ -12,7 +12,8 @@
  * one line on standard error saying so, when it is still the same file (by inode: a
  * node-local file of that name on another node is not).  Files made after the checkpoint are
  * made again by the replay; what was overwritten inside a file is not taken back, and a file
- * another program appends to as well loses what it appended after the checkpoint. */
+ * another program appends to as well would lose what it appended after the checkpoint:
+ * mana_restart --keep-files leaves every file as it is. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -88,6 +89,8 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   const void *data;
   size_t len;
+  const char *keep_files = getenv("MANA_RESTART_KEEP_FILES"); /* mana_restart --keep-files */
+  int keep = keep_files && strcmp(keep_files, "1") == 0;
   for (size_t at = 0; mana_image_next_blob(r, MANA_BLOB_WRITTEN_FILE, &at, &data, &len);) {
     const struct written_file *f = data;
     if (len <= offsetof(struct written_file, path) || len > sizeof(*f) ||
@@ -96,7 +99,11 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
     struct stat st;
     if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != f->ino)
       continue; /* gone, replaced, or another node's file of that name: not to be touched */
-    if (st.st_size > f->size) {
+    if (st.st_size > f->size && keep) {
+      fprintf(stderr,
+              "mana_lh: %s: %lld bytes, %lld at the checkpoint: left as it is (--keep-files)\n",
+              f->path, (long long)st.st_size, (long long)f->size);
+    } else if (st.st_size > f->size) {
       if (truncate(f->path, f->size) != 0)
         return mana_fail(err, errlen, errno,
                          "cannot cut the application's file %s back to its %lld bytes at the "

@@ -43,6 +43,8 @@ static void usage(FILE *out)
       "  --ckpt-signal SIG  checkpoint when the job gets SIG (e.g. USR1 from sbatch --signal)\n"
       "  --ckpt-signal-action kill|checkpoint\n"
       "                     kill (default): then end the job, exit status 85; checkpoint: go on\n"
+      "  --keep-files       leave the application's files as they are; by default a file it\n"
+      "                     wrote that grew after the checkpoint is cut back to its size then\n"
       "  --check            verify every image's checksums, restart nothing\n"
       "  --which            print the generation directory a restart would use, restart\n"
       "                     nothing (exit 1 when there is none: a chaining script launches)\n"
@@ -72,14 +74,21 @@ static long launched_size(void)
 
 int main(int argc, char **argv)
 {
-  static const struct option opts[] = {
-      {"ckptdir", required_argument, 0, 'd'},  {"generation", required_argument, 0, 'g'},
-      {"interval", required_argument, 0, 'i'}, {"ckpt-signal", required_argument, 0, 's'},
-      {"forked-writers", no_argument, 0, 'f'}, {"ckpt-signal-action", required_argument, 0, 'a'},
-      {"incremental", no_argument, 0, 'I'},    {"full-every", required_argument, 0, 'F'},
-      {"keep", required_argument, 0, 'K'},     {"check", no_argument, 0, 'c'},
-      {"which", no_argument, 0, 'w'},          {"verbose", no_argument, 0, 'v'},
-      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+  static const struct option opts[] = {{"ckptdir", required_argument, 0, 'd'},
+                                       {"generation", required_argument, 0, 'g'},
+                                       {"interval", required_argument, 0, 'i'},
+                                       {"ckpt-signal", required_argument, 0, 's'},
+                                       {"forked-writers", no_argument, 0, 'f'},
+                                       {"ckpt-signal-action", required_argument, 0, 'a'},
+                                       {"incremental", no_argument, 0, 'I'},
+                                       {"full-every", required_argument, 0, 'F'},
+                                       {"keep", required_argument, 0, 'K'},
+                                       {"check", no_argument, 0, 'c'},
+                                       {"which", no_argument, 0, 'w'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"keep-files", no_argument, 0, 'k'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *ckptdir = getenv("MANA_CKPTDIR"), *interval = NULL, *why;
   const char *ckpt_signal = NULL, *ckpt_signal_action = NULL;
   const char *full_every = NULL, *keep = NULL;
@@ -126,6 +135,9 @@ int main(int argc, char **argv)
       break;
     case 'w':
       which = 1;
+      break;
+    case 'k': /* read by every rank's restore (lower-half/state_written_files.c) */
+      setenv("MANA_RESTART_KEEP_FILES", "1", 1);
       break;
     case 'f':
       forked = 1;

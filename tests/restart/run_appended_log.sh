@@ -15,7 +15,10 @@
 #   2. restarted from generation 1 (the logs hold the records up to call 150): output and
 #      logs identical to native, and every rank says it cut its log back;
 #   3. restarted from generation 2, with the logs complete from step 2: identical again, and
-#      every rank says it cut its log back.
+#      every rank says it cut its log back;
+#   4. with "append", restarted from generation 1 once more with mana_restart --keep-files:
+#      every rank names its log and leaves it as it is (its records are appended a second
+#      time, as they were before the cut).
 #
 # usage: run_appended_log.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
@@ -62,5 +65,15 @@ for mode in append reopen offset; do
       fail "$mode: $cuts of 2 ranks said they cut their log back at the restart from generation $gen"
     say "$mode: restarted from generation $gen: output and logs identical to native ($cuts logs cut back)"
   done
+  [ "$mode" = append ] || continue
+  before=$(wc -c <"$work/$mode/mana/rank-0.log")
+  timeout "$timeout" "$bin/mana_restart" --keep-files --ckptdir "$ck" --generation 1 \
+    mpiexec.mpich -n 2 >"$work/keep.out" 2>"$work/keep.err" || true
+  kept=$(grep -c "rank-[01].log: $before bytes, [0-9]* at the checkpoint: left as it is" \
+    "$work/keep.err" || true)
+  [ "$kept" -eq 2 ] || fail "--keep-files: $kept of 2 ranks named their log: $(tail -n 3 "$work/keep.err" | tr '\n' '|')"
+  [ "$(wc -c <"$work/$mode/mana/rank-0.log")" -gt "$before" ] ||
+    fail "--keep-files: rank 0's log was cut back all the same"
+  say "$mode: --keep-files: every rank named its log and left it as it was"
 done
 say "PASS"
