@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,6 +112,11 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   int placement = mana_state_file_maps_check_placement(err, errlen);
   if (placement != 0)
     return placement > 0 ? MANA_RESTART_FAILED_TOGETHER : -1;
+  /* Every rank cuts its files back before any resumes: two ranks may append to one file. */
+  if (mana_state_written_files_cut_back(err, errlen) != 0)
+    return -1;
+  if (PMPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+    return mana_fail(err, errlen, 0, "the ranks could not meet after cutting their files back");
   /* The links below can ask for a checkpoint at once; they wait for mana_restart_wait_resumed,
    * as until then the threads are resuming with every signal blocked and cannot park. */
   mana_threads_prepare_resume();

@@ -57,11 +57,15 @@ extern const struct mana_state_ops mana_state_files; /* state_files.c */
 /* 1 when path is the checkpoint directory, in it, or a generation directory: mana's. */
 int mana_is_mana_path(const char *path);
 extern const struct mana_state_ops mana_state_written_files; /* state_written_files.c */
-extern const struct mana_state_ops mana_state_unlinked;      /* state_unlinked.c */
-extern const struct mana_state_ops mana_state_pipes;         /* state_pipes.c */
-extern const struct mana_state_ops mana_state_pending;       /* state_pending.c */
-extern const struct mana_state_ops mana_state_umask;         /* state_umask.c */
-extern const struct mana_state_ops mana_state_timers;        /* state_timers.c */
+/* After the restarted MPI_Init, once the restart goes ahead on every rank: the files the
+ * application wrote that grew after the checkpoint cut back (MPI_Barrier after it on every
+ * rank, before any resumes). */
+int mana_state_written_files_cut_back(char *err, size_t errlen);
+extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
+extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
+extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */

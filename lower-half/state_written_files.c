@@ -8,9 +8,10 @@
  * or Fortran's position='append'), they land after the ones already there, and every record
  * from the checkpoint to the crash is there twice.  So a checkpoint records the size of every
  * file the application opened for writing that is still there (written_files.c knows them by
- * path, device and inode), and a restart cuts each one that has grown since back to that size,
- * one line on standard error saying so, when it is still the same file (by inode: a
- * node-local file of that name on another node is not).  Files made after the checkpoint are
+ * path, device and inode), and a restart that goes ahead on every rank (after the restarted
+ * MPI_Init) cuts each one that has grown since back to that size, one line on standard error
+ * saying so, when it is still the same file (by inode: a node-local file of that name on
+ * another node is not).  Files made after the checkpoint are
  * made again by the replay; what was overwritten inside a file is not taken back, and a file
  * another program appends to as well would lose what it appended after the checkpoint:
  * mana_restart --keep-files leaves every file as it is. */
@@ -85,17 +86,39 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   return 0;
 }
 
+/* The restore keeps the records (files[]) and cuts nothing: a restart that fails afterwards,
+ * on this rank or another, must leave the files as it found them, or a second restart, from
+ * a younger generation, would find records missing from them (restart-kill:1 cut both ranks'
+ * logs).  mana_state_written_files_cut_back runs once every rank has restored. */
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
 {
   const void *data;
   size_t len;
-  const char *keep_files = getenv("MANA_RESTART_KEEP_FILES"); /* mana_restart --keep-files */
-  int keep = keep_files && strcmp(keep_files, "1") == 0;
+  n_files = 0;
   for (size_t at = 0; mana_image_next_blob(r, MANA_BLOB_WRITTEN_FILE, &at, &data, &len);) {
     const struct written_file *f = data;
     if (len <= offsetof(struct written_file, path) || len > sizeof(*f) ||
         ((const char *)data)[len - 1] != '\0' || f->size < 0)
       return mana_fail(err, errlen, 0, "a written file's record in the image is malformed");
+    if (n_files == files_cap) {
+      size_t cap = files_cap ? 2 * files_cap : 16;
+      struct written_file *bigger = realloc(files, cap * sizeof(*files));
+      if (!bigger)
+        return mana_fail(err, errlen, ENOMEM, "the files the application wrote");
+      files = bigger;
+      files_cap = cap;
+    }
+    memcpy(&files[n_files++], f, len);
+  }
+  return 0;
+}
+
+int mana_state_written_files_cut_back(char *err, size_t errlen)
+{
+  const char *keep_files = getenv("MANA_RESTART_KEEP_FILES"); /* mana_restart --keep-files */
+  int keep = keep_files && strcmp(keep_files, "1") == 0;
+  for (size_t i = 0; i < n_files; i++) {
+    const struct written_file *f = &files[i];
     struct stat st;
     if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != f->ino)
       continue; /* gone, replaced, or another node's file of that name: not to be touched */
@@ -116,6 +139,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
     }
     mana_written_files_note((uint64_t)st.st_dev, (uint64_t)st.st_ino, f->path);
   }
+  n_files = 0;
   return 0;
 }
 

@@ -12,11 +12,14 @@
 # again at the same places: cut back as well, it must come out the same):
 #   1. launched with a plain checkpoint at call 50 of rank 0 and one that ends the job at
 #      call 150 (generations 1 and 2);
-#   2. restarted from generation 1 (the logs hold the records up to call 150): output and
+#   2. with "append", a restart from generation 1 whose rank 1 is killed before MPI_Init
+#      (MANA_FAULT=restart-kill:1) fails and leaves both logs as they were: a failed restart
+#      cuts nothing, or a restart from generation 2 after it would miss records;
+#   3. restarted from generation 1 (the logs hold the records up to call 150): output and
 #      logs identical to native, and every rank says it cut its log back;
-#   3. restarted from generation 2, with the logs complete from step 2: identical again, and
+#   4. restarted from generation 2, with the logs complete from step 3: identical again, and
 #      every rank says it cut its log back;
-#   4. with "append", restarted from generation 1 once more with mana_restart --keep-files:
+#   5. with "append", restarted from generation 1 once more with mana_restart --keep-files:
 #      every rank names its log and leaves it as it is (its records are appended a second
 #      time, as they were before the cut).
 #
@@ -50,6 +53,16 @@ for mode in append reopen offset; do
     "$bin/mana_launch" --ckptdir "$ck" mpiexec.mpich -n 2 "$program" 200 "$work/$mode/mana" \
     "${extra[@]}"
   [ -d "$ck/gen-000002" ] || fail "$mode: generations 1 and 2 were not both committed"
+  if [ "$mode" = append ]; then
+    content=$(cat "$work/$mode/mana/rank-0.log" "$work/$mode/mana/rank-1.log" | cksum)
+    rc=0
+    MANA_FAULT=restart-kill:1 timeout "$timeout" "$bin/mana_restart" --ckptdir "$ck" \
+      --generation 1 mpiexec.mpich -n 2 >"$work/failed.out" 2>"$work/failed.err" || rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "the restart with rank 1 killed exited $rc"
+    [ "$(cat "$work/$mode/mana/rank-0.log" "$work/$mode/mana/rank-1.log" | cksum)" = "$content" ] ||
+      fail "a restart that failed changed the logs: $(grep -m1 "cut back" "$work/failed.err")"
+    say "$mode: a restart that failed (rank 1 killed) left the logs as they were"
+  fi
   for gen in 1 2; do
     args=(--ckptdir "$ck")
     [ "$gen" = 1 ] && args+=(--generation 1)
