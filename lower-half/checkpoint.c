@@ -29,6 +29,7 @@ const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_written_files, /* sizes of the files it wrote, taken back */
     &mana_state_files,         /* descriptors: before the restarted MPI opens any */
     &mana_state_unlinked,      /* removed files, with their content */
+    &mana_state_memfd,         /* memfds: over the memory's copies, at their descriptors */
     &mana_state_pipes,         /* the application's pipes, with their bytes */
     &mana_state_pending,       /* signals waiting on threads */
     &mana_state_umask,         /* the file mode creation mask */

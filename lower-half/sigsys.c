@@ -329,6 +329,7 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_epoll_create1:
   case SYS_inotify_init:
   case SYS_inotify_init1:
+  case SYS_memfd_create:
     ret = mana_raw_syscall6(info->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10],
                             g[REG_R8], g[REG_R9]);
     mana_app_fd_note(ret);
@@ -432,15 +433,15 @@ static int resolve(struct bpf_builder *b)
   return 0;
 }
 
-/* The calls that make pipes, sockets and other objects behind descriptors, POSIX timers and
- * System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None
+/* The calls that make pipes, sockets, memfds and other objects behind descriptors, POSIX
+ * timers and System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None
  * of them waits: the handler runs with the park signal blocked.  accept would (a socket it
  * returns comes from a listening socket, which is noted already). */
 static const uint32_t object_makers[] = {
     SYS_pipe,          SYS_pipe2,        SYS_socketpair,   SYS_socket,         SYS_eventfd,
     SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,    SYS_timerfd_create, SYS_epoll_create,
     SYS_epoll_create1, SYS_inotify_init, SYS_timer_create, SYS_shmget,         SYS_shmat,
-    SYS_shmdt,         SYS_shmctl};
+    SYS_shmdt,         SYS_shmctl,       SYS_memfd_create};
 
 static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
 {

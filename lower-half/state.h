@@ -62,6 +62,7 @@ extern const struct mana_state_ops mana_state_written_files; /* state_written_fi
  * rank, before any resumes). */
 int mana_state_written_files_cut_back(char *err, size_t errlen);
 extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_memfd;    /* state_memfd.c */
 extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
 extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
 extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */

@@ -25,7 +25,7 @@
  * makes a file in /dev/shm named after that key and the checkpoint directory, which every
  * rank of the node that shared the segment finds, fills and maps as above, and removes it
  * again once the restarted MPI_Init has returned (every rank of the job has mapped it by
- * then).  Other removed files and memfds keep the private copy. */
+ * then).  Other removed files keep the private copy; memfds are state_memfd.c's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

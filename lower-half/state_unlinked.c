@@ -8,8 +8,8 @@
  * description, by kcmp) comes back as a duplicate, another opening as another opening of the
  * new file.  The content is copied when the checkpoint captures (the application may write
  * the file as soon as it resumes, also while a forked writer writes the image), up to
- * MANA_UNLINKED_MAX bytes in all; more fails the checkpoint, naming the file.  Shared memory
- * (/dev/shm, memfd) is MPI's, not the application's, and stays out. */
+ * MANA_UNLINKED_MAX bytes in all; more fails the checkpoint, naming the file.  Removed files in
+ * /dev/shm are MPI's, not the application's, and stay out; memfds are state_memfd.c's. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -18,6 +18,7 @@ enum mana_blob_type {
   MANA_BLOB_POSIX_TIMERS = 13,   /* the upper half's POSIX timers (timer_create) */
   MANA_BLOB_SYSV_SHM = 14,       /* one range the upper half attaches of System V shared memory */
   MANA_BLOB_WRITTEN_FILE = 15,   /* the size and path of one file the upper half wrote */
+  MANA_BLOB_MEMFD = 16,          /* one memfd of the upper half: descriptors, ranges, content */
 };
 
 #endif

@@ -75,6 +75,7 @@ set(MANA_TEST_PROGRAMS
   file_map_shared:2
   posix_shm:2
   sysv_shm:2
+  memfd_ring:2
   app_pipes:2
   dev_files:2
   dir_handles:2
