@@ -11,7 +11,10 @@
  * to the scratch memfd (made with MFD_ALLOW_SEALING and sealed against shrinking) and checks
  * its size, seals and name, that a duplicate of its descriptor shares its offset, and that a
  * second opening (read-only, through /proc/self/fd) reads that line at its own offset; then it
- * reduces on MPI_COMM_WORLD (the checkpoints fall there).
+ * reduces on MPI_COMM_WORLD (the checkpoints fall there).  A third memfd, a table of three
+ * pages kept through its descriptor with only its first page mapped, gets a value per round
+ * stored through the mapping and written with pwrite() into its third page; both must read
+ * back through the descriptor, with every earlier round's.
  * At the end it reads the scratch memfd from its start and checks every line.
  * Ranks: any.  Arguments: [ROUNDS].
  */
@@ -27,6 +30,7 @@
 #include "mpitest.h"
 
 enum { RING = 4 * 4096, RECORD = 3001, LINE = 64, LINE_LEN = 27 }; /* LINE_LEN: as printed */
+enum { PAGE = 4096, TABLE = 3 * PAGE, SLOTS = PAGE / sizeof(int) };
 
 static void record_bytes(unsigned char *rec, int round, int rank)
 {
@@ -66,6 +70,12 @@ int main(int argc, char **argv)
   if (twin < 0 || reader < 0)
     mt_die("cannot duplicate or open the scratch memfd again");
 
+  int table = memfd_create("table", MFD_CLOEXEC);
+  int *first_page = MAP_FAILED;
+  if (table < 0 || ftruncate(table, TABLE) != 0 ||
+      (first_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, table, 0)) == MAP_FAILED)
+    mt_die("cannot make and map the table's memfd");
+
   unsigned char *model = mt_alloc(RING), rec[RECORD];
   char line[LINE];
   long head = 0, bad_rounds = 0;
@@ -97,11 +107,28 @@ int main(int argc, char **argv)
                (long long)st.st_size, fcntl(scratch, F_GET_SEALS), strerror(errno));
       bad_file = 1;
     }
-    bad_rounds += wrong != 0 || bad_file;
+    int value = r * 1009 + me + 1, mapped = 0, third[SLOTS], bad_table = 0;
+    first_page[r % SLOTS] = value;
+    if (pwrite(table, &value, sizeof(value), 2 * PAGE + (off_t)sizeof(int) * (r % SLOTS)) !=
+            (ssize_t)sizeof(value) ||
+        pread(table, &mapped, sizeof(mapped), (off_t)sizeof(int) * (r % SLOTS)) !=
+            (ssize_t)sizeof(mapped) ||
+        pread(table, third, sizeof(third), 2 * PAGE) != (ssize_t)sizeof(third))
+      bad_table = 1;
+    for (int i = 0; i <= r && i < (int)SLOTS && !bad_table; i++)
+      bad_table = third[i] != i * 1009 + me + 1;
+    if (bad_table || mapped != value) {
+      mt_check(0,
+               "round %d: the table memfd read back %d through its descriptor for %d stored "
+               "through its mapping, or lost a value written into its unmapped page",
+               r, mapped, value);
+      bad_table = 1;
+    }
+    bad_rounds += wrong != 0 || bad_file || bad_table;
     mt_allreduce_steps(1);
   }
-  mt_check_int("rounds whose ring and scratch memfd held what was written", rounds - bad_rounds,
-               rounds);
+  mt_check_int("rounds whose ring and scratch and table memfds held what was written",
+               rounds - bad_rounds, rounds);
 
   char *all = mt_alloc((size_t)rounds * LINE + 1);
   ssize_t got = pread(scratch, all, (size_t)rounds * LINE, 0);
@@ -114,6 +141,8 @@ int main(int argc, char **argv)
   mt_check_int("scratch memfd's bytes", (long long)got, (long long)rounds * LINE_LEN);
   mt_check_int("shrinking the sealed memfd refused", ftruncate(scratch, 0) != 0 && errno == EPERM,
                1);
+  munmap(first_page, PAGE);
+  close(table);
   close(reader);
   close(twin);
   close(scratch);
