@@ -30,6 +30,7 @@ const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_files,         /* descriptors: before the restarted MPI opens any */
     &mana_state_unlinked,      /* removed files, with their content */
     &mana_state_memfd,         /* memfds: over the memory's copies, at their descriptors */
+    &mana_state_fork_advice,   /* madvise: after every kind that maps over the memory */
     &mana_state_pipes,         /* the application's pipes, with their bytes */
     &mana_state_pending,       /* signals waiting on threads */
     &mana_state_umask,         /* the file mode creation mask */
@@ -224,6 +225,11 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0)
     return mana_fail(err, errlen, errno, "cannot make a pipe for the image writer");
+  if (mana_fork_advice_lift(err, errlen) != 0) { /* the writer must have those ranges */
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
   fflush(NULL); /* nothing buffered is written twice */
   pid_t pid = fork();
   if (pid == 0) {
@@ -231,6 +237,7 @@ int mana_checkpoint_fork_writer(const char *dir, const char *name, uint64_t gene
     run_writer(p[1], dir, name, generation, base_dir, facts, nice_value);
   }
   int e = errno;
+  mana_fork_advice_give_back();
   close(p[1]);
   if (pid < 0) {
     close(p[0]);

@@ -62,6 +62,7 @@
 #include "written_files.h"
 
 struct mana_trap_stats mana_trap_stats;
+int mana_fork_advice_asked;
 
 /* ---- raw syscalls (no errno, no TLS) ---- */
 
@@ -339,6 +340,11 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     if (ret == 0)
       mana_app_timer_note(*(const int *)g[REG_RDX]);
     break;
+  case SYS_madvise: /* only MADV_DONTFORK and MADV_WIPEONFORK come here */
+    ret = mana_raw_syscall4(SYS_madvise, g[REG_RDI], g[REG_RSI], g[REG_RDX], 0);
+    if (ret == 0)
+      __atomic_store_n(&mana_fork_advice_asked, 1, __ATOMIC_RELEASE);
+    break;
   case SYS_shmget:
   case SYS_shmat:
   case SYS_shmdt:
@@ -366,7 +372,7 @@ struct bpf_builder {
   int n;
 };
 
-enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_OPEN, L_OPENAT, L_FIRST_RANGE };
+enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_OPEN, L_OPENAT, L_MADVISE, L_FIRST_RANGE };
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
 {
@@ -457,6 +463,7 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_openat, L_OPENAT, NEXT);
   JEQ(SYS_open, L_OPEN, NEXT);
   JEQ(SYS_creat, L_CHECK_IP, NEXT);
+  JEQ(SYS_madvise, L_MADVISE, NEXT);
   for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
@@ -473,6 +480,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   label(b, L_OPENAT);
   LD_W(ARG_LO(2));
   JSET(O_WRONLY | O_RDWR, L_CHECK_IP, L_ALLOW);
+  label(b, L_MADVISE); /* malloc's advice runs free: only what a forked writer must undo */
+  LD_W(ARG_LO(2));
+  JEQ(MADV_DONTFORK, L_CHECK_IP, NEXT);
+  JEQ(MADV_WIPEONFORK, L_CHECK_IP, L_ALLOW);
   label(b, L_CHECK_IP);
   for (unsigned i = 0; i < n; i++) {
     int lbl = L_FIRST_RANGE + 4 * (int)i;

@@ -19,6 +19,10 @@ void mana_sigsys_keep_aside(int sig, const void *app_act);
  * else 0. */
 int mana_sigsys_kept_aside(int sig, void *app_act);
 
+/* Set once upper-half code has asked for MADV_DONTFORK or MADV_WIPEONFORK (trapped): from then
+ * on a checkpoint looks for such memory (state_fork_advice.c). */
+extern int mana_fork_advice_asked;
+
 /* Counters for tests and diagnostics. */
 struct mana_trap_stats {
   uint64_t mmaps, munmaps, mremaps, signal_calls, failures;

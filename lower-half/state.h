@@ -61,12 +61,18 @@ extern const struct mana_state_ops mana_state_written_files; /* state_written_fi
  * application wrote that grew after the checkpoint cut back (MPI_Barrier after it on every
  * rank, before any resumes). */
 int mana_state_written_files_cut_back(char *err, size_t errlen);
-extern const struct mana_state_ops mana_state_unlinked; /* state_unlinked.c */
-extern const struct mana_state_ops mana_state_memfd;    /* state_memfd.c */
-extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
-extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
-extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
-extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
+extern const struct mana_state_ops mana_state_unlinked;    /* state_unlinked.c */
+extern const struct mana_state_ops mana_state_memfd;       /* state_memfd.c */
+extern const struct mana_state_ops mana_state_fork_advice; /* state_fork_advice.c */
+/* Around the fork of a writer, with the application parked: the captured ranges' advice
+ * lifted, so that the writer has their content (0, or -1 with err filled, nothing lifted)... */
+int mana_fork_advice_lift(char *err, size_t errlen);
+/* ... and given again in the rank. */
+void mana_fork_advice_give_back(void);
+extern const struct mana_state_ops mana_state_pipes;   /* state_pipes.c */
+extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
+extern const struct mana_state_ops mana_state_umask;   /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers;  /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */

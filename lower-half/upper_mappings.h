@@ -11,14 +11,24 @@ struct mana_mapping {
   uint64_t offset; /* in the file */
   uint32_t prot;   /* PROT_* */
   int shared, file_backed;
-  uint64_t dev, inode; /* the file's, as /proc/self/maps gives them */
-  char path[4096];     /* "" for anonymous memory */
+  uint64_t dev, inode;  /* the file's, as /proc/self/maps gives them */
+  uint32_t fork_advice; /* mana_upper_mappings_each_advised only: MANA_ADVISED_* */
+  char path[4096];      /* "" for anonymous memory */
 };
+
+/* What the application asked a child's copy of a mapping to be (madvise). */
+#define MANA_ADVISED_DONTFORK 1u   /* MADV_DONTFORK: not there */
+#define MANA_ADVISED_WIPEONFORK 2u /* MADV_WIPEONFORK: zeros */
 
 /* Calls fn for each upper-half mapping in address order until fn returns non-zero (returned).
  * -1 with err set when /proc/self/maps cannot be read. */
 int mana_upper_mappings_each(int (*fn)(const struct mana_mapping *m, void *arg), void *arg,
                              char *err, size_t errlen);
+
+/* The same from /proc/self/smaps, with fork_advice filled from each mapping's VmFlags: slower
+ * (the kernel walks the page tables to count pages), for when madvise asked for it. */
+int mana_upper_mappings_each_advised(int (*fn)(const struct mana_mapping *m, void *arg), void *arg,
+                                     char *err, size_t errlen);
 
 /* The same for a state kind's capture: fn gets a 256-byte buffer for the reason it fails,
  * which becomes err. */

@@ -19,6 +19,7 @@ enum mana_blob_type {
   MANA_BLOB_SYSV_SHM = 14,       /* one range the upper half attaches of System V shared memory */
   MANA_BLOB_WRITTEN_FILE = 15,   /* the size and path of one file the upper half wrote */
   MANA_BLOB_MEMFD = 16,          /* one memfd of the upper half: descriptors, ranges, content */
+  MANA_BLOB_FORK_ADVICE = 17,    /* upper-half ranges advised MADV_DONTFORK or MADV_WIPEONFORK */
 };
 
 #endif

@@ -76,6 +76,7 @@ set(MANA_TEST_PROGRAMS
   posix_shm:2
   sysv_shm:2
   memfd_ring:2
+  fork_advice:2
   app_pipes:2
   dev_files:2
   dir_handles:2

@@ -43,6 +43,10 @@
 #   --first J            before each point K, a plain checkpoint at call J < K of the same run
 #                        (MANA_TEST_CHECKPOINT_AT_CALL=J,K): a kill point must then commit
 #                        both, and its restart reads the chain of two generations
+#   --from-first         with --first, the restart reads generation 1 alone (mana_restart
+#                        --generation 1): the plain checkpoint taken while the job ran, as
+#                        after a crash past it (a forked writer's image, with
+#                        MANA_FORKED_WRITERS=1); the program must print nothing before its end
 #   --keep-every M       every M-th point is a plain checkpoint instead of a kill (default 0:
 #                        none)
 #   --restart-forms L    restart forms used in turn, comma separated (default outer,inner)
@@ -81,7 +85,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
 from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
-rank_output=0 normalise="" before_restart=""
+rank_output=0 normalise="" before_restart="" from_first=0
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -97,6 +101,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --refusals-fail) refusals_fail=1; shift; continue ;;
     --keep) keep=1; shift; continue ;;
+    --from-first) from_first=1; shift; continue ;;
     --rank-output) rank_output=1; shift; continue ;;
     -h|--help) usage ;;
     --) shift; break ;;
@@ -131,6 +136,7 @@ whole --points "$points"; whole --keep-every "$keep_every"
 [ -z "$from" ] || whole --from "$from"
 [ -z "$to" ] || whole --to "$to"
 [ -z "$first" ] || whole --first "$first"
+[ "$from_first" = 0 ] || [ -n "$first" ] || die_usage "--from-first needs --first"
 [ -z "$min_restarts" ] || whole --min-restarts "$min_restarts"
 [ -z "$limit" ] || whole --timeout "$limit"
 [ "$ranks" -ge 1 ] || die_usage "--ranks must be at least 1"
@@ -273,6 +279,7 @@ if [ -n "$first" ]; then
     [ "$k" -gt "$first" ] || die_usage "--first $first must come before every point (call $k)"
   done
   chosen+=", each after a plain checkpoint at call $first"
+  [ "$from_first" = 0 ] || chosen+=", restarted from that one"
 fi
 
 total=${#list[@]} kills=0
@@ -338,10 +345,12 @@ point() {
       return
     fi
     launcher "$d/out2"
+    local gen=()
+    [ "$from_first" = 0 ] || gen=(--generation 1)
     if [ "$form" = outer ]; then
-      cmd=("$bin/mana_restart" --ckptdir "$d/ck" "${L[@]}")
+      cmd=("$bin/mana_restart" --ckptdir "$d/ck" "${gen[@]}" "${L[@]}")
     else
-      cmd=("${L[@]}" "$bin/mana_restart" --ckptdir "$d/ck")
+      cmd=("${L[@]}" "$bin/mana_restart" --ckptdir "$d/ck" "${gen[@]}")
     fi
     timeout -k 5 "$run_limit" "${cmd[@]}" </dev/null >"$d/out2" 2>"$d/err2"
     rc2=$?
@@ -408,6 +417,7 @@ for ((i = 1; i <= total; i++)); do
       failed=$(( failed + 1 ))
       if [ -z "$first_fail" ]; then
         replay="--calls $k${first:+ --first $first}"
+        [ "$from_first" = 0 ] || replay+=" --from-first"
         [ "$rank" -eq 0 ] || replay+=" --rank $rank"
         [ "$plain" = 0 ] || replay+=" --keep-every 1"
         [ "$plain" = 1 ] || [ "$form" = outer ] || replay+=" --restart-forms inner"
