@@ -15,13 +15,17 @@
 #            kill at K: the restart reads a chain of two generations (with MANA_FORKED_WRITERS=1
 #            MANA_INCREMENTAL=1 in the environment the first is written by forked writers and
 #            the second refers to it); counted with restart for --min-restart-pass
+#   restart-first  restart2's two checkpoints, but the restart reads generation 1 alone: the
+#            plain checkpoint taken while the test ran (by forked writers with
+#            MANA_FORKED_WRITERS=1), as after a crash past an interval checkpoint; the restart
+#            runs J..K again (a test that prints there prints that twice); counted with restart
 #   abort    once per seed, the checkpoint at K is aborted (the last rank reports that a thread
 #            would not park, MANA_FAULT=park-fail): every test must still pass, as if no
 #            checkpoint had been asked for, like the launch mode
 #
 # Options:
 #   --modes LIST             modes to run, comma separated (default native,launch,restart;
-#                            also restart2, abort).
+#                            also restart2, restart-first, abort).
 #                            Without native, the cached baseline is used; tests that have
 #                            none are run natively first (a native timeout is cached too:
 #                            --refresh or the native mode runs it again).  Without launch, the restart mode
@@ -134,8 +138,8 @@ for m in "${mode_list[@]}"; do
   case "$m" in
     native) run_native=1 ;;
     launch) run_launch=1 ;;
-    restart|restart2|abort) run_restart=1 seeded+=("$m") ;;
-    *) die_usage "unknown mode '$m' (native, launch, restart, restart2, abort)" ;;
+    restart|restart2|restart-first|abort) run_restart=1 seeded+=("$m") ;;
+    *) die_usage "unknown mode '$m' (native, launch, restart, restart2, restart-first, abort)" ;;
   esac
 done
 if [ -n "$list" ]; then
@@ -260,7 +264,7 @@ if [ $run_launch -eq 1 ]; then
 fi
 for m in "${seeded[@]}"; do
   variant=""
-  case $m in restart2) variant=two ;; abort) variant=abort ;; esac
+  case $m in restart2) variant=two ;; restart-first) variant=first ;; abort) variant=abort ;; esac
   for s in "${seeds[@]}"; do
     MANA_SUITE_VARIANT=$variant MANA_SUITE_SEED=$s MANA_SUITE_LOGDIR=$work/logs/$m-s$s \
       run_mode "$m-s$s" "$here/mana-restart-mpiexec" "$work/native-pass"
