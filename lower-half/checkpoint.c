@@ -21,7 +21,8 @@
 #include "mana/fail.h"
 
 const struct mana_state_ops *const mana_state_kinds[] = {
-    &mana_state_memory,        /* first: the others may restore into it */
+    &mana_state_rlimits,       /* first: memory and descriptors may need a raised limit */
+    &mana_state_memory,        /* the others may restore into it */
     &mana_state_file_maps,     /* over the memory's private copies */
     &mana_state_sysv_shm,      /* the same for System V shared memory */
     &mana_state_window,        /* the window allocator's free extents */

@@ -28,6 +28,7 @@ struct mana_state_ops {
   int (*unforkable)(char *why, size_t len);
 };
 
+extern const struct mana_state_ops mana_state_rlimits;   /* state_rlimits.c */
 extern const struct mana_state_ops mana_state_memory;    /* state_memory.c */
 extern const struct mana_state_ops mana_state_file_maps; /* state_file_maps.c */
 /* After the restarted MPI_Init (every rank of the job has restored its state): removes the
@@ -85,7 +86,8 @@ int mana_posix_timer_siginfo(int sig, siginfo_t *info);
 extern const struct mana_state_ops mana_state_sched; /* state_sched.c */
 extern const struct mana_state_ops mana_state_cwd;   /* state_cwd.c */
 
-/* In dump and restore order; the memory first (the others may restore into it). */
+/* In dump and restore order; the resource limits first (the rest may need a raised one), then
+ * the memory (the others may restore into it). */
 extern const struct mana_state_ops *const mana_state_kinds[];
 
 #endif

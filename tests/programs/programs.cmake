@@ -77,6 +77,7 @@ set(MANA_TEST_PROGRAMS
   sysv_shm:2
   memfd_ring:2
   fork_advice:2
+  rlimits:2
   app_pipes:2
   dev_files:2
   dir_handles:2
