@@ -18,7 +18,7 @@
 #   restart-first  restart2's two checkpoints, but the restart reads generation 1 alone: the
 #            plain checkpoint taken while the test ran (by forked writers with
 #            MANA_FORKED_WRITERS=1), as after a crash past an interval checkpoint; the restart
-#            runs J..K again (a test that prints there prints that twice); counted with restart
+#            runs J..K again, and only its output is shown; counted with restart
 #   abort    once per seed, the checkpoint at K is aborted (the last rank reports that a thread
 #            would not park, MANA_FAULT=park-fail): every test must still pass, as if no
 #            checkpoint had been asked for, like the launch mode
