@@ -38,6 +38,7 @@
 #include "fs_selector.h"
 #include "huge_pages.h"
 #include "state_sched.h"
+#include "state_thread_names.h"
 
 void mana_lh_table_fill(struct mana_lh_table *t);
 
@@ -218,6 +219,7 @@ int main(int argc, char **argv, char **envp)
   mana_park_storm_start();
   mana_local_checkpoint_start();
 
+  mana_thread_name_launch(app);
   fflush(NULL);
   mana_jump_to_upper(up.sp, up.entry);
 }

@@ -83,8 +83,9 @@ extern const struct mana_state_ops mana_state_posix_timers; /* state_posix_timer
 void mana_state_posix_timers_arm(void);
 /* 1 with *info filled when a restored POSIX timer sends `sig` (raw: the upper half's FS). */
 int mana_posix_timer_siginfo(int sig, siginfo_t *info);
-extern const struct mana_state_ops mana_state_sched; /* state_sched.c */
-extern const struct mana_state_ops mana_state_cwd;   /* state_cwd.c */
+extern const struct mana_state_ops mana_state_sched;        /* state_sched.c */
+extern const struct mana_state_ops mana_state_thread_names; /* state_thread_names.c */
+extern const struct mana_state_ops mana_state_cwd;          /* state_cwd.c */
 
 /* In dump and restore order; the resource limits first (the rest may need a raised one), then
  * the memory (the others may restore into it). */

@@ -27,6 +27,7 @@
 #include "park.h"
 #include "state.h"
 #include "state_sched.h"
+#include "state_thread_names.h"
 
 /* Released once the main thread has run the stub's restart hook.  restarting: this process
  * is a restart, and restart_done tells whether its threads run the application again. */
@@ -61,6 +62,7 @@ static void resume_thread(void *record)
   struct mana_thread_record *r = record;
   struct mana_park_area *area = MANA_PARK;
   mana_sched_apply((uint32_t)(r - area->threads));
+  mana_thread_name_apply((uint32_t)(r - area->threads));
   if (r->is_main) {
     if (resume_delay_ms) { /* testing aid: widen the window before the threads run again */
       struct timespec ts = {resume_delay_ms / 1000, (long)(resume_delay_ms % 1000) * 1000000L};

@@ -21,6 +21,7 @@ enum mana_blob_type {
   MANA_BLOB_MEMFD = 16,          /* one memfd of the upper half: descriptors, ranges, content */
   MANA_BLOB_FORK_ADVICE = 17,    /* upper-half ranges advised MADV_DONTFORK or MADV_WIPEONFORK */
   MANA_BLOB_RLIMITS = 18,        /* the process's resource limits */
+  MANA_BLOB_THREAD_NAMES = 19,   /* the name of each parked thread */
 };
 
 #endif

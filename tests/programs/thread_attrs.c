@@ -1,12 +1,13 @@
 /*
  * thread_attrs.c - what a process and its threads are given besides memory: each thread's CPU
- * affinity and nice value, the file mode creation mask, an interval timer.  A restarted
- * process had the launcher's for all of them (lower-half/state_sched.c, state_umask.c,
- * state_timers.c).
+ * affinity, nice value and name, the file mode creation mask, an interval timer.  A restarted
+ * process had the launcher's for all of them (lower-half/state_sched.c, state_thread_names.c,
+ * state_umask.c, state_timers.c), and under mana_launch the process was named "exe".
  *
  * The main thread pins itself to the first CPU of the set it was launched with and a worker
  * thread to the last one (positions, not numbers: a restart with another placement keeps
- * them), each sets its own nice value (3 and 7), the process sets umask 027 and arms
+ * them), each sets its own nice value (3 and 7), the worker names itself "attrs-worker" (the
+ * main thread keeps the program's name, as exec gave it), the process sets umask 027 and arms
  * ITIMER_REAL for 1000 s every 1000 s.  Every round both threads check all of it, and the main
  * thread reduces on MPI_COMM_WORLD (the checkpoints fall there).
  * Ranks: 2.  Arguments: [ROUNDS].
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -61,12 +63,26 @@ static int self_differs(int cpu, int nice)
   return bad || errno || got != nice;
 }
 
+/* 0 when this thread's name (/proc/thread-self/comm) is `want`. */
+static int name_differs(const char *want)
+{
+  char name[32] = "";
+  FILE *f = fopen("/proc/thread-self/comm", "r");
+  int bad = !f || !fgets(name, sizeof(name), f);
+  if (f)
+    fclose(f);
+  name[strcspn(name, "\n")] = '\0';
+  return bad || strcmp(name, want) != 0;
+}
+
 static void *worker(void *arg)
 {
   int cpu = nth_cpu(1);
   pin_self(cpu, 7);
+  if (pthread_setname_np(pthread_self(), "attrs-worker") != 0)
+    mt_die("cannot name the worker");
   while (!stop) {
-    worker_bad += self_differs(cpu, 7);
+    worker_bad += self_differs(cpu, 7) + name_differs("attrs-worker");
     worker_rounds++;
     usleep(200);
   }
@@ -93,7 +109,7 @@ int main(int argc, char **argv)
     mt_die("pthread_create failed");
   long bad_rounds = 0;
   for (int r = 0; r < rounds; r++) {
-    int bad = self_differs(cpu, 3);
+    int bad = self_differs(cpu, 3) + name_differs("thread_attrs");
     mode_t mask = umask(027);
     bad += mask != 027;
     struct itimerval left;
@@ -107,7 +123,7 @@ int main(int argc, char **argv)
   stop = 1;
   pthread_join(t, NULL);
   mt_check_int("rounds whose attributes were all kept", rounds - bad_rounds, rounds);
-  mt_check(worker_rounds > 0 && worker_bad == 0, "the worker kept its CPU and nice value (%s)",
-           worker_bad ? "no" : "yes");
+  mt_check(worker_rounds > 0 && worker_bad == 0,
+           "the worker kept its CPU, nice value and name (%s)", worker_bad ? "no" : "yes");
   return mt_end();
 }
