@@ -86,7 +86,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       continue;
     if (want > now.rlim_max) {
       fprintf(stderr,
-              "mana_restart: the application's soft limit of %s (%llu) is above the restart's "
+              "mana_lh: the application's soft limit of %s (%llu) is above the restart's "
               "hard limit (%llu); it gets the hard limit\n",
               limit_name(i), (unsigned long long)want, (unsigned long long)now.rlim_max);
       want = now.rlim_max;
