@@ -12,6 +12,14 @@ void mana_app_fd_note(long fd);
 /* 1 when the application made the object with this device and inode. */
 int mana_app_fd_made(uint64_t dev, uint64_t ino);
 
+/* Objects behind the shared anonymous inode (eventfd, timerfd, signalfd, epoll, inotify): what
+ * descriptor `fd` is (0 when none of those; its kind, and an eventfd's id), 1 when the
+ * application made or duplicated it at that number, and a duplicate the application made
+ * (`to` gets `from`'s note, or none).  Raw system calls only. */
+uint64_t mana_app_anon_identity(long fd);
+int mana_app_anon_fd_made(long fd);
+void mana_app_anon_fd_dup(long from, long to);
+
 /* Notes POSIX timer `id` as the application's (raw: called by the SIGSYS handler too). */
 void mana_app_timer_note(int id);
 

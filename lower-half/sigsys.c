@@ -340,6 +340,16 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     if (ret == 0)
       mana_app_timer_note(*(const int *)g[REG_RDX]);
     break;
+  case SYS_dup:
+  case SYS_dup2:
+  case SYS_dup3:
+  case SYS_fcntl: /* only F_DUPFD and F_DUPFD_CLOEXEC come here */
+    ret = mana_raw_syscall4(info->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], 0);
+    if (ret >= 0)
+      mana_app_anon_fd_dup(
+          (long)g[REG_RDI],
+          info->si_syscall == SYS_dup2 || info->si_syscall == SYS_dup3 ? (long)g[REG_RSI] : ret);
+    break;
   case SYS_madvise: /* only MADV_DONTFORK and MADV_WIPEONFORK come here */
     ret = mana_raw_syscall4(SYS_madvise, g[REG_RDI], g[REG_RSI], g[REG_RDX], 0);
     if (ret == 0)
@@ -372,7 +382,18 @@ struct bpf_builder {
   int n;
 };
 
-enum { L_ALLOW, L_TRAP, L_CHECK_IP, L_MMAP, L_MREMAP, L_OPEN, L_OPENAT, L_MADVISE, L_FIRST_RANGE };
+enum {
+  L_ALLOW,
+  L_TRAP,
+  L_CHECK_IP,
+  L_MMAP,
+  L_MREMAP,
+  L_OPEN,
+  L_OPENAT,
+  L_MADVISE,
+  L_FCNTL,
+  L_FIRST_RANGE
+};
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
 {
@@ -464,6 +485,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_open, L_OPEN, NEXT);
   JEQ(SYS_creat, L_CHECK_IP, NEXT);
   JEQ(SYS_madvise, L_MADVISE, NEXT);
+  JEQ(SYS_fcntl, L_FCNTL, NEXT);
+  JEQ(SYS_dup, L_CHECK_IP, NEXT);
+  JEQ(SYS_dup2, L_CHECK_IP, NEXT);
+  JEQ(SYS_dup3, L_CHECK_IP, NEXT);
   for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
@@ -484,6 +509,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   LD_W(ARG_LO(2));
   JEQ(MADV_DONTFORK, L_CHECK_IP, NEXT);
   JEQ(MADV_WIPEONFORK, L_CHECK_IP, L_ALLOW);
+  label(b, L_FCNTL); /* duplicates: an eventfd's is the application's too (app_fd_origin.c) */
+  LD_W(ARG_LO(1));
+  JEQ(F_DUPFD, L_CHECK_IP, NEXT);
+  JEQ(F_DUPFD_CLOEXEC, L_CHECK_IP, L_ALLOW);
   label(b, L_CHECK_IP);
   for (unsigned i = 0; i < n; i++) {
     int lbl = L_FIRST_RANGE + 4 * (int)i;

@@ -60,7 +60,9 @@ static struct app_fd *list_app_fds(size_t *count)
     struct app_fd a = {atoi(e->d_name), 0, {0}};
     if (e->d_name[0] == '.' || a.fd == dirfd(dir) || fstat(a.fd, &a.st) != 0 ||
         S_ISREG(a.st.st_mode) || S_ISDIR(a.st.st_mode) ||
-        !mana_app_fd_made((uint64_t)a.st.st_dev, (uint64_t)a.st.st_ino))
+        !(mana_app_anon_identity(a.fd)
+              ? mana_app_anon_fd_made(a.fd)
+              : mana_app_fd_made((uint64_t)a.st.st_dev, (uint64_t)a.st.st_ino)))
       continue;
     int64_t pos;
     if (mana_fd_info(a.fd, &a.flags, &pos) != 0)

@@ -6,13 +6,19 @@
  *            waited MANA_CHILDREN_WAIT_MS for it, lower-half/park_children.c);
  *   eventfd  an eventfd a count is posted to and read from every step, as a program that wakes
  *            a thread with one does (lower-half/state_pipes.c);
+ *   eventfd_dup  the same through a duplicate (fcntl F_DUPFD_CLOEXEC) of an eventfd whose
+ *            first descriptor is closed at once;
+ *   eventfd_closed  an eventfd made and closed at once (nothing is kept: a checkpoint must be
+ *            taken, lower-half/app_fd_origin.c);
  *   thread_timer  a POSIX timer notifying by SIGEV_THREAD (glibc runs the function on a thread
  *            of its own, which the kernel signals by id), armed for an hour and read every
  *            step (lower-half/state_posix_timers.c).
- *   usage: kept_resource child|eventfd|thread_timer STEPS STEP_MS
- * Rank 0 prints "child started", "eventfd made" or "timer made" once it holds it, then STEPS
+ *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|thread_timer STEPS STEP_MS
+ * Rank 0 prints "child started", "eventfd made" or "timer made" once it holds it (for
+ * eventfd_closed, "eventfd made and closed"), then STEPS
  * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +49,20 @@ static void take(const char *what)
     efd = eventfd(0, 0);
     if (efd >= 0)
       printf("eventfd made\n");
+  } else if (strcmp(what, "eventfd_dup") == 0) {
+    int first = eventfd(0, 0);
+    efd = first >= 0 ? fcntl(first, F_DUPFD_CLOEXEC, 40) : -1;
+    if (first >= 0)
+      close(first);
+    if (efd >= 0)
+      printf("eventfd made\n");
+  } else if (strcmp(what, "eventfd_closed") == 0) {
+    int once = eventfd(0, 0);
+    if (once >= 0 && close(once) == 0) {
+      printf("eventfd made and closed\n");
+      fflush(stdout);
+      return;
+    }
   } else if (strcmp(what, "thread_timer") == 0) {
     struct sigevent sev;
     memset(&sev, 0, sizeof(sev));
