@@ -70,10 +70,11 @@ extern const struct mana_state_ops mana_state_fork_advice; /* state_fork_advice.
 int mana_fork_advice_lift(char *err, size_t errlen);
 /* ... and given again in the rank. */
 void mana_fork_advice_give_back(void);
-extern const struct mana_state_ops mana_state_pipes;   /* state_pipes.c */
-extern const struct mana_state_ops mana_state_pending; /* state_pending.c */
-extern const struct mana_state_ops mana_state_umask;   /* state_umask.c */
-extern const struct mana_state_ops mana_state_timers;  /* state_timers.c */
+extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
+extern const struct mana_state_ops mana_state_eventfds; /* state_eventfds.c */
+extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
+extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */

@@ -6,8 +6,9 @@
  * checkpoint captures, with every application thread parked, and written back at once, so the
  * running job finds its pipe as it was.
  *
- * Everything else the application made that is not a file (sockets, eventfds, timerfds,
- * signalfds, epoll and inotify instances, a pipe whose other end is in another process)
+ * Everything else the application made that is not a file (sockets, timerfds, signalfds,
+ * epoll and inotify instances, a pipe whose other end is in another process; eventfds are
+ * state_eventfds.c's)
  * cannot come back: a checkpoint is refused while one is open (mana_app_fds_unrestorable).
  * Before, a restarted rank found such descriptors closed, or reused by MPI's own, and wrote
  * into them. */
@@ -88,7 +89,7 @@ static const char *kind_of(const struct stat *st)
     return "a socket";
   if (S_ISFIFO(st->st_mode))
     return "a pipe whose other end is not in this process";
-  return "an eventfd, timerfd, signalfd, epoll or inotify descriptor";
+  return "a timerfd, signalfd, epoll or inotify descriptor";
 }
 
 int mana_app_fds_unrestorable(char *why, size_t len)
@@ -101,7 +102,8 @@ int mana_app_fds_unrestorable(char *why, size_t len)
     for (size_t j = 0; j < n && S_ISFIFO(list[i].st.st_mode); j++)
       other_end |= list[j].st.st_ino == list[i].st.st_ino &&
                    is_pipe_end_for(&list[j], !is_pipe_end_for(&list[i], 1));
-    if (S_ISFIFO(list[i].st.st_mode) && other_end)
+    if ((S_ISFIFO(list[i].st.st_mode) && other_end) ||
+        (mana_app_anon_identity(list[i].fd) & 0xff) == MANA_ANON_EVENTFD)
       continue;
     snprintf(why, len,
              "the application holds %s (descriptor %d), which a restart could not give back",

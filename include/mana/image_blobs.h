@@ -22,6 +22,7 @@ enum mana_blob_type {
   MANA_BLOB_FORK_ADVICE = 17,    /* upper-half ranges advised MADV_DONTFORK or MADV_WIPEONFORK */
   MANA_BLOB_RLIMITS = 18,        /* the process's resource limits */
   MANA_BLOB_THREAD_NAMES = 19,   /* the name of each parked thread */
+  MANA_BLOB_EVENTFDS = 20,       /* the upper half's eventfds: descriptors, flags, counts */
 };
 
 #endif

@@ -4,17 +4,21 @@
  *   child    a child process: progress lines piped through a `cat` started with popen, as a
  *            program that sends its log through a compressor does (refused once mana has
  *            waited MANA_CHILDREN_WAIT_MS for it, lower-half/park_children.c);
- *   eventfd  an eventfd a count is posted to and read from every step, as a program that wakes
- *            a thread with one does (lower-half/state_pipes.c);
+ *   eventfd  an eventfd a count is posted to every step and read from every third, as a
+ *            program that wakes a thread with one does (not kept: lower-half/state_eventfds.c
+ *            gives it back, with its count);
  *   eventfd_dup  the same through a duplicate (fcntl F_DUPFD_CLOEXEC) of an eventfd whose
  *            first descriptor is closed at once;
+ *   timerfd  a timerfd armed for an hour, read every step (lower-half/state_pipes.c);
  *   eventfd_closed  an eventfd made and closed at once (nothing is kept: a checkpoint must be
  *            taken, lower-half/app_fd_origin.c);
  *   thread_timer  a POSIX timer notifying by SIGEV_THREAD (glibc runs the function on a thread
  *            of its own, which the kernel signals by id), armed for an hour and read every
  *            step (lower-half/state_posix_timers.c).
- *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|thread_timer STEPS STEP_MS
- * Rank 0 prints "child started", "eventfd made" or "timer made" once it holds it (for
+ *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|thread_timer STEPS
+ *          STEP_MS
+ * Rank 0 prints "child started", "eventfd made" or "timer made" (also for timerfd) once it
+ * holds it (for
  * eventfd_closed, "eventfd made and closed"), then STEPS
  * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
@@ -26,11 +30,12 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 static FILE *child;
-static int efd = -1;
+static int efd = -1, tfd = -1;
 static timer_t timer;
 static int have_timer;
 
@@ -63,6 +68,11 @@ static void take(const char *what)
       fflush(stdout);
       return;
     }
+  } else if (strcmp(what, "timerfd") == 0) {
+    struct itimerspec hour = {{0, 0}, {3600, 0}};
+    tfd = timerfd_create(CLOCK_MONOTONIC, 0);
+    if (tfd >= 0 && timerfd_settime(tfd, 0, &hour, NULL) == 0)
+      printf("timer made\n");
   } else if (strcmp(what, "thread_timer") == 0) {
     struct sigevent sev;
     memset(&sev, 0, sizeof(sev));
@@ -74,7 +84,7 @@ static void take(const char *what)
     if (have_timer)
       printf("timer made\n");
   }
-  if (!child && efd < 0 && !have_timer) {
+  if (!child && efd < 0 && tfd < 0 && !have_timer) {
     fprintf(stderr, "kept_resource: cannot make a %s\n", what);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -87,9 +97,11 @@ static long use(int step, long total)
   if (child)
     fprintf(child, "step %d total %ld\n", step, total);
   uint64_t one = 1, count = 0;
-  if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one) &&
-      read(efd, &count, sizeof(count)) == sizeof(count))
-    return (long)count;
+  if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one))
+    return step % 3 == 2 && read(efd, &count, sizeof(count)) == sizeof(count) ? (long)count : 0;
+  struct itimerspec remaining;
+  if (tfd >= 0 && timerfd_gettime(tfd, &remaining) == 0 && remaining.it_value.tv_sec > 0)
+    return 1;
   struct itimerspec left;
   if (have_timer && timer_gettime(timer, &left) == 0 && left.it_value.tv_sec > 0)
     return 1;
@@ -121,6 +133,8 @@ int main(int argc, char **argv)
     printf("child exited with status %d\n", pclose(child));
   if (efd >= 0)
     close(efd);
+  if (tfd >= 0)
+    close(tfd);
   if (have_timer)
     timer_delete(timer);
   MPI_Finalize();
