@@ -34,8 +34,9 @@ static uint32_t next;
 
 #define MANA_APP_ANON_FDS 65536
 
-/* By descriptor number: 0, or the kind (enum anon_kind) in the low byte and an eventfd's id
- * plus one above it. */
+/* By descriptor number: 0, or the kind (its index in mana_app_anon_identity's kinds[]) in the
+ * low byte and an eventfd's id plus one above it.  Descriptors from MANA_APP_ANON_FDS up are
+ * not noted: never refused, and not given back. */
 static uint64_t anon_made[MANA_APP_ANON_FDS];
 
 /* "/proc/self/fd/N" or "/proc/self/fdinfo/N" without libc (the handler's thread pointer). */
@@ -123,8 +124,9 @@ void mana_app_fd_note(long fd)
   if (fd < 0 || mana_raw_syscall4(SYS_fstat, fd, (long)&st, 0, 0) != 0)
     return;
   uint64_t anon = mana_app_anon_identity(fd);
-  if (anon && fd < MANA_APP_ANON_FDS) {
-    __atomic_store_n(&anon_made[fd], anon, __ATOMIC_RELEASE);
+  if (anon) { /* its inode is everyone's */
+    if (fd < MANA_APP_ANON_FDS)
+      __atomic_store_n(&anon_made[fd], anon, __ATOMIC_RELEASE);
     return;
   }
   uint32_t at = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % MANA_APP_FDS;
