@@ -159,7 +159,9 @@ static int reopen(const struct saved_file *s, char *err, size_t errlen)
 {
   int fd = open(s->path, mana_fd_reopen_flags(s->flags));
   if (fd < 0) {
-    return mana_fail(err, errlen, errno, "cannot reopen the application's file %s (descriptor %d)",
+    return mana_fail(err, errlen, errno,
+                     "cannot reopen the application's file %s (descriptor %d), which it had "
+                     "open at this checkpoint",
                      s->path, s->fd);
   }
   read_through(fd);
