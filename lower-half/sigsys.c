@@ -461,9 +461,9 @@ static int resolve(struct bpf_builder *b)
 }
 
 /* The calls that make pipes, sockets, memfds and other objects behind descriptors, POSIX
- * timers and System V shared memory (the last one, inotify_init1, ends the list in build_filter).  None
- * of them waits: the handler runs with the park signal blocked.  accept would (a socket it
- * returns comes from a listening socket, which is noted already). */
+ * timers and System V shared memory (the last one, inotify_init1, ends the list in
+ * build_filter).  None of them waits: the handler runs with the park signal blocked.  accept
+ * would (a socket it returns comes from a listening socket, which is noted already). */
 static const uint32_t object_makers[] = {
     SYS_pipe,          SYS_pipe2,        SYS_socketpair,   SYS_socket,         SYS_eventfd,
     SYS_eventfd2,      SYS_signalfd,     SYS_signalfd4,    SYS_timerfd_create, SYS_epoll_create,
