@@ -106,8 +106,8 @@ static int write_image(const char *dir, const char *name, uint64_t generation, c
     mana_image_writer_on_progress(w, progress->fn, progress->arg, progress->every);
   if (rc == 0 && mana_fault("write-delay", (long)facts->rank))
     sleep(3);
-  if (rc == 0)
-    rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts));
+  if (rc == 0 && (rc = mana_image_add_blob(w, MANA_BLOB_RANK, facts, sizeof(*facts))) != 0)
+    mana_fail(err, errlen, 0, "the rank's record: %s", mana_image_writer_error(w));
   for (size_t i = 0; rc == 0 && mana_state_kinds[i]; i++) {
     rc = mana_state_kinds[i]->dump(w, err, errlen);
     if (rc == 0 && mana_state_kinds[i] == &mana_state_memory &&

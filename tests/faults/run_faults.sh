@@ -4,7 +4,7 @@
 # 2-rank job with a committed generation to fall back on.
 #
 #   usage: run_faults.sh [--bin DIR] [--program PATH] [CASE...]
-#     CASE   run only these (default: all): write-kill coord-kill-in-write enospc
+#     CASE   run only these (default: all): write-kill coord-kill-in-write enospc enospc-full
 #            restart-kill restart-kill-launcher flipped-byte truncated missing-image
 #            wrong-ranks wrong-ranks-per-rank other-build bad-fs-switch
 #
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     *) cases+=("$1"); shift ;;
   esac
 done
-[ ${#cases[@]} -gt 0 ] || cases=(write-kill coord-kill-in-write enospc restart-kill
+[ ${#cases[@]} -gt 0 ] || cases=(write-kill coord-kill-in-write enospc enospc-full restart-kill
   restart-kill-launcher flipped-byte truncated missing-image wrong-ranks wrong-ranks-per-rank
   other-build bad-fs-switch)
 command -v mpiexec.mpich >/dev/null || { echo "run_faults.sh: no mpiexec.mpich"; exit 77; }
@@ -210,11 +210,13 @@ for case in "${cases[@]}"; do
     coord-kill-in-write)
       rank_line="lost the coordinator" orphan_removed=1 fault_in_checkpoint "$case" "coordinator" "$ck" \
         MANA_FAULT=coord-kill-in-write ;;
-    enospc)
+    enospc|enospc-full)
       if [ "$(id -u)" -ne 0 ]; then echo "  skipped: needs root to mount a small tmpfs"; continue; fi
       mkdir -p "$work/small"
       # room for generation 1 and 2 MiB more: the next generation cannot fit (earlier
-      # cases may have left an incomplete generation 2 in $ck: it is not copied)
+      # cases may have left an incomplete generation 2 in $ck: it is not copied); full: a
+      # filler leaves 8 KiB, so that a rank's first write fails (the rank that lost the race
+      # for the 2 MiB reported "no reason given" when that was its record's blob)
       kib=$(( $(du -sk "$ck/gen-000001" | cut -f1) + 2048 ))
       if ! mount -t tmpfs -o "size=${kib}k,mode=0700" tmpfs "$work/small"; then
         echo "  skipped: cannot mount a tmpfs"; continue
@@ -222,6 +224,11 @@ for case in "${cases[@]}"; do
       tmpfs_mounted=1
       cp -a "$ck/LATEST" "$ck/gen-000001" "$ck/.mana" "$work/small/"
       rm -f "$work/small/.mana/coordinator.log"
+      if [ "$case" = enospc-full ]; then
+        avail=$(df -k --output=avail "$work/small" | tail -1)
+        dd if=/dev/zero of="$work/small/filler" bs=1k count=$(( avail > 8 ? avail - 8 : 0 )) \
+          2>/dev/null
+      fi
       fault_in_checkpoint "$case" "No space left on device" "$work/small"
       umount "$work/small" && tmpfs_mounted="" ;;
     restart-kill)
