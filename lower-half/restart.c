@@ -1,12 +1,14 @@
 /* Restarting a rank from its image, in a fresh mana_lh whose window is reserved: the order of
  * the phases, and nothing else.
  *   1. open and check the image (restart_steps.c: rank count, window, kernel, vDSO, MANIFEST);
- *   2. restore every kind of state in the order of mana_state_kinds (state.h): the memory,
- *      then window allocator, signal dispositions, open files, pending signals (before MPI
- *      opens anything);
+ *   2. restore every kind of state in the order of mana_state_kinds (state.h): the resource
+ *      limits, the memory, then window allocator, signal dispositions, open files, memfds,
+ *      pipes, eventfds, pending signals ... (before MPI opens anything);
  *   3. re-fill the boundary's lower-half fields, re-arm parking and the seccomp filter, make
  *      the lower half's MPI threads again;
- *   4. initialize MPI at the recorded thread level and check rank and size;
+ *   4. initialize MPI at the recorded thread level and check rank and size, the shared
+ *      memory's placement, then cut the application's files back (state_written_files.c) and
+ *      meet every rank at a barrier;
  *   5. start collapsing the memory back into huge pages (with forked writers), the checkpoint
  *      links, recreate the parked threads and continue the main thread, which runs the stub's
  *      restart hook before releasing the others (state_threads.c). */
