@@ -40,6 +40,7 @@ const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_posix_timers,  /* made here, before the restarted MPI's own; armed with them */
     &mana_state_sched,         /* read here, applied by each resumed thread */
     &mana_state_thread_names,  /* the same */
+    &mana_state_clocks,        /* offsets into the restored boundary page, before the filter */
     &mana_state_cwd,           /* last: mana's own paths are absolute by then */
     NULL};
 

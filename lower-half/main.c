@@ -32,6 +32,7 @@
 #include "services.h"
 #include "sigsys.h"
 #include "mana/exe_dir.h"
+#include "clock_calls.h"
 #include "mana/upper_window.h"
 #include "mana/launcher_rank.h"
 #include "mpi_threads.h"
@@ -206,12 +207,19 @@ int main(int argc, char **argv, char **envp)
     return 1;
 
   struct mana_upper_start up;
-  if (mana_load_upper(&mana_the_window, app, argv + first, upper_env, auxv, &up, err,
+  char app_vdso[PATH_MAX + 16];
+  snprintf(app_vdso, sizeof(app_vdso), "%s/mana_vdso.so", stubs);
+  if (mana_load_upper(&mana_the_window, app, app_vdso, argv + first, upper_env, auxv, &up, err,
                       sizeof(err)) != 0) {
     fprintf(stderr, "mana_lh: %s\n", err);
     return 1;
   }
   fill_boundary(&up, 1);
+  if (mana_clock_fill_boundary(up.vdso_base) != 0) {
+    fprintf(stderr, "mana_lh: %s lacks its re-issue trampolines; the installation is broken\n",
+            app_vdso);
+    return 1;
+  }
 
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0 ||
       mana_ckpt_signal_install() != 0 || mana_mpi_threads_start() != 0)

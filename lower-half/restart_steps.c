@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "restart_steps.h"
 
+#include "clock_calls.h"
+
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
@@ -96,6 +98,7 @@ void mana_restart_refill_boundary(const struct mana_lh_table *table)
   b->lower_fs = mana_mpi_threads_main_fs();
   b->park_requested = 0;
   b->restarted++;
+  mana_clock_fill_boundary(0); /* the offsets are the clocks' state kind's (state_clocks.c) */
 }
 
 int mana_restart_check_image(int dirfd, const char *dir, const char *name,

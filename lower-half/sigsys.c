@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -46,6 +47,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -58,6 +60,7 @@
 #include "mana/upper_window.h"
 #include "huge_pages.h"
 #include "app_fd_origin.h"
+#include "clock_calls.h"
 #include "sysv_shm_calls.h"
 #include "written_files.h"
 
@@ -366,6 +369,15 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
+  case SYS_clock_gettime:
+  case SYS_clock_nanosleep:
+  case SYS_futex: {
+    int resumed;
+    ret = mana_clock_call(ctx, info->si_syscall, &resumed);
+    if (resumed)
+      return; /* goes on in a trampoline, which makes the call */
+    break;
+  }
   default:
     ret = -ENOSYS;
   }
@@ -392,7 +404,12 @@ enum {
   L_OPENAT,
   L_MADVISE,
   L_FCNTL,
-  L_FIRST_RANGE
+  L_FUTEX,
+  L_FUTEX_TIMEOUT,
+  L_NANOSLEEP,
+  L_GETTIME,
+  L_TIME_IP, /* four labels: a range (emit_range) */
+  L_FIRST_RANGE = L_TIME_IP + 4
 };
 
 static void emit(struct bpf_builder *b, uint16_t code, uint32_t k, int jt, int jf)
@@ -420,8 +437,9 @@ static void label(struct bpf_builder *b, int id)
 #define IP_HI (offsetof(struct seccomp_data, instruction_pointer) + 4)
 #define ARG_LO(i) offsetof(struct seccomp_data, args[i])
 
-/* ip in [start, end) -> L_TRAP, else -> `next`. Unsigned 64-bit compare from 32-bit halves. */
-static void emit_range(struct bpf_builder *b, uint64_t start, uint64_t end, int next, int lbl)
+/* ip in [start, end) -> `inside`, else -> `next`. Unsigned 64-bit compare from 32-bit halves. */
+static void emit_range_to(struct bpf_builder *b, uint64_t start, uint64_t end, int next, int lbl,
+                          int inside)
 {
   uint32_t s_hi = start >> 32, s_lo = (uint32_t)start, e_hi = end >> 32, e_lo = (uint32_t)end;
   int upper = lbl + 1, hi_eq_start = lbl + 2, hi_eq_end = lbl + 3;
@@ -435,10 +453,15 @@ static void emit_range(struct bpf_builder *b, uint64_t start, uint64_t end, int 
   label(b, upper);
   LD_W(IP_HI);
   JGT(e_hi, next, NEXT);
-  JEQ(e_hi, hi_eq_end, L_TRAP);
+  JEQ(e_hi, hi_eq_end, inside);
   label(b, hi_eq_end);
   LD_W(IP_LO);
-  JGE(e_lo, next, L_TRAP);
+  JGE(e_lo, next, inside);
+}
+
+static void emit_range(struct bpf_builder *b, uint64_t start, uint64_t end, int next, int lbl)
+{
+  emit_range_to(b, start, end, next, lbl, L_TRAP);
 }
 
 static int resolve(struct bpf_builder *b)
@@ -470,7 +493,8 @@ static const uint32_t object_makers[] = {
     SYS_epoll_create1, SYS_inotify_init, SYS_timer_create, SYS_shmget,         SYS_shmat,
     SYS_shmdt,         SYS_shmctl,       SYS_memfd_create};
 
-static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n)
+static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, unsigned n,
+                        int clocks)
 {
   memset(b, 0, sizeof(*b));
   LD_W(offsetof(struct seccomp_data, arch));
@@ -491,6 +515,11 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_dup3, L_CHECK_IP, NEXT);
   for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
+  if (clocks) {
+    JEQ(SYS_futex, L_FUTEX, NEXT);
+    JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
+    JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
+  }
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
   LD_W(ARG_LO(3));
@@ -513,6 +542,39 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   LD_W(ARG_LO(1));
   JEQ(F_DUPFD, L_CHECK_IP, NEXT);
   JEQ(F_DUPFD_CLOEXEC, L_CHECK_IP, L_ALLOW);
+  if (clocks) {
+    /* a wait with a deadline on CLOCK_MONOTONIC (clock_calls.c) */
+    label(b, L_FUTEX);
+    LD_W(ARG_LO(1));
+    JSET(FUTEX_CLOCK_REALTIME, L_ALLOW, NEXT);
+    emit(b, BPF_ALU | BPF_AND | BPF_K, FUTEX_CMD_MASK, -1, -1);
+    JEQ(FUTEX_WAIT_BITSET, L_FUTEX_TIMEOUT, NEXT);
+    JEQ(FUTEX_WAIT_REQUEUE_PI, L_FUTEX_TIMEOUT, NEXT);
+    JEQ(FUTEX_LOCK_PI2, L_FUTEX_TIMEOUT, L_ALLOW);
+    label(b, L_FUTEX_TIMEOUT);
+    LD_W(ARG_LO(3));
+    JEQ(0, NEXT, L_TIME_IP);
+    LD_W(ARG_LO(3) + 4);
+    JEQ(0, L_ALLOW, L_TIME_IP);
+    label(b, L_NANOSLEEP); /* absolute, on an offset clock */
+    LD_W(ARG_LO(1));
+    JSET(TIMER_ABSTIME, NEXT, L_ALLOW);
+    LD_W(ARG_LO(0));
+    JEQ(CLOCK_MONOTONIC, L_TIME_IP, NEXT);
+    JEQ(CLOCK_BOOTTIME, L_TIME_IP, NEXT);
+    JEQ(CLOCK_BOOTTIME_ALARM, L_TIME_IP, L_ALLOW);
+    label(b, L_GETTIME); /* the vDSO's readings are offset by the stand-in, the call's here */
+    LD_W(ARG_LO(0));
+    JEQ(CLOCK_MONOTONIC, L_TIME_IP, NEXT);
+    JEQ(CLOCK_MONOTONIC_RAW, L_TIME_IP, NEXT);
+    JEQ(CLOCK_MONOTONIC_COARSE, L_TIME_IP, NEXT);
+    JEQ(CLOCK_BOOTTIME, L_TIME_IP, NEXT);
+    JEQ(CLOCK_BOOTTIME_ALARM, L_TIME_IP, L_ALLOW);
+    /* the stand-in's trampolines make these calls with the kernel's time */
+    uint64_t start, end;
+    mana_clock_reissue_range(&start, &end);
+    emit_range_to(b, start, end, L_CHECK_IP, L_TIME_IP, L_ALLOW);
+  }
   label(b, L_CHECK_IP);
   for (unsigned i = 0; i < n; i++) {
     int lbl = L_FIRST_RANGE + 4 * (int)i;
@@ -534,7 +596,7 @@ int mana_seccomp_install(void)
   ranges[n_ranges++] = (struct mana_range){MANA_WINDOW_BASE, MANA_WINDOW_END};
   for (unsigned i = 0; i < MANA_BOUNDARY->n_extra_ranges && i < MANA_MAX_EXTRA_RANGES; i++)
     ranges[n_ranges++] = MANA_BOUNDARY->extra_ranges[i];
-  if (n_ranges > 12 || build_filter(&builder, ranges, n_ranges) != 0) {
+  if (n_ranges > 12 || build_filter(&builder, ranges, n_ranges, mana_clock_calls_trapped()) != 0) {
     fprintf(stderr, "mana_lh: cannot build the seccomp filter for %u ranges\n", n_ranges);
     return -1;
   }

@@ -86,6 +86,7 @@ void mana_state_posix_timers_arm(void);
 int mana_posix_timer_siginfo(int sig, siginfo_t *info);
 extern const struct mana_state_ops mana_state_sched;        /* state_sched.c */
 extern const struct mana_state_ops mana_state_thread_names; /* state_thread_names.c */
+extern const struct mana_state_ops mana_state_clocks;       /* state_clocks.c */
 extern const struct mana_state_ops mana_state_cwd;          /* state_cwd.c */
 
 /* In dump and restore order; the resource limits first (the rest may need a raised one), then

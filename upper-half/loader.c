@@ -55,12 +55,12 @@ static int place(struct mana_window *w, const char *path, struct mana_elf_image 
   return mana_elf_map(path, bias, img, err, errlen);
 }
 
-int mana_load_upper(struct mana_window *w, const char *app_path, char *const argv[],
-                    char *const envp[], const Elf64_auxv_t *kernel_auxv,
+int mana_load_upper(struct mana_window *w, const char *app_path, const char *vdso_path,
+                    char *const argv[], char *const envp[], const Elf64_auxv_t *kernel_auxv,
                     struct mana_upper_start *out, char *err, size_t errlen)
 {
   memset(out, 0, sizeof(*out));
-  struct mana_elf_image app, ldso;
+  struct mana_elf_image app, ldso, vdso;
   if (mana_elf_inspect(app_path, &app, err, errlen) != 0)
     return -1;
   if (!app.interp[0]) {
@@ -68,8 +68,13 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
                      "%s is statically linked; mana needs a dynamically linked MPI program",
                      app_path);
   }
-  if (place(w, app.interp, &ldso, err, errlen) != 0 || place(w, app_path, &app, err, errlen) != 0)
+  if (place(w, app.interp, &ldso, err, errlen) != 0 || place(w, app_path, &app, err, errlen) != 0 ||
+      place(w, vdso_path, &vdso, err, errlen) != 0)
     return -1;
+  /* ld.so reads a vDSO's header where AT_SYSINFO_EHDR points: the stand-in is linked at 0 */
+  if (!vdso.is_pie || vdso.lo != vdso.bias) {
+    return mana_fail(err, errlen, 0, "%s is not a shared object linked at address 0", vdso_path);
+  }
 
   uint64_t size = stack_size();
   uint64_t low = mana_window_alloc(w, size, 2 * MIB);
@@ -87,6 +92,7 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
                                    .phnum = app.phnum,
                                    .entry = app.entry,
                                    .base = ldso.bias,
+                                   .sysinfo_ehdr = vdso.bias,
                                    .execfn = app_path};
   out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov);
   if (!out->sp) {
@@ -97,6 +103,7 @@ int mana_load_upper(struct mana_window *w, const char *app_path, char *const arg
   out->ldso_base = ldso.lo;
   out->stack_low = low;
   out->stack_high = low + size;
+  out->vdso_base = vdso.bias;
   if (!app.is_pie) {
     out->non_pie.start = app.lo;
     out->non_pie.end = app.hi;

@@ -15,10 +15,13 @@ struct mana_upper_start {
   uint64_t sp, entry;
   uint64_t app_base, ldso_base, stack_low, stack_high;
   struct mana_range non_pie; /* the application's span if it is not PIE, else {0,0} */
+  uint64_t vdso_base;        /* mana's stand-in for the vDSO: its ELF header */
 };
 
-int mana_load_upper(struct mana_window *w, const char *app_path, char *const argv[],
-                    char *const envp[], const Elf64_auxv_t *kernel_auxv,
+/* Loads ld.so, the application and `vdso_path` (mana's stand-in for the vDSO, named to ld.so
+ * as AT_SYSINFO_EHDR) into the window and builds the initial stack. */
+int mana_load_upper(struct mana_window *w, const char *app_path, const char *vdso_path,
+                    char *const argv[], char *const envp[], const Elf64_auxv_t *kernel_auxv,
                     struct mana_upper_start *out, char *err, size_t errlen);
 
 #endif

@@ -107,6 +107,10 @@ uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char 
     case AT_SECURE:
       val = 0;
       break;
+    case AT_SYSINFO_EHDR:
+      if (ov->sysinfo_ehdr)
+        val = ov->sysinfo_ehdr;
+      break;
     default:
       break;
     }

@@ -10,6 +10,7 @@
 
 struct mana_auxv_overrides {
   uint64_t phdr, phnum, entry, base;
+  uint64_t sysinfo_ehdr; /* the vDSO the upper half sees (mana's stand-in); 0: the kernel's */
   const char *execfn;
 };
 

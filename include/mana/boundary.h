@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mana/app_clocks.h"
 #include "mana/cc_status.h"
 
 #define MANA_WINDOW_BASE 0x600000000000UL
@@ -24,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 5
+#define MANA_BOUNDARY_VERSION 6
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -110,6 +111,16 @@ struct mana_boundary {
    * rank holds, once its threads are parked and before it reports SUSPENDED, so that a peer's
    * thread waiting for the same operation can return and park.  Same rules as stub_drain. */
   int (*stub_settle_own_waits)(char *reason, size_t len);
+
+  /* The application's clocks (mana/app_clocks.h), read by mana's stand-in for the vDSO
+   * (upper-half/vdso/): the kernel's vDSO entry points, filled by every lower half; the
+   * offsets added to its readings, set by a restart (lower-half/state_clocks.c) and kept in
+   * the image for the next; and where the stand-in's re-issue trampolines are (upper-half
+   * code, so these stay valid across restarts), which the seccomp filter lets through. */
+  uint64_t vdso_entries[MANA_VDSO_N_ENTRIES];
+  int64_t clock_offset_ns[MANA_CLOCK_N_OFFSETS];
+  uint64_t vdso_reissue_start, vdso_reissue_end;
+  uint64_t vdso_reissue_r10, vdso_reissue_rdx;
 };
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */

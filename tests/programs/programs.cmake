@@ -78,6 +78,7 @@ set(MANA_TEST_PROGRAMS
   memfd_ring:2
   fork_advice:2
   rlimits:2
+  clock_waits:2
   app_pipes:2
   dev_files:2
   dir_handles:2

@@ -68,6 +68,9 @@
 #   --before-restart CMD run CMD (sh -c) after each killed run, before its restart: what
 #                        a restart on another node would not find, e.g. the program's files
 #                        in /dev/shm
+#   --restart-prefix CMD each restart runs under CMD (words split on spaces), e.g. a time
+#                        namespace whose clocks differ as on another node:
+#                        --restart-prefix "unshare --time --fork --monotonic 86400"
 #   --normalise CMD      every stdout compared (native and under mana, after the killed and
 #                        restarted runs' are joined) is first piped through CMD (sh -c): for
 #                        programs that print timings, e.g. --normalise "sed 's/ [0-9.]* s$//'"
@@ -86,6 +89,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 ranks=2 rank=0 bin=${MANA_BIN:-} mode="" moments=5 seed=1 seed_given=0 points=0 calls=""
 from="" to="" first="" keep_every=0 rforms=outer,inner refusals_fail=0 min_restarts="" limit="" keep=0 max_raises=""
 rank_output=0 normalise="" before_restart="" from_first=0
+restart_prefix=()
 choose() { # choose MODE: the options that choose the calls exclude each other
   [ -z "$mode" ] || [ "$mode" = "$1" ] || die_usage "--$mode and --$1 exclude each other"
   mode=$1
@@ -95,7 +99,8 @@ while [ $# -gt 0 ]; do
   case "$opt" in
     --*=*) set -- "${opt%%=*}" "${opt#*=}" "${@:2}"; continue ;;
     -n|--ranks|--rank|--moments|--seed|--points|--calls|--from|--to|--first|--keep-every|\
-    --restart-forms|--min-restarts|--max-raises|--bin|--timeout|--normalise|--before-restart)
+    --restart-forms|--min-restarts|--max-raises|--bin|--timeout|--normalise|--before-restart|\
+    --restart-prefix)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
       shift 2 ;;
@@ -126,6 +131,7 @@ while [ $# -gt 0 ]; do
     --timeout) limit=$val ;;
     --normalise) normalise=$val ;;
     --before-restart) before_restart=$val ;;
+    --restart-prefix) read -r -a restart_prefix <<<"$val" ;;
   esac
 done
 [ $# -ge 1 ] || die_usage "no program (see --help)"
@@ -352,7 +358,7 @@ point() {
     else
       cmd=("${L[@]}" "$bin/mana_restart" --ckptdir "$d/ck" "${gen[@]}")
     fi
-    timeout -k 5 "$run_limit" "${cmd[@]}" </dev/null >"$d/out2" 2>"$d/err2"
+    timeout -k 5 "$run_limit" "${restart_prefix[@]}" "${cmd[@]}" </dev/null >"$d/out2" 2>"$d/err2"
     rc2=$?
     logs=("$d/err1" "$d/err2" "$d/ck/.mana/coordinator.log")
     gather "$d/out" "$d/out1" "$d/out2"

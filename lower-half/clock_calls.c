@@ -1,0 +1,158 @@
+/* See clock_calls.h and mana/app_clocks.h.
+ *
+ * A call that waits until an absolute time on an offset clock (a futex wait with a deadline on
+ * CLOCK_MONOTONIC: pthread_cond_clockwait, C++'s condition_variable::wait_for, sem_clockwait;
+ * clock_nanosleep with TIMER_ABSTIME) carries a deadline read from the application's clock.
+ * The kernel must get it on its own: deadline less the offset.  The waiting cannot happen in
+ * the SIGSYS handler (a thread is not parked there, so a checkpoint would wait for the
+ * deadline), so the handler works out the kernel's deadline and sends the thread to one of the
+ * stand-in vDSO's trampolines, which make the call from upper-half code.
+ *
+ * Runs on the application's thread pointer: raw system calls only. */
+#define _GNU_SOURCE
+#include "clock_calls.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "dso_symbols.h"
+#include "mana/app_clocks.h"
+#include "mana/boundary.h"
+#include "mana/raw_syscall.h"
+
+static const char *const vdso_names[MANA_VDSO_N_ENTRIES] = {
+    [MANA_VDSO_CLOCK_GETTIME] = "__vdso_clock_gettime",
+    [MANA_VDSO_GETTIMEOFDAY] = "__vdso_gettimeofday",
+    [MANA_VDSO_TIME] = "__vdso_time",
+    [MANA_VDSO_GETCPU] = "__vdso_getcpu",
+    [MANA_VDSO_CLOCK_GETRES] = "__vdso_clock_getres"};
+
+int mana_clock_fill_boundary(uint64_t app_vdso)
+{
+  struct mana_boundary *b = MANA_BOUNDARY;
+  uint64_t kernel_vdso = getauxval(AT_SYSINFO_EHDR);
+  for (int i = 0; i < MANA_VDSO_N_ENTRIES; i++)
+    b->vdso_entries[i] = mana_dso_symbol(kernel_vdso, vdso_names[i]);
+  if (!app_vdso)
+    return 0;
+  for (int i = 0; i < MANA_CLOCK_N_OFFSETS; i++)
+    b->clock_offset_ns[i] = 0;
+  b->vdso_reissue_start = mana_dso_symbol(app_vdso, "mana_vdso_reissue_start");
+  b->vdso_reissue_end = mana_dso_symbol(app_vdso, "mana_vdso_reissue_end");
+  b->vdso_reissue_r10 = mana_dso_symbol(app_vdso, "mana_vdso_reissue_r10");
+  b->vdso_reissue_rdx = mana_dso_symbol(app_vdso, "mana_vdso_reissue_rdx");
+  return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_reissue_rdx
+             ? 0
+             : -1;
+}
+
+int mana_clock_calls_trapped(void)
+{
+  for (int i = 0; i < MANA_CLOCK_N_OFFSETS; i++)
+    if (MANA_BOUNDARY->clock_offset_ns[i])
+      return 1;
+  return 0;
+}
+
+void mana_clock_reissue_range(uint64_t *start, uint64_t *end)
+{
+  /* the filter sees the address after the syscall instruction, which is the end label */
+  *start = MANA_BOUNDARY->vdso_reissue_start;
+  *end = MANA_BOUNDARY->vdso_reissue_end + 1;
+}
+
+/* Copies from the application's memory without faulting on a bad pointer (-EFAULT then, as
+ * the kernel would have answered). */
+static long read_app(void *dst, uint64_t src, size_t len)
+{
+  struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)src, len};
+  long pid = mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+  long r = mana_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+  return r == (long)len ? 0 : (r < 0 ? r : -EFAULT);
+}
+
+static int64_t offset_of(long clockid)
+{
+  int idx = mana_clock_offset_index(clockid);
+  return idx < 0 ? 0 : MANA_BOUNDARY->clock_offset_ns[idx];
+}
+
+/* Far enough to mean "never" (about 126 years of uptime), near enough for 64-bit nanoseconds. */
+#define NEVER_NS (4000000000LL * MANA_NSEC_PER_SEC)
+
+/* The application's absolute time at `ts_addr` on a clock offset by `off`, as the kernel's
+ * nanoseconds, or a negative errno. */
+static long kernel_deadline(uint64_t ts_addr, int64_t off, int64_t *ns)
+{
+  struct timespec ts;
+  long r = read_app(&ts, ts_addr, sizeof(ts));
+  if (r != 0)
+    return r;
+  if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= MANA_NSEC_PER_SEC)
+    return -EINVAL;
+  if (ts.tv_sec >= NEVER_NS / MANA_NSEC_PER_SEC) {
+    *ns = NEVER_NS;
+    return 0;
+  }
+  int64_t v = (int64_t)ts.tv_sec * MANA_NSEC_PER_SEC + ts.tv_nsec - off;
+  *ns = v < 0 ? 0 : (v > NEVER_NS ? NEVER_NS : v);
+  return 0;
+}
+
+/* Sends the thread to a trampoline that makes call `nr` with its timeout argument pointing at
+ * `deadline_ns` (the registers are otherwise the application's). */
+static void reissue(ucontext_t *ctx, long nr, uint64_t trampoline, int64_t deadline_ns)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  g[REG_RCX] = g[REG_RIP];
+  g[REG_R11] = deadline_ns;
+  g[REG_RAX] = nr;
+  g[REG_RIP] = (greg_t)trampoline;
+}
+
+static long serve_clock_gettime(long clockid, uint64_t ts_addr)
+{
+  long r = mana_raw_syscall4(SYS_clock_gettime, clockid, (long)ts_addr, 0, 0);
+  int64_t off = offset_of(clockid);
+  if (r != 0 || !off)
+    return r;
+  struct timespec *ts = (struct timespec *)(uintptr_t)ts_addr; /* the kernel just wrote it */
+  int64_t v = (int64_t)ts->tv_sec * MANA_NSEC_PER_SEC + ts->tv_nsec + off;
+  ts->tv_sec = v / MANA_NSEC_PER_SEC;
+  ts->tv_nsec = v % MANA_NSEC_PER_SEC;
+  return 0;
+}
+
+long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  struct mana_boundary *b = MANA_BOUNDARY;
+  int64_t deadline;
+  long r;
+  *resumed = 0;
+  switch (nr) {
+  case SYS_clock_gettime:
+    return serve_clock_gettime(g[REG_RDI], g[REG_RSI]);
+  case SYS_clock_nanosleep: /* only TIMER_ABSTIME on an offset clock comes here */
+    r = kernel_deadline(g[REG_RDX], offset_of(g[REG_RDI]), &deadline);
+    if (r != 0)
+      return r;
+    reissue(ctx, nr, b->vdso_reissue_rdx, deadline);
+    *resumed = 1;
+    return 0;
+  case SYS_futex: /* only a wait with a deadline on CLOCK_MONOTONIC comes here */
+    r = kernel_deadline(g[REG_R10], b->clock_offset_ns[MANA_CLOCK_OFF_MONOTONIC], &deadline);
+    if (r != 0)
+      return r;
+    reissue(ctx, nr, b->vdso_reissue_r10, deadline);
+    *resumed = 1;
+    return 0;
+  default:
+    return -ENOSYS;
+  }
+}

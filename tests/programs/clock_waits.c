@@ -1,0 +1,181 @@
+/*
+ * clock_waits.c - a program that times itself with CLOCK_MONOTONIC and CLOCK_BOOTTIME (as
+ * omp_get_wtime, Fortran's system_clock and C++'s steady_clock do) and waits until absolute
+ * times on them (pthread_cond_clockwait, C++'s condition_variable::wait_for, clock_nanosleep
+ * with TIMER_ABSTIME).  A restart on another node or after a reboot finds those clocks at
+ * another origin; mana keeps them going from where the checkpoint left them.
+ *
+ * Every round each rank checks, against the readings of the round before and of the start:
+ *   - no clock went backwards (CLOCK_MONOTONIC, _RAW, _COARSE, CLOCK_BOOTTIME);
+ *   - CLOCK_MONOTONIC advanced as CLOCK_REALTIME did since the start, within 10 s (both count
+ *     the time a restart waited: a jump of hours is what this catches);
+ *   - the clock_gettime system call (not the vDSO) agrees with the vDSO within 1 s;
+ *   - a condition-variable wait until now + 20 ms on CLOCK_MONOTONIC, and clock_nanosleep to
+ *     now + 20 ms (absolute) on CLOCK_MONOTONIC and CLOCK_BOOTTIME, each end after 15 ms to
+ *     60 s of CLOCK_REALTIME (too early: the kernel got the application's deadline; the upper
+ *     bound keeps a wait for days from hanging the test);
+ * and a helper thread waits the whole run on a condition variable with a deadline an hour
+ * away, woken at the end: a wait that times out early means its deadline moved.  Then an
+ * Allreduce on MPI_COMM_WORLD (the checkpoints fall there).
+ * At the start it checks that ld.so knows the vDSO (linux-vdso.so.1) at AT_SYSINFO_EHDR:
+ * otherwise libc reads every clock with a system call, ten times slower.
+ * Ranks: any.  Arguments: [ROUNDS].
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+#define NS 1000000000LL
+
+static int64_t ns_of(clockid_t id)
+{
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static struct timespec ts_of(int64_t ns)
+{
+  return (struct timespec){(time_t)(ns / NS), (long)(ns % NS)};
+}
+
+static int is_vdso(struct dl_phdr_info *info, size_t size, void *found)
+{
+  (void)size;
+  if (strcmp(info->dlpi_name, "linux-vdso.so.1") == 0 &&
+      info->dlpi_addr == getauxval(AT_SYSINFO_EHDR))
+    *(int *)found = 1;
+  return 0;
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static int done;
+static int helper_timed_out;
+
+static void *helper(void *arg)
+{
+  (void)arg;
+  struct timespec until = ts_of(ns_of(CLOCK_MONOTONIC) + 3600 * NS);
+  pthread_mutex_lock(&lock);
+  while (!done) {
+    int rc = pthread_cond_clockwait(&wake, &lock, CLOCK_MONOTONIC, &until);
+    if (rc == ETIMEDOUT) {
+      helper_timed_out = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+/* How long (ns of CLOCK_REALTIME) a wait until now + 20 ms on `id` took, by `how`. */
+static int64_t timed_wait(int how, clockid_t id)
+{
+  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+  int64_t start = ns_of(CLOCK_REALTIME);
+  struct timespec until = ts_of(ns_of(id) + 20 * 1000000LL);
+  if (how == 0) {
+    pthread_mutex_lock(&m);
+    int rc;
+    do
+      rc = pthread_cond_clockwait(&c, &m, id, &until);
+    while (rc == 0); /* a spurious wake-up */
+    pthread_mutex_unlock(&m);
+  } else {
+    while (clock_nanosleep(id, TIMER_ABSTIME, &until, NULL) == EINTR)
+      ;
+  }
+  return ns_of(CLOCK_REALTIME) - start;
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  mt_begin("clock_waits");
+  int rounds = (int)mt_arg("clock_waits", argc, argv, 1, 40);
+
+  int vdso_known = 0;
+  dl_iterate_phdr(is_vdso, &vdso_known);
+  mt_check_int("ld.so knows the vDSO at AT_SYSINFO_EHDR", vdso_known, 1);
+
+  pthread_t tid;
+  if (pthread_create(&tid, NULL, helper, NULL) != 0)
+    mt_die("pthread_create failed");
+
+  static const clockid_t ids[] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE,
+                                  CLOCK_BOOTTIME};
+  static const char *const names[] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW",
+                                      "CLOCK_MONOTONIC_COARSE", "CLOCK_BOOTTIME"};
+  enum { N_IDS = sizeof(ids) / sizeof(ids[0]) };
+  int64_t last[N_IDS];
+  for (int i = 0; i < N_IDS; i++)
+    last[i] = ns_of(ids[i]);
+  int64_t mono0 = last[0], real0 = ns_of(CLOCK_REALTIME);
+
+  long backwards = 0, jumped = 0, syscall_off = 0, early = 0, late = 0;
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < N_IDS; i++) {
+      int64_t now = ns_of(ids[i]);
+      if (now < last[i]) {
+        backwards++;
+        mt_check(0, "round %d: %s went back by %.3f s", r, names[i], (double)(last[i] - now) / NS);
+      }
+      last[i] = now;
+    }
+    int64_t mono = ns_of(CLOCK_MONOTONIC), real = ns_of(CLOCK_REALTIME);
+    int64_t skew = (mono - mono0) - (real - real0);
+    if (skew > 10 * NS || skew < -10 * NS) {
+      jumped++;
+      mt_check(0, "round %d: CLOCK_MONOTONIC moved %.3f s apart from CLOCK_REALTIME", r,
+               (double)skew / NS);
+    }
+    struct timespec sys;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &sys);
+    int64_t diff = (int64_t)sys.tv_sec * NS + sys.tv_nsec - ns_of(CLOCK_MONOTONIC);
+    if (diff > NS || diff < -NS) {
+      syscall_off++;
+      mt_check(0, "round %d: the clock_gettime system call is %.3f s from the vDSO's", r,
+               (double)diff / NS);
+    }
+    static const struct {
+      int how;
+      clockid_t id;
+      const char *what;
+    } waits[] = {{0, CLOCK_MONOTONIC, "pthread_cond_clockwait on CLOCK_MONOTONIC"},
+                 {1, CLOCK_MONOTONIC, "clock_nanosleep on CLOCK_MONOTONIC"},
+                 {1, CLOCK_BOOTTIME, "clock_nanosleep on CLOCK_BOOTTIME"}};
+    for (size_t w = 0; w < sizeof(waits) / sizeof(waits[0]); w++) {
+      int64_t took = timed_wait(waits[w].how, waits[w].id);
+      if (took < 15 * 1000000LL || took > 60 * NS) {
+        took < 15 * 1000000LL ? early++ : late++;
+        mt_check(0, "round %d: a %s until now + 20 ms took %.3f s", r, waits[w].what,
+                 (double)took / NS);
+      }
+    }
+    mt_allreduce_steps(1);
+  }
+  pthread_mutex_lock(&lock);
+  done = 1;
+  pthread_cond_signal(&wake);
+  pthread_mutex_unlock(&lock);
+  pthread_join(tid, NULL);
+
+  mt_check_int("rounds", rounds, rounds);
+  mt_check_int("readings that went backwards", backwards, 0);
+  mt_check_int("rounds where CLOCK_MONOTONIC jumped", jumped, 0);
+  mt_check_int("system call readings off the vDSO's", syscall_off, 0);
+  mt_check_int("absolute waits that ended early", early, 0);
+  mt_check_int("absolute waits that lasted a minute", late, 0);
+  mt_check_int("the helper's hour-long wait timed out", helper_timed_out, 0);
+  return mt_end();
+}
