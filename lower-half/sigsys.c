@@ -27,6 +27,11 @@
  *                                                    a restart takes back its growth (an open
  *                                                    that waits, a FIFO's for its reader,
  *                                                    holds a checkpoint until it returns)
+ *   clock_gettime, clock_nanosleep (TIMER_ABSTIME), only while the application's clocks are
+ *   futex waits with a CLOCK_MONOTONIC deadline     offset (a restart on another boot,
+ *                                                    clock_calls.c): given the kernel's time;
+ *                                                    a wait goes on in the stand-in vDSO's
+ *                                                    trampolines, which are let through
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
