@@ -44,6 +44,8 @@
 #                          segment, whichever is longer: a loaded machine is slow for both)
 #   --ckpt-timeout S       limit for one mana_status --wait (default 60)
 #   --keep                 keep the work directory (printed)
+#   --restart-prefix CMD   each restart runs under CMD (words split on spaces): another node's
+#                          view of something, e.g. tests/restart/clock_namespace.sh's clocks
 #
 # ARGS may contain @WORK@, replaced by a private directory (for programs that write files).
 # Exit status: 0 all chains identical to native, 1 a failure (one FAIL line says which),
@@ -59,7 +61,7 @@ die_usage() { echo "$me: $*" >&2; exit 2; }
 
 ranks=2 bin=${MANA_BIN:-} launcher=mpiexec launcher_args="" forms=outer,inner
 rforms=outer,inner kills=2 ckpts=1 min_restarts="" rounds=3 delay="" seed="" attempts=40
-limit="" ckpt_limit=60 keep=0
+limit="" ckpt_limit=60 keep=0 restart_prefix=()
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
@@ -67,7 +69,7 @@ while [ $# -gt 0 ]; do
   esac
   case "$opt" in
     -n|--ranks|--bin|--launcher|--launcher-args|--forms|--restart-forms|--kills|--checkpoints|\
-    --min-restarts|--rounds|--delay|--seed|--attempts|--timeout|--ckpt-timeout)
+    --min-restarts|--rounds|--delay|--seed|--attempts|--timeout|--ckpt-timeout|--restart-prefix)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
       val=$2
       shift 2 ;;
@@ -93,6 +95,7 @@ while [ $# -gt 0 ]; do
     --attempts) attempts=$val ;;
     --timeout) limit=$val ;;
     --ckpt-timeout) ckpt_limit=$val ;;
+    --restart-prefix) read -r -a restart_prefix <<<"$val" ;;
   esac
 done
 [ $# -ge 1 ] || die_usage "no program (see --help)"
@@ -347,11 +350,12 @@ launch_cmd() { # launch_cmd FORM: sets cmd
 }
 restart_cmd() { # restart_cmd FORM: sets cmd
   if [ "$1" = outer ]; then
-    cmd=("$bin/mana_restart" --ckptdir "$ckdir" "${launch[@]}")
+    cmd=("${restart_prefix[@]}" "$bin/mana_restart" --ckptdir "$ckdir" "${launch[@]}")
   else
     start_coordinator
-    cmd=(env MANA_COORDINATOR="$coord_addr" MANA_SECRET_FILE="$ckdir/.mana/secret"
-         MANA_CKPTDIR="$ckdir" "${launch[@]}" "$bin/mana_restart" --ckptdir "$ckdir")
+    cmd=("${restart_prefix[@]}" env MANA_COORDINATOR="$coord_addr"
+         MANA_SECRET_FILE="$ckdir/.mana/secret" MANA_CKPTDIR="$ckdir" "${launch[@]}"
+         "$bin/mana_restart" --ckptdir "$ckdir")
   fi
 }
 
