@@ -6,13 +6,16 @@
  * The kernel must get it on its own: deadline less the offset.  The waiting cannot happen in
  * the SIGSYS handler (a thread is not parked there, so a checkpoint would wait for the
  * deadline), so the handler works out the kernel's deadline and sends the thread to one of the
- * stand-in vDSO's trampolines, which make the call from upper-half code.
+ * stand-in vDSO's trampolines, which make the call from upper-half code.  A timer armed with
+ * an absolute time on such a clock (timer_settime, timerfd_settime) does not wait: the handler
+ * arms it with the kernel's time.
  *
  * Runs on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE
 #include "clock_calls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stddef.h>
 #include <sys/auxv.h>
@@ -128,6 +131,108 @@ static long serve_clock_gettime(long clockid, uint64_t ts_addr)
   return 0;
 }
 
+/* The number after `key` at the start of a line of `path` (after the line `anchor`, when
+ * given): 0, or -1 when there is none. */
+static int proc_number(const char *path, const char *anchor, const char *key, long *out)
+{
+  enum { SIZE = 64 << 10 };
+  char *buf = mana_raw_map(SIZE);
+  if (!buf)
+    return -1;
+  long fd = mana_raw_syscall4(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0), len = 0;
+  while (fd >= 0 && len < SIZE - 1) {
+    long got = mana_raw_syscall4(SYS_read, fd, (long)(buf + len), SIZE - 1 - len, 0);
+    if (got <= 0)
+      break;
+    len += got;
+  }
+  if (fd >= 0)
+    mana_raw_syscall4(SYS_close, fd, 0, 0, 0);
+  buf[len] = '\0';
+  int rc = -1, past_anchor = anchor == NULL;
+  size_t alen = anchor ? __builtin_strlen(anchor) : 0, klen = __builtin_strlen(key);
+  for (char *line = buf; *line && rc != 0;) {
+    char *end = line;
+    while (*end && *end != '\n')
+      end++;
+    if (!past_anchor) {
+      past_anchor = (size_t)(end - line) == alen && __builtin_memcmp(line, anchor, alen) == 0;
+    } else if ((size_t)(end - line) > klen && __builtin_memcmp(line, key, klen) == 0) {
+      char *p = line + klen;
+      while (*p == ' ' || *p == '\t')
+        p++;
+      long sign = *p == '-' ? -1 : 1, v = 0;
+      p += *p == '-';
+      for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (*p - '0');
+      *out = sign * v;
+      rc = 0;
+    }
+    line = *end ? end + 1 : end;
+  }
+  mana_raw_unmap(buf, SIZE);
+  return rc;
+}
+
+static void decimal(char *out, const char *prefix, long v)
+{
+  char digits[24];
+  int n = 0;
+  while (*prefix)
+    *out++ = *prefix++;
+  if (v < 0) {
+    *out++ = '-';
+    v = -v;
+  }
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  while (n)
+    *out++ = digits[--n];
+  *out = '\0';
+}
+
+/* The clock of an armed timer: a POSIX timer's from /proc/self/timers, a timerfd's from its
+ * fdinfo.  -1 when it cannot be told (the call then goes to the kernel as it is). */
+static long clock_of_timer(long nr, long timer)
+{
+  char path[48], anchor[32];
+  long clock;
+  int rc;
+  if (nr == SYS_timer_settime) {
+    decimal(anchor, "ID: ", timer);
+    rc = proc_number("/proc/self/timers", anchor, "ClockID:", &clock);
+  } else {
+    decimal(path, "/proc/self/fdinfo/", timer);
+    rc = proc_number(path, NULL, "clockid:", &clock);
+  }
+  return rc == 0 ? clock : -1;
+}
+
+/* timer_settime and timerfd_settime with an absolute time: on an offset clock, the time the
+ * kernel must get is the application's less the offset (a past one still expires at once:
+ * at least 1 ns, since 0 would disarm the timer). */
+static long serve_settime(long nr, const long *args)
+{
+  int64_t off = offset_of(clock_of_timer(nr, args[0]));
+  if (!off)
+    return mana_raw_syscall4(nr, args[0], args[1], args[2], args[3]);
+  struct itimerspec its;
+  long r = read_app(&its, (uint64_t)args[2], sizeof(its));
+  if (r != 0)
+    return r;
+  if (its.it_value.tv_sec || its.it_value.tv_nsec) {
+    int64_t v = (int64_t)its.it_value.tv_sec * MANA_NSEC_PER_SEC + its.it_value.tv_nsec - off;
+    if (its.it_value.tv_sec >= NEVER_NS / MANA_NSEC_PER_SEC)
+      v = NEVER_NS;
+    if (v < 1)
+      v = 1;
+    its.it_value.tv_sec = v / MANA_NSEC_PER_SEC;
+    its.it_value.tv_nsec = v % MANA_NSEC_PER_SEC;
+  }
+  return mana_raw_syscall4(nr, args[0], args[1], (long)&its, args[3]);
+}
+
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
@@ -138,6 +243,11 @@ long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)
   switch (nr) {
   case SYS_clock_gettime:
     return serve_clock_gettime(g[REG_RDI], g[REG_RSI]);
+  case SYS_timer_settime:     /* only TIMER_ABSTIME comes here */
+  case SYS_timerfd_settime: { /* only TFD_TIMER_ABSTIME */
+    const long args[4] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]};
+    return serve_settime(nr, args);
+  }
   case SYS_clock_nanosleep: /* only TIMER_ABSTIME on an offset clock comes here */
     r = kernel_deadline(g[REG_RDX], offset_of(g[REG_RDI]), &deadline);
     if (r != 0)

@@ -19,7 +19,8 @@ int mana_clock_calls_trapped(void);
 /* For the filter: the range of the stand-in's re-issue trampolines' system calls. */
 void mana_clock_reissue_range(uint64_t *start, uint64_t *end);
 
-/* SIGSYS for clock_gettime, clock_nanosleep and futex from upper-half code: returns the
+/* SIGSYS for clock_gettime, clock_nanosleep, futex, timer_settime and timerfd_settime from
+ * upper-half code: returns the
  * result for %rax, or, for a call that must wait, sets ctx up to go on in a trampoline and
  * returns 1 with *resumed set (the caller leaves %rax alone). */
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed);

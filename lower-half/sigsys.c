@@ -28,8 +28,8 @@
  *                                                    that waits, a FIFO's for its reader,
  *                                                    holds a checkpoint until it returns)
  *   clock_gettime, clock_nanosleep (TIMER_ABSTIME), only while the application's clocks are
- *   futex waits with a CLOCK_MONOTONIC deadline     offset (a restart on another boot,
- *                                                    clock_calls.c): given the kernel's time;
+ *   futex waits with a CLOCK_MONOTONIC deadline,    offset (a restart on another boot,
+ *   timer_settime, timerfd_settime (absolute)        clock_calls.c): given the kernel's time;
  *                                                    a wait goes on in the stand-in vDSO's
  *                                                    trampolines, which are let through
  * Everything else, and every call from the lower half, runs untouched.
@@ -52,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -376,7 +377,9 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     break;
   case SYS_clock_gettime:
   case SYS_clock_nanosleep:
-  case SYS_futex: {
+  case SYS_futex:
+  case SYS_timer_settime:
+  case SYS_timerfd_settime: {
     int resumed;
     ret = mana_clock_call(ctx, info->si_syscall, &resumed);
     if (resumed)
@@ -413,6 +416,7 @@ enum {
   L_FUTEX_TIMEOUT,
   L_NANOSLEEP,
   L_GETTIME,
+  L_SETTIME,
   L_TIME_IP, /* four labels: a range (emit_range) */
   L_FIRST_RANGE = L_TIME_IP + 4
 };
@@ -524,6 +528,8 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     JEQ(SYS_futex, L_FUTEX, NEXT);
     JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
     JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
+    JEQ(SYS_timer_settime, L_SETTIME, NEXT);
+    JEQ(SYS_timerfd_settime, L_SETTIME, NEXT);
   }
   JEQ(SYS_inotify_init1, L_CHECK_IP, L_ALLOW);
   label(b, L_MMAP);
@@ -575,6 +581,9 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     JEQ(CLOCK_MONOTONIC_COARSE, L_TIME_IP, NEXT);
     JEQ(CLOCK_BOOTTIME, L_TIME_IP, NEXT);
     JEQ(CLOCK_BOOTTIME_ALARM, L_TIME_IP, L_ALLOW);
+    label(b, L_SETTIME); /* an absolute time: the handler tells the timer's clock */
+    LD_W(ARG_LO(1));
+    JSET(TIMER_ABSTIME | TFD_TIMER_ABSTIME, L_TIME_IP, L_ALLOW);
     /* the stand-in's trampolines make these calls with the kernel's time */
     uint64_t start, end;
     mana_clock_reissue_range(&start, &end);

@@ -10,10 +10,12 @@
  *   - CLOCK_MONOTONIC advanced as CLOCK_REALTIME did since the start, within 10 s (both count
  *     the time a restart waited: a jump of hours is what this catches);
  *   - the clock_gettime system call (not the vDSO) agrees with the vDSO within 1 s;
- *   - a condition-variable wait until now + 20 ms on CLOCK_MONOTONIC, and clock_nanosleep to
- *     now + 20 ms (absolute) on CLOCK_MONOTONIC and CLOCK_BOOTTIME, each end after 15 ms to
- *     60 s of CLOCK_REALTIME (too early: the kernel got the application's deadline; the upper
- *     bound keeps a wait for days from hanging the test);
+ *   - a condition-variable wait until now + 20 ms on CLOCK_MONOTONIC, clock_nanosleep to
+ *     now + 20 ms (absolute) on CLOCK_MONOTONIC and CLOCK_BOOTTIME, a POSIX timer on
+ *     CLOCK_MONOTONIC and a timerfd on CLOCK_BOOTTIME armed for now + 20 ms (absolute), each
+ *     end after 15 ms to 60 s of CLOCK_REALTIME (too early: the kernel got the application's
+ *     time; the upper bound keeps a wait for days from hanging the test; the timers are
+ *     deleted before the round's Allreduce: a timerfd refuses a checkpoint);
  * and a helper thread waits the whole run on a condition variable with a deadline an hour
  * away, woken at the end: a wait that times out early means its deadline moved.  Then an
  * Allreduce on MPI_COMM_WORLD (the checkpoints fall there).
@@ -28,6 +30,7 @@
 #include <sys/auxv.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,9 +94,29 @@ static int64_t timed_wait(int how, clockid_t id)
       rc = pthread_cond_clockwait(&c, &m, id, &until);
     while (rc == 0); /* a spurious wake-up */
     pthread_mutex_unlock(&m);
-  } else {
+  } else if (how == 1) {
     while (clock_nanosleep(id, TIMER_ABSTIME, &until, NULL) == EINTR)
       ;
+  } else if (how == 2) {
+    timer_t t;
+    struct sigevent ev = {.sigev_notify = SIGEV_NONE};
+    struct itimerspec arm = {.it_value = until}, left;
+    if (timer_create(id, &ev, &t) != 0 || timer_settime(t, TIMER_ABSTIME, &arm, NULL) != 0)
+      mt_die("cannot arm a POSIX timer");
+    struct timespec tick = {0, 1000000};
+    do
+      nanosleep(&tick, NULL);
+    while (timer_gettime(t, &left) == 0 && (left.it_value.tv_sec || left.it_value.tv_nsec));
+    timer_delete(t);
+  } else {
+    int fd = timerfd_create(id, TFD_CLOEXEC);
+    struct itimerspec arm = {.it_value = until};
+    uint64_t expiries;
+    if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &arm, NULL) != 0)
+      mt_die("cannot arm a timerfd");
+    while (read(fd, &expiries, sizeof(expiries)) < 0 && errno == EINTR)
+      ;
+    close(fd);
   }
   return ns_of(CLOCK_REALTIME) - start;
 }
@@ -153,7 +176,9 @@ int main(int argc, char **argv)
       const char *what;
     } waits[] = {{0, CLOCK_MONOTONIC, "pthread_cond_clockwait on CLOCK_MONOTONIC"},
                  {1, CLOCK_MONOTONIC, "clock_nanosleep on CLOCK_MONOTONIC"},
-                 {1, CLOCK_BOOTTIME, "clock_nanosleep on CLOCK_BOOTTIME"}};
+                 {1, CLOCK_BOOTTIME, "clock_nanosleep on CLOCK_BOOTTIME"},
+                 {2, CLOCK_MONOTONIC, "POSIX timer on CLOCK_MONOTONIC"},
+                 {3, CLOCK_BOOTTIME, "timerfd on CLOCK_BOOTTIME"}};
     for (size_t w = 0; w < sizeof(waits) / sizeof(waits[0]); w++) {
       int64_t took = timed_wait(waits[w].how, waits[w].id);
       if (took < 15 * 1000000LL || took > 60 * NS) {
