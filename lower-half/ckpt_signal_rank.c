@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "ckpt_signal_rank.h"
 
+#include "clock_calls.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,10 +37,11 @@ struct kernel_sigaction {
 
 static void on_ckpt_signal(int sig, siginfo_t *info, void *uc)
 {
-  (void)sig, (void)info, (void)uc;
+  (void)sig, (void)info;
   char byte = 1;
   /* Non-blocking: a full pipe already holds a request. */
   mana_raw_syscall4(SYS_write, wake[1], (long)&byte, 1, 0);
+  mana_clock_sleep_rewind(uc, 0); /* an application thread's sleep goes on */
 }
 
 static int install_handler(void)

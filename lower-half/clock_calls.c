@@ -10,6 +10,14 @@
  * an absolute time on such a clock (timer_settime, timerfd_settime) does not wait: the handler
  * arms it with the kernel's time.
  *
+ * Sleeps (nanosleep, clock_nanosleep: sleep, usleep, and the waits of codes that poll a file)
+ * are trapped whether the clocks are offset or not.  A checkpoint parks every thread with a
+ * signal, and a sleep a signal handler interrupts ends with EINTR, early: sleep(4) returned
+ * after 2.5 s with 2 left when a checkpoint came.  So each sleep is made in the stand-in's
+ * sleep trampoline as a clock_nanosleep until an absolute time, which mana's handlers issue
+ * again when they interrupted it (mana_clock_sleep_rewind); the application's own signals
+ * still end it with EINTR and the time left, as they would.
+ *
  * Runs on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE
 #include "clock_calls.h"
@@ -48,8 +56,10 @@ int mana_clock_fill_boundary(uint64_t app_vdso)
   b->vdso_reissue_start = mana_dso_symbol(app_vdso, "mana_vdso_reissue_start");
   b->vdso_reissue_end = mana_dso_symbol(app_vdso, "mana_vdso_reissue_end");
   b->vdso_reissue_r10 = mana_dso_symbol(app_vdso, "mana_vdso_reissue_r10");
-  b->vdso_reissue_rdx = mana_dso_symbol(app_vdso, "mana_vdso_reissue_rdx");
-  return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_reissue_rdx
+  b->vdso_sleep = mana_dso_symbol(app_vdso, "mana_vdso_sleep");
+  b->vdso_sleep_resume = mana_dso_symbol(app_vdso, "mana_vdso_sleep_resume");
+  return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_sleep &&
+                 b->vdso_sleep_resume
              ? 0
              : -1;
 }
@@ -85,8 +95,7 @@ static int64_t offset_of(long clockid)
   return idx < 0 ? 0 : MANA_BOUNDARY->clock_offset_ns[idx];
 }
 
-/* Far enough to mean "never" (about 126 years of uptime), near enough for 64-bit nanoseconds. */
-#define NEVER_NS (4000000000LL * MANA_NSEC_PER_SEC)
+#define NEVER_NS MANA_NEVER_NS
 
 /* The application's absolute time at `ts_addr` on a clock offset by `off`, as the kernel's
  * nanoseconds, or a negative errno. */
@@ -233,6 +242,20 @@ static long serve_settime(long nr, const long *args)
   return mana_raw_syscall4(nr, args[0], args[1], (long)&its, args[3]);
 }
 
+void mana_clock_sleep_rewind(ucontext_t *ctx, int restarted)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  if (!b->vdso_sleep_resume || (uint64_t)g[REG_RIP] != b->vdso_sleep_resume || g[REG_RAX] != -EINTR)
+    return;
+  /* the trampoline's registers still hold the call: clock, TIMER_ABSTIME, the block's time */
+  struct mana_sleep_block *k = (struct mana_sleep_block *)(uintptr_t)g[REG_RSP];
+  if (restarted)
+    mana_sleep_block_set_deadline(k, offset_of(k->clock));
+  g[REG_RIP] -= 2; /* the syscall instruction */
+  g[REG_RAX] = SYS_clock_nanosleep;
+}
+
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
@@ -248,11 +271,9 @@ long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)
     const long args[4] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]};
     return serve_settime(nr, args);
   }
-  case SYS_clock_nanosleep: /* only TIMER_ABSTIME on an offset clock comes here */
-    r = kernel_deadline(g[REG_RDX], offset_of(g[REG_RDI]), &deadline);
-    if (r != 0)
-      return r;
-    reissue(ctx, nr, b->vdso_reissue_rdx, deadline);
+  case SYS_nanosleep:
+  case SYS_clock_nanosleep: /* on the clocks the sleep trampoline knows (not CPU time) */
+    reissue(ctx, nr, b->vdso_sleep, 0);
     *resumed = 1;
     return 0;
   case SYS_futex: /* only a wait with a deadline on CLOCK_MONOTONIC comes here */

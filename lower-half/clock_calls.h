@@ -1,6 +1,7 @@
 /* The application's clocks on the lower half's side (mana/app_clocks.h): the boundary's clock
- * fields filled, and the calls that take an absolute time on an offset clock, trapped by the
- * seccomp filter while an offset is set, given the kernel's time. */
+ * fields filled; the application's sleeps, made where a checkpoint does not cut them short;
+ * and the calls that take an absolute time on an offset clock, trapped by the seccomp filter
+ * while an offset is set, given the kernel's time. */
 #ifndef MANA_CLOCK_CALLS_H
 #define MANA_CLOCK_CALLS_H
 
@@ -24,5 +25,10 @@ void mana_clock_reissue_range(uint64_t *start, uint64_t *end);
  * result for %rax, or, for a call that must wait, sets ctx up to go on in a trampoline and
  * returns 1 with *resumed set (the caller leaves %rax alone). */
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed);
+
+/* At the end of a handler of mana's own signals (parking, the checkpoint signal): a sleep of
+ * the application the signal interrupted is issued again instead of ending with EINTR, until
+ * the time it was for; after a restart, that time as the application's clock shows it. */
+void mana_clock_sleep_rewind(ucontext_t *ctx, int restarted);
 
 #endif

@@ -14,6 +14,8 @@
  * TLS and no libc: raw system calls only. */
 #define _GNU_SOURCE
 #include "park.h"
+
+#include "clock_calls.h"
 #include "mpi_threads.h"
 #include "park_libc.h"
 #include "state.h"
@@ -189,10 +191,8 @@ static void note_declined(uint32_t tid)
   declined_lost = 1;
 }
 
-static void on_park_signal(int sig, siginfo_t *info, void *uc_)
+static void park_on_signal(void *uc_)
 {
-  (void)sig;
-  (void)info;
   struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t fs = mana_get_fs((int)b->have_fsgsbase);
   uint64_t ip = (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RIP];
@@ -227,6 +227,16 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
     return; /* signalled again in a moment (mana_park_all) */
   }
   mana_park_self(1);
+}
+
+static void on_park_signal(int sig, siginfo_t *info, void *uc_)
+{
+  (void)sig;
+  (void)info;
+  /* volatile: read from the stack again after a resume in a restarted process */
+  volatile uint32_t restarts = MANA_BOUNDARY->restarted;
+  park_on_signal(uc_);
+  mana_clock_sleep_rewind(uc_, MANA_BOUNDARY->restarted != restarts);
 }
 
 int mana_park_install(int signo)

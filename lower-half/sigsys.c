@@ -27,11 +27,14 @@
  *                                                    a restart takes back its growth (an open
  *                                                    that waits, a FIFO's for its reader,
  *                                                    holds a checkpoint until it returns)
- *   clock_gettime, clock_nanosleep (TIMER_ABSTIME), only while the application's clocks are
- *   futex waits with a CLOCK_MONOTONIC deadline,    offset (a restart on another boot,
- *   timer_settime, timerfd_settime (absolute)        clock_calls.c): given the kernel's time;
- *                                                    a wait goes on in the stand-in vDSO's
- *                                                    trampolines, which are let through
+ *   nanosleep, clock_nanosleep                      made in the stand-in vDSO's sleep
+ *                                                    trampoline, which a checkpoint's signal
+ *                                                    does not cut short (clock_calls.c)
+ *   clock_gettime, futex waits with a               only while the application's clocks are
+ *   CLOCK_MONOTONIC deadline, timer_settime,        offset (a restart on another boot,
+ *   timerfd_settime (absolute)                      clock_calls.c): given the kernel's time;
+ *                                                    a wait goes on in a trampoline
+ *   (calls from the stand-in's trampolines are let through)
  * Everything else, and every call from the lower half, runs untouched.
  *
  * The handler runs on whatever thread trapped, with that thread's FS (usually the upper half's),
@@ -524,9 +527,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_dup3, L_CHECK_IP, NEXT);
   for (size_t i = 0; i < sizeof(object_makers) / sizeof(object_makers[0]); i++)
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
+  JEQ(SYS_nanosleep, L_TIME_IP, NEXT);
+  JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
   if (clocks) {
     JEQ(SYS_futex, L_FUTEX, NEXT);
-    JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
     JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
     JEQ(SYS_timer_settime, L_SETTIME, NEXT);
     JEQ(SYS_timerfd_settime, L_SETTIME, NEXT);
@@ -567,13 +571,6 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     JEQ(0, NEXT, L_TIME_IP);
     LD_W(ARG_LO(3) + 4);
     JEQ(0, L_ALLOW, L_TIME_IP);
-    label(b, L_NANOSLEEP); /* absolute, on an offset clock */
-    LD_W(ARG_LO(1));
-    JSET(TIMER_ABSTIME, NEXT, L_ALLOW);
-    LD_W(ARG_LO(0));
-    JEQ(CLOCK_MONOTONIC, L_TIME_IP, NEXT);
-    JEQ(CLOCK_BOOTTIME, L_TIME_IP, NEXT);
-    JEQ(CLOCK_BOOTTIME_ALARM, L_TIME_IP, L_ALLOW);
     label(b, L_GETTIME); /* the vDSO's readings are offset by the stand-in, the call's here */
     LD_W(ARG_LO(0));
     JEQ(CLOCK_MONOTONIC, L_TIME_IP, NEXT);
@@ -584,11 +581,19 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     label(b, L_SETTIME); /* an absolute time: the handler tells the timer's clock */
     LD_W(ARG_LO(1));
     JSET(TIMER_ABSTIME | TFD_TIMER_ABSTIME, L_TIME_IP, L_ALLOW);
-    /* the stand-in's trampolines make these calls with the kernel's time */
-    uint64_t start, end;
-    mana_clock_reissue_range(&start, &end);
-    emit_range_to(b, start, end, L_CHECK_IP, L_TIME_IP, L_ALLOW);
   }
+  label(b, L_NANOSLEEP); /* a sleep on a clock the sleep trampoline knows (not CPU time) */
+  LD_W(ARG_LO(0));
+  JEQ(CLOCK_REALTIME, L_TIME_IP, NEXT);
+  JEQ(CLOCK_MONOTONIC, L_TIME_IP, NEXT);
+  JEQ(CLOCK_BOOTTIME, L_TIME_IP, NEXT);
+  JEQ(CLOCK_REALTIME_ALARM, L_TIME_IP, NEXT);
+  JEQ(CLOCK_BOOTTIME_ALARM, L_TIME_IP, NEXT);
+  JEQ(CLOCK_TAI, L_TIME_IP, L_ALLOW);
+  /* the stand-in's trampolines make these calls themselves */
+  uint64_t start, end;
+  mana_clock_reissue_range(&start, &end);
+  emit_range_to(b, start, end, L_CHECK_IP, L_TIME_IP, L_ALLOW);
   label(b, L_CHECK_IP);
   for (unsigned i = 0; i < n; i++) {
     int lbl = L_FIRST_RANGE + 4 * (int)i;

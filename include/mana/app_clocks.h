@@ -42,5 +42,35 @@ enum {
 };
 
 #define MANA_NSEC_PER_SEC 1000000000LL
+/* Far enough to mean "never" (about 126 years of uptime), near enough for 64-bit nanoseconds. */
+#define MANA_NEVER_NS (4000000000LL * MANA_NSEC_PER_SEC)
+
+/* A sleep of the application (nanosleep, clock_nanosleep), made in the stand-in vDSO's sleep
+ * trampoline (upper-half/vdso/app_vdso.c) as a clock_nanosleep until an absolute time, on the
+ * thread's stack at %rsp while it sleeps.  A signal of mana's that interrupts it (parking for
+ * a checkpoint) makes the thread issue the call again (park.c): the sleep does not end early,
+ * and after a restart it ends when the application's clock says. */
+struct mana_sleep_block {
+  int64_t nr, rdi, rsi, rdx, r10, r8, r9; /* the application's call, its registers */
+  int64_t deadline_sec, deadline_nsec;    /* the kernel's absolute time (the call's argument) */
+  int64_t clock;                          /* the clock the kernel sleeps on */
+  int64_t app_deadline_ns;                /* that time as the application's clock shows it */
+  int64_t rem;                            /* a relative sleep's remaining-time pointer, or 0 */
+};
+#define MANA_SLEEP_BLOCK_DEADLINE 56 /* offsetof(struct mana_sleep_block, deadline_sec) */
+#define MANA_SLEEP_BLOCK_CLOCK 72
+#define MANA_SLEEP_BLOCK_SIZE 96
+
+/* The kernel's deadline of block k, from the application's, with the clock's offset now. */
+static inline void mana_sleep_block_set_deadline(struct mana_sleep_block *k, int64_t offset)
+{
+  int64_t v = k->app_deadline_ns >= MANA_NEVER_NS ? MANA_NEVER_NS : k->app_deadline_ns - offset;
+  if (v < 0)
+    v = 0;
+  if (v > MANA_NEVER_NS)
+    v = MANA_NEVER_NS;
+  k->deadline_sec = v / MANA_NSEC_PER_SEC;
+  k->deadline_nsec = v % MANA_NSEC_PER_SEC;
+}
 
 #endif

@@ -115,12 +115,12 @@ struct mana_boundary {
   /* The application's clocks (mana/app_clocks.h), read by mana's stand-in for the vDSO
    * (upper-half/vdso/): the kernel's vDSO entry points, filled by every lower half; the
    * offsets added to its readings, set by a restart (lower-half/state_clocks.c) and kept in
-   * the image for the next; and where the stand-in's re-issue trampolines are (upper-half
-   * code, so these stay valid across restarts), which the seccomp filter lets through. */
+   * the image for the next; and where the stand-in's trampolines are (upper-half code, so
+   * these stay valid across restarts), whose calls the seccomp filter lets through. */
   uint64_t vdso_entries[MANA_VDSO_N_ENTRIES];
   int64_t clock_offset_ns[MANA_CLOCK_N_OFFSETS];
   uint64_t vdso_reissue_start, vdso_reissue_end;
-  uint64_t vdso_reissue_r10, vdso_reissue_rdx;
+  uint64_t vdso_reissue_r10, vdso_sleep, vdso_sleep_resume;
 };
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */

@@ -19,6 +19,13 @@
  * and a helper thread waits the whole run on a condition variable with a deadline an hour
  * away, woken at the end: a wait that times out early means its deadline moved.  Then an
  * Allreduce on MPI_COMM_WORLD (the checkpoints fall there).
+ *
+ * A second helper sleeps the whole run, 50 ms at a time by usleep, nanosleep and
+ * clock_nanosleep to an absolute time in turn, so that checkpoints find it asleep: no sleep
+ * may end early by CLOCK_MONOTONIC or with EINTR (a checkpoint parks threads with a signal).
+ * And at the start, sleep(10) interrupted by the program's own signal after 1 s (a thread
+ * sends SIGALRM to the main thread) must still end early, with 5 to 9 s left, as it does
+ * natively.
  * At the start it checks that ld.so knows the vDSO (linux-vdso.so.1) at AT_SYSINFO_EHDR:
  * otherwise libc reads every clock with a system call, ten times slower.
  * Ranks: any.  Arguments: [ROUNDS].
@@ -27,6 +34,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -77,6 +85,40 @@ static void *helper(void *arg)
     }
   }
   pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+static long sleeps, short_sleeps, interrupted_sleeps;
+
+static void *sleeper(void *arg)
+{
+  (void)arg;
+  for (int kind = 0; !__atomic_load_n(&done, __ATOMIC_ACQUIRE); kind = (kind + 1) % 3) {
+    int64_t start = ns_of(CLOCK_MONOTONIC);
+    struct timespec gap = {0, 50 * 1000000L}, until = ts_of(start + 50 * 1000000LL);
+    int rc = kind == 0   ? usleep(50000)
+             : kind == 1 ? nanosleep(&gap, NULL)
+                         : clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+    int64_t took = ns_of(CLOCK_MONOTONIC) - start;
+    sleeps++;
+    if (rc != 0)
+      interrupted_sleeps++;
+    else if (took < 50 * 1000000LL)
+      short_sleeps++;
+  }
+  return NULL;
+}
+
+static void on_alarm(int sig)
+{
+  (void)sig;
+}
+
+static void *alarm_main(void *main_thread)
+{
+  struct timespec second = {1, 0};
+  nanosleep(&second, NULL);
+  pthread_kill(*(pthread_t *)main_thread, SIGALRM);
   return NULL;
 }
 
@@ -131,8 +173,19 @@ int main(int argc, char **argv)
   dl_iterate_phdr(is_vdso, &vdso_known);
   mt_check_int("ld.so knows the vDSO at AT_SYSINFO_EHDR", vdso_known, 1);
 
-  pthread_t tid;
-  if (pthread_create(&tid, NULL, helper, NULL) != 0)
+  struct sigaction alarm_action = {.sa_handler = on_alarm};
+  sigaction(SIGALRM, &alarm_action, NULL);
+  pthread_t self = pthread_self(), alarmer;
+  if (pthread_create(&alarmer, NULL, alarm_main, &self) != 0)
+    mt_die("pthread_create failed");
+  unsigned left = sleep(10);
+  pthread_join(alarmer, NULL);
+  mt_check_int("sleep(10) ended by a signal after 1 s with 5 to 9 s left", left >= 5 && left <= 9,
+               1);
+
+  pthread_t tid, sleeper_tid;
+  if (pthread_create(&tid, NULL, helper, NULL) != 0 ||
+      pthread_create(&sleeper_tid, NULL, sleeper, NULL) != 0)
     mt_die("pthread_create failed");
 
   static const clockid_t ids[] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE,
@@ -190,10 +243,11 @@ int main(int argc, char **argv)
     mt_allreduce_steps(1);
   }
   pthread_mutex_lock(&lock);
-  done = 1;
+  __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
   pthread_cond_signal(&wake);
   pthread_mutex_unlock(&lock);
   pthread_join(tid, NULL);
+  pthread_join(sleeper_tid, NULL);
 
   mt_check_int("rounds", rounds, rounds);
   mt_check_int("readings that went backwards", backwards, 0);
@@ -202,5 +256,8 @@ int main(int argc, char **argv)
   mt_check_int("absolute waits that ended early", early, 0);
   mt_check_int("absolute waits that lasted a minute", late, 0);
   mt_check_int("the helper's hour-long wait timed out", helper_timed_out, 0);
+  mt_check_int("the sleeper slept", sleeps > 0, 1);
+  mt_check_int("sleeps that ended early", short_sleeps, 0);
+  mt_check_int("sleeps that ended with EINTR", interrupted_sleeps, 0);
   return mt_end();
 }

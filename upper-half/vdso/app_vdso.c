@@ -9,9 +9,10 @@
  * address (the kernel's entry points and the offsets live there, the lower half fills them).
  * It runs on the application's thread pointer and stack: no TLS, no stack protector.
  *
- * The re-issue trampolines at the end are where a trapped call that waits until an absolute
- * time on those clocks goes on (lower-half/clock_calls.c): the waiting must happen in
- * upper-half code, where a checkpoint can park the thread. */
+ * The trampolines at the end are where trapped calls that wait go on (lower-half/
+ * clock_calls.c): the waiting must happen in upper-half code, where a checkpoint can park the
+ * thread.  Built with general registers only: code the application thinks is a system call
+ * must leave its vector registers alone. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,24 @@ static void add_offset(struct kernel_timespec *ts, int64_t off)
   ts->tv_nsec = ns;
 }
 
+/* The kernel's reading of a clock, without offset. */
+static int64_t kernel_now(long clockid)
+{
+  struct kernel_timespec ts = {0, 0};
+  uint64_t entry = MANA_BOUNDARY->vdso_entries[MANA_VDSO_CLOCK_GETTIME];
+  if (entry)
+    ((long (*)(long, struct kernel_timespec *))entry)(clockid, &ts);
+  else
+    raw_syscall2(228 /* clock_gettime */, clockid, (long)&ts);
+  return ts.tv_sec * MANA_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int64_t offset_of(long clockid)
+{
+  int idx = mana_clock_offset_index(clockid);
+  return idx < 0 ? 0 : __atomic_load_n(&MANA_BOUNDARY->clock_offset_ns[idx], __ATOMIC_RELAXED);
+}
+
 int __vdso_clock_gettime(long clockid, struct kernel_timespec *ts)
 {
   const struct mana_boundary *b = MANA_BOUNDARY;
@@ -99,23 +118,105 @@ long __vdso_getcpu(unsigned *cpu, unsigned *node, void *unused)
                : raw_syscall3(309 /* getcpu */, (long)cpu, (long)node, (long)unused);
 }
 
-/* The re-issue trampolines.  The SIGSYS handler cannot give the call its kernel time in place
- * (the handler must not wait: a thread is not parked inside it), nor write to the stack (its
- * own signal frame lies just below the red zone), so it sends the thread here with
- *   %rax  the system call number,        %r11  the kernel's deadline in nanoseconds,
+_Static_assert(offsetof(struct mana_sleep_block, deadline_sec) == MANA_SLEEP_BLOCK_DEADLINE &&
+                   offsetof(struct mana_sleep_block, clock) == MANA_SLEEP_BLOCK_CLOCK &&
+                   sizeof(struct mana_sleep_block) == MANA_SLEEP_BLOCK_SIZE,
+               "the sleep trampoline's offsets");
+
+/* Copies the application's timespec without faulting on a bad pointer (process_vm_readv of
+ * this process): 0, or -EFAULT as the kernel would have answered. */
+static long read_timespec(struct kernel_timespec *dst, uint64_t src)
+{
+  struct {
+    void *base;
+    size_t len;
+  } local = {dst, sizeof(*dst)}, remote = {(void *)(uintptr_t)src, sizeof(*dst)};
+  long pid = raw_syscall2(39 /* getpid */, 0, 0), r;
+  register long r10 __asm__("r10") = (long)&remote;
+  register long r8 __asm__("r8") = 1;
+  register long r9 __asm__("r9") = 0;
+  __asm__ volatile("syscall"
+                   : "=a"(r)
+                   : "0"(310L /* process_vm_readv */), "D"(pid), "S"(&local), "d"(1L), "r"(r10),
+                     "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return r == (long)sizeof(*dst) ? 0 : -14 /* EFAULT */;
+}
+
+/* The sleep trampoline's first step: the application's nanosleep(req, rem) or
+ * clock_nanosleep(clock, flags, req, rem) as an absolute time on the kernel's clock.  A
+ * relative sleep is measured on CLOCK_MONOTONIC (CLOCK_BOOTTIME's counts suspend too), as the
+ * kernel measures it.  0, or the -errno the call returns at once. */
+long mana_vdso_sleep_prepare(struct mana_sleep_block *k)
+{
+  long clock = 1 /* CLOCK_MONOTONIC */, flags = 0;
+  uint64_t req = (uint64_t)k->rdi, rem = (uint64_t)k->rsi;
+  if (k->nr != 35 /* nanosleep */) {
+    clock = k->rdi;
+    flags = k->rsi;
+    req = (uint64_t)k->rdx;
+    rem = (uint64_t)k->r10;
+  }
+  struct kernel_timespec ts;
+  if (read_timespec(&ts, req) != 0)
+    return -14; /* EFAULT */
+  if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= MANA_NSEC_PER_SEC)
+    return -22; /* EINVAL */
+  int64_t ns = ts.tv_sec >= MANA_NEVER_NS / MANA_NSEC_PER_SEC
+                   ? MANA_NEVER_NS
+                   : ts.tv_sec * MANA_NSEC_PER_SEC + ts.tv_nsec;
+  if (flags & 1 /* TIMER_ABSTIME */) {
+    k->app_deadline_ns = ns;
+    k->rem = 0;
+  } else {
+    if (clock != 7 && clock != 9) /* not CLOCK_BOOTTIME(_ALARM) */
+      clock = 1;
+    int64_t now = kernel_now(clock) + offset_of(clock);
+    k->app_deadline_ns = ns >= MANA_NEVER_NS - now ? MANA_NEVER_NS : now + ns;
+    k->rem = (int64_t)rem;
+  }
+  k->clock = clock;
+  mana_sleep_block_set_deadline(k, offset_of(clock));
+  return 0;
+}
+
+/* Its last: a relative sleep a signal interrupted says in *rem how long it had left. */
+long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
+{
+  if (ret == -4 /* EINTR */ && k->rem) {
+    int64_t left = k->app_deadline_ns - (kernel_now(k->clock) + offset_of(k->clock));
+    if (left < 0)
+      left = 0;
+    struct kernel_timespec *rem = (struct kernel_timespec *)(uintptr_t)k->rem;
+    rem->tv_sec = left / MANA_NSEC_PER_SEC;
+    rem->tv_nsec = left % MANA_NSEC_PER_SEC;
+  }
+  return ret;
+}
+
+/* The trampolines.  The SIGSYS handler cannot make a call that waits (a thread is not parked
+ * inside it), nor write to the stack (its own signal frame lies just below the red zone), so
+ * it sends the thread here with
+ *   %rax  the system call number,        %r11  (futex) the kernel's deadline in nanoseconds,
  *   %rcx  the address to return to      (both are clobbered by a system call anyway),
  * and every argument register as the application set it.  A trampoline takes a block below
- * the red zone, writes the deadline there as a timespec, points the call's timeout argument
- * at it (%r10 for futex, %rdx for clock_nanosleep), makes the call, puts the application's
- * register back and returns.  The seccomp filter lets calls from between the two
- * mana_vdso_reissue_* labels through untrapped. */
+ * the red zone, makes the call with its time there, puts the application's registers back
+ * and returns:
+ *   mana_vdso_reissue_r10  a futex wait: the deadline as a timespec, pointed at by %r10;
+ *   mana_vdso_sleep        nanosleep, clock_nanosleep: a struct mana_sleep_block filled by
+ *                          mana_vdso_sleep_prepare; the call is a clock_nanosleep until an
+ *                          absolute time, which park.c issues again when it interrupted it
+ *                          (mana_vdso_sleep_resume).
+ * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
+ * through untrapped. */
 __asm__(".text\n"
         ".globl mana_vdso_reissue_start\n"
         ".globl mana_vdso_reissue_end\n"
         ".globl mana_vdso_reissue_r10\n"
-        ".globl mana_vdso_reissue_rdx\n"
+        ".globl mana_vdso_sleep\n"
+        ".globl mana_vdso_sleep_resume\n"
         ".type mana_vdso_reissue_r10, @function\n"
-        ".type mana_vdso_reissue_rdx, @function\n"
+        ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved r10, 24 saved rdx, 32 return address, 40 nr */
         "mana_vdso_reissue_r10:\n"
@@ -127,24 +228,55 @@ __asm__(".text\n"
         "  call mana_vdso_split_deadline\n"
         "  mov 24(%rsp), %rdx\n"
         "  mov %rsp, %r10\n"
-        "  jmp mana_vdso_reissue_call\n"
-        "mana_vdso_reissue_rdx:\n"
-        "  sub $176, %rsp\n"
-        "  mov %rcx, 32(%rsp)\n"
-        "  mov %rax, 40(%rsp)\n"
-        "  mov %r10, 16(%rsp)\n"
-        "  mov %rdx, 24(%rsp)\n"
-        "  call mana_vdso_split_deadline\n"
-        "  mov 16(%rsp), %r10\n"
-        "  mov %rsp, %rdx\n"
-        "mana_vdso_reissue_call:\n"
         "  mov 40(%rsp), %rax\n"
         "  syscall\n"
-        "mana_vdso_reissue_end:\n"
         "  mov 16(%rsp), %r10\n"
         "  mov 24(%rsp), %rdx\n"
         "  mov 32(%rsp), %rcx\n"
         "  add $176, %rsp\n"
+        "  jmp *%rcx\n"
+        /* the sleep block at the 16-aligned %rsp; %rbx (saved) keeps where the return
+         * address is */
+        "mana_vdso_sleep:\n"
+        "  lea -128(%rsp), %rsp\n"
+        "  push %rcx\n"
+        "  push %rbx\n"
+        "  mov %rsp, %rbx\n"
+        "  sub $96, %rsp\n"
+        "  and $-16, %rsp\n"
+        "  mov %rax, 0(%rsp)\n"
+        "  mov %rdi, 8(%rsp)\n"
+        "  mov %rsi, 16(%rsp)\n"
+        "  mov %rdx, 24(%rsp)\n"
+        "  mov %r10, 32(%rsp)\n"
+        "  mov %r8, 40(%rsp)\n"
+        "  mov %r9, 48(%rsp)\n"
+        "  mov %rsp, %rdi\n"
+        "  call mana_vdso_sleep_prepare\n"
+        "  test %rax, %rax\n"
+        "  jnz 1f\n"
+        "  mov 72(%rsp), %rdi\n"
+        "  mov $1, %esi\n"
+        "  lea 56(%rsp), %rdx\n"
+        "  xor %r10d, %r10d\n"
+        "  mov $230, %eax\n"
+        "  syscall\n"
+        "mana_vdso_sleep_resume:\n"
+        "mana_vdso_reissue_end:\n"
+        "  mov %rsp, %rdi\n"
+        "  mov %rax, %rsi\n"
+        "  call mana_vdso_sleep_finish\n"
+        "1:\n"
+        "  mov 8(%rsp), %rdi\n"
+        "  mov 16(%rsp), %rsi\n"
+        "  mov 24(%rsp), %rdx\n"
+        "  mov 32(%rsp), %r10\n"
+        "  mov 40(%rsp), %r8\n"
+        "  mov 48(%rsp), %r9\n"
+        "  mov %rbx, %rsp\n"
+        "  pop %rbx\n"
+        "  pop %rcx\n"
+        "  lea 128(%rsp), %rsp\n"
         "  jmp *%rcx\n"
         /* %r11 nanoseconds -> 8(%rsp) (the caller's block: 8 above our return address) as a
          * timespec; clobbers %rax, %rdx, %r10 (restored by the caller). */
