@@ -80,9 +80,11 @@ int __vdso_clock_gettime(long clockid, struct kernel_timespec *ts)
 {
   const struct mana_boundary *b = MANA_BOUNDARY;
   uint64_t entry = b->vdso_entries[MANA_VDSO_CLOCK_GETTIME];
+  int idx = mana_clock_offset_index(clockid);
+  if (idx < 0 && entry) /* the wall clock (MPI_Wtime's): a jump straight to the kernel's */
+    return ((int (*)(long, struct kernel_timespec *))entry)(clockid, ts);
   long r = entry ? ((long (*)(long, struct kernel_timespec *))entry)(clockid, ts)
                  : raw_syscall2(228 /* clock_gettime */, clockid, (long)ts);
-  int idx = mana_clock_offset_index(clockid);
   if (r == 0 && idx >= 0) {
     int64_t off = __atomic_load_n(&b->clock_offset_ns[idx], __ATOMIC_RELAXED);
     if (off)
