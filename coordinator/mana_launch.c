@@ -38,7 +38,8 @@
 #define LOWER_HALF_NAME "mana_lh"
 #define COORDINATOR_NAME "mana_coordinator"
 /* Where checkpoints go without --ckptdir or MANA_CKPTDIR, relative to the current directory. */
-#define STUB_UNDER_PREFIX "lib/mana/libmpich.so.12"
+/* What mana_lh loads into every upper half: the stub MPI library and the stand-in vDSO. */
+static const char *const upper_half_files[] = {"lib/mana/libmpich.so.12", "lib/mana/mana_vdso.so"};
 /* How long a rank of the per-rank form waits for the coordinator rank 0 starts: rank 0's own
  * start (exec, the checks, the daemon's fork and bind) takes milliseconds, seconds on a
  * loaded node; a directory other nodes do not see never shows it. */
@@ -126,13 +127,15 @@ static int check_installation(const char *bin_dir, const char *lh_path)
   slash = strrchr(prefix, '/');
   if (slash)
     *slash = '\0';
-  if (snprintf(stub, sizeof(stub), "%s/" STUB_UNDER_PREFIX, prefix) >= (int)sizeof(stub)) {
-    fprintf(stderr, PROG ": installation path too long: %s\n", prefix);
-    return EXIT_BROKEN;
-  }
-  if (stat(stub, &st) != 0) {
-    fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n", stub);
-    return EXIT_BROKEN;
+  for (size_t i = 0; i < sizeof(upper_half_files) / sizeof(upper_half_files[0]); i++) {
+    if (snprintf(stub, sizeof(stub), "%s/%s", prefix, upper_half_files[i]) >= (int)sizeof(stub)) {
+      fprintf(stderr, PROG ": installation path too long: %s\n", prefix);
+      return EXIT_BROKEN;
+    }
+    if (stat(stub, &st) != 0) {
+      fprintf(stderr, PROG ": the mana installation is incomplete: %s is missing\n", stub);
+      return EXIT_BROKEN;
+    }
   }
   return 0;
 }

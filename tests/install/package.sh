@@ -55,7 +55,8 @@ say "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 contents=$(dpkg-deb -c "$deb")
 for f in "$prefix/bin/mana_launch" "$prefix/bin/mana_lh" "$prefix/bin/mana_restart" \
          "$prefix/bin/mana_status" "$prefix/bin/mana_coordinator" "$prefix/bin/mana_chain" \
-         "$prefix/lib/mana/libmpich.so.12" "$prefix/libexec/mana/slurm/mana-epilog" \
+         "$prefix/lib/mana/libmpich.so.12" "$prefix/lib/mana/mana_vdso.so" \
+         "$prefix/libexec/mana/slurm/mana-epilog" \
          "$prefix/share/man/man1/mana_launch.1" "$prefix/share/modulefiles/mana/$version" \
          "/usr/share/modules/modulefiles/mana/$version"; do
   grep -q " \.$f\( \|$\)" <<<"$contents" || fail "the package lacks $f"
