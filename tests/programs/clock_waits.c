@@ -25,13 +25,16 @@
  * may end early by CLOCK_MONOTONIC or with EINTR (a checkpoint parks threads with a signal).
  * And at the start, sleep(10) interrupted by the program's own signal after 1 s (a thread
  * sends SIGALRM to the main thread) must still end early, with 5 to 9 s left, as it does
- * natively.
+ * natively; the signal's handler takes a backtrace(), which must reach the function that
+ * called sleep (under mana, through the stand-in vDSO's sleep trampoline and its unwind
+ * tables).
  * At the start it checks that ld.so knows the vDSO (linux-vdso.so.1) at AT_SYSINFO_EHDR:
  * otherwise libc reads every clock with a system call, ten times slower.
  * Ranks: any.  Arguments: [ROUNDS].
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -109,9 +112,30 @@ static void *sleeper(void *arg)
   return NULL;
 }
 
+static void *alarm_frames[64];
+static volatile int alarm_depth;
+
 static void on_alarm(int sig)
 {
   (void)sig;
+  alarm_depth = backtrace(alarm_frames, 64);
+}
+
+static unsigned __attribute__((noinline)) sleep_until_signalled(void)
+{
+  unsigned left = sleep(10);
+  __asm__ volatile("" ::: "memory"); /* not a tail call: its frame stays on the stack */
+  return left;
+}
+
+/* 1 when a frame of the alarm's backtrace is inside sleep_until_signalled. */
+static int backtrace_reached_caller(void)
+{
+  const char *fn = (const char *)(uintptr_t)sleep_until_signalled;
+  for (int i = 0; i < alarm_depth; i++)
+    if ((const char *)alarm_frames[i] > fn && (const char *)alarm_frames[i] < fn + 256)
+      return 1;
+  return 0;
 }
 
 static void *alarm_main(void *main_thread)
@@ -173,15 +197,18 @@ int main(int argc, char **argv)
   dl_iterate_phdr(is_vdso, &vdso_known);
   mt_check_int("ld.so knows the vDSO at AT_SYSINFO_EHDR", vdso_known, 1);
 
+  backtrace(alarm_frames, 1); /* loads the unwinder now, not in the signal handler */
   struct sigaction alarm_action = {.sa_handler = on_alarm};
   sigaction(SIGALRM, &alarm_action, NULL);
   pthread_t self = pthread_self(), alarmer;
   if (pthread_create(&alarmer, NULL, alarm_main, &self) != 0)
     mt_die("pthread_create failed");
-  unsigned left = sleep(10);
+  unsigned left = sleep_until_signalled();
   pthread_join(alarmer, NULL);
   mt_check_int("sleep(10) ended by a signal after 1 s with 5 to 9 s left", left >= 5 && left <= 9,
                1);
+  mt_check_int("the signal handler's backtrace reached the caller of sleep",
+               backtrace_reached_caller(), 1);
 
   pthread_t tid, sleeper_tid;
   if (pthread_create(&tid, NULL, helper, NULL) != 0 ||
