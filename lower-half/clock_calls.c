@@ -5,8 +5,9 @@
  * clock_nanosleep with TIMER_ABSTIME) carries a deadline read from the application's clock.
  * The kernel must get it on its own: deadline less the offset.  The waiting cannot happen in
  * the SIGSYS handler (a thread is not parked there, so a checkpoint would wait for the
- * deadline), so the handler works out the kernel's deadline and sends the thread to one of the
- * stand-in vDSO's trampolines, which make the call from upper-half code.  A timer armed with
+ * deadline), so the thread goes on in one of the stand-in vDSO's trampolines, which make the
+ * call from upper-half code: for a futex wait the handler works out the kernel's deadline,
+ * for a sleep the sleep trampoline does (below).  A timer armed with
  * an absolute time on such a clock (timer_settime, timerfd_settime) does not wait: the handler
  * arms it with the kernel's time.
  *
