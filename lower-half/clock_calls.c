@@ -96,8 +96,6 @@ static int64_t offset_of(long clockid)
   return idx < 0 ? 0 : MANA_BOUNDARY->clock_offset_ns[idx];
 }
 
-#define NEVER_NS MANA_NEVER_NS
-
 /* The application's absolute time at `ts_addr` on a clock offset by `off`, as the kernel's
  * nanoseconds, or a negative errno. */
 static long kernel_deadline(uint64_t ts_addr, int64_t off, int64_t *ns)
@@ -106,14 +104,10 @@ static long kernel_deadline(uint64_t ts_addr, int64_t off, int64_t *ns)
   long r = read_app(&ts, ts_addr, sizeof(ts));
   if (r != 0)
     return r;
-  if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= MANA_NSEC_PER_SEC)
+  int64_t app = mana_timespec_ns(ts.tv_sec, ts.tv_nsec);
+  if (app < 0)
     return -EINVAL;
-  if (ts.tv_sec >= NEVER_NS / MANA_NSEC_PER_SEC) {
-    *ns = NEVER_NS;
-    return 0;
-  }
-  int64_t v = (int64_t)ts.tv_sec * MANA_NSEC_PER_SEC + ts.tv_nsec - off;
-  *ns = v < 0 ? 0 : (v > NEVER_NS ? NEVER_NS : v);
+  *ns = mana_kernel_ns(app, off);
   return 0;
 }
 
@@ -231,10 +225,11 @@ static long serve_settime(long nr, const long *args)
   long r = read_app(&its, (uint64_t)args[2], sizeof(its));
   if (r != 0)
     return r;
-  if (its.it_value.tv_sec || its.it_value.tv_nsec) {
-    int64_t v = (int64_t)its.it_value.tv_sec * MANA_NSEC_PER_SEC + its.it_value.tv_nsec - off;
-    if (its.it_value.tv_sec >= NEVER_NS / MANA_NSEC_PER_SEC)
-      v = NEVER_NS;
+  int64_t app = mana_timespec_ns(its.it_value.tv_sec, its.it_value.tv_nsec);
+  if (app < 0)
+    return -EINVAL; /* as the kernel answers: an offset must not make a bad time good */
+  if (app) {
+    int64_t v = mana_kernel_ns(app, off);
     if (v < 1)
       v = 1;
     its.it_value.tv_sec = v / MANA_NSEC_PER_SEC;

@@ -61,14 +61,29 @@ struct mana_sleep_block {
 #define MANA_SLEEP_BLOCK_CLOCK 72
 #define MANA_SLEEP_BLOCK_SIZE 96
 
+/* A timespec as nanoseconds (MANA_NEVER_NS for any time beyond it), or -1 when the kernel
+ * would refuse it (EINVAL). */
+static inline int64_t mana_timespec_ns(int64_t sec, int64_t nsec)
+{
+  if (sec < 0 || nsec < 0 || nsec >= MANA_NSEC_PER_SEC)
+    return -1;
+  return sec >= MANA_NEVER_NS / MANA_NSEC_PER_SEC ? MANA_NEVER_NS : sec * MANA_NSEC_PER_SEC + nsec;
+}
+
+/* The kernel's time for the application's time app_ns on a clock offset by `offset`: a time
+ * already past is 0, "never" stays never. */
+static inline int64_t mana_kernel_ns(int64_t app_ns, int64_t offset)
+{
+  if (app_ns >= MANA_NEVER_NS)
+    return MANA_NEVER_NS;
+  int64_t v = app_ns - offset;
+  return v < 0 ? 0 : (v > MANA_NEVER_NS ? MANA_NEVER_NS : v);
+}
+
 /* The kernel's deadline of block k, from the application's, with the clock's offset now. */
 static inline void mana_sleep_block_set_deadline(struct mana_sleep_block *k, int64_t offset)
 {
-  int64_t v = k->app_deadline_ns >= MANA_NEVER_NS ? MANA_NEVER_NS : k->app_deadline_ns - offset;
-  if (v < 0)
-    v = 0;
-  if (v > MANA_NEVER_NS)
-    v = MANA_NEVER_NS;
+  int64_t v = mana_kernel_ns(k->app_deadline_ns, offset);
   k->deadline_sec = v / MANA_NSEC_PER_SEC;
   k->deadline_nsec = v % MANA_NSEC_PER_SEC;
 }

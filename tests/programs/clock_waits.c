@@ -225,7 +225,7 @@ int main(int argc, char **argv)
     last[i] = ns_of(ids[i]);
   int64_t mono0 = last[0], real0 = ns_of(CLOCK_REALTIME);
 
-  long backwards = 0, jumped = 0, syscall_off = 0, early = 0, late = 0;
+  long backwards = 0, jumped = 0, syscall_off = 0, early = 0, late = 0, bad_accepted = 0;
   for (int r = 0; r < rounds; r++) {
     for (int i = 0; i < N_IDS; i++) {
       int64_t now = ns_of(ids[i]);
@@ -267,6 +267,15 @@ int main(int argc, char **argv)
                  (double)took / NS);
       }
     }
+    /* a bad absolute time stays bad, whatever the clock's offset: EINVAL as natively */
+    timer_t bad_timer;
+    struct sigevent none = {.sigev_notify = SIGEV_NONE};
+    struct itimerspec bad = {.it_value = {0, 2000000000L}};
+    if (timer_create(CLOCK_MONOTONIC, &none, &bad_timer) != 0)
+      mt_die("timer_create failed");
+    if (timer_settime(bad_timer, TIMER_ABSTIME, &bad, NULL) == 0 || errno != EINVAL)
+      bad_accepted++;
+    timer_delete(bad_timer);
     mt_allreduce_steps(1);
   }
   pthread_mutex_lock(&lock);
@@ -283,6 +292,7 @@ int main(int argc, char **argv)
   mt_check_int("absolute waits that ended early", early, 0);
   mt_check_int("absolute waits that lasted a minute", late, 0);
   mt_check_int("the helper's hour-long wait timed out", helper_timed_out, 0);
+  mt_check_int("absolute timer times with 2e9 ns accepted", bad_accepted, 0);
   mt_check_int("the sleeper slept", sleeps > 0, 1);
   mt_check_int("sleeps that ended early", short_sleeps, 0);
   mt_check_int("sleeps that ended with EINTR", interrupted_sleeps, 0);

@@ -162,11 +162,9 @@ long mana_vdso_sleep_prepare(struct mana_sleep_block *k)
   struct kernel_timespec ts;
   if (read_timespec(&ts, req) != 0)
     return -14; /* EFAULT */
-  if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= MANA_NSEC_PER_SEC)
+  int64_t ns = mana_timespec_ns(ts.tv_sec, ts.tv_nsec);
+  if (ns < 0)
     return -22; /* EINVAL */
-  int64_t ns = ts.tv_sec >= MANA_NEVER_NS / MANA_NSEC_PER_SEC
-                   ? MANA_NEVER_NS
-                   : ts.tv_sec * MANA_NSEC_PER_SEC + ts.tv_nsec;
   if (flags & 1 /* TIMER_ABSTIME */) {
     k->app_deadline_ns = ns;
     k->rem = 0;
