@@ -397,13 +397,14 @@ run_chain() {
     say "$chain_id $seg_label: finished after $(( $(now_ms) - seg_start )) ms, exit $seg_rc"
     break
   done
-  if [ "$seg_rc" -ne "$native_rc" ]; then
+  # A program reports its failed checks on stdout: show the difference either way.
+  local same_out=1
+  cmp -s "$work/native.out" "$work/$chain_id.out" || same_out=0
+  if [ "$seg_rc" -ne "$native_rc" ] || [ "$same_out" = 0 ]; then
+    [ "$same_out" = 1 ] ||
+      diff -u --label native --label "$chain_id" "$work/native.out" "$work/$chain_id.out" | head -40 | sed 's/^/    | /'
     tail_of "$seg_err" 10
-    fail "$chain_id: final exit status $seg_rc differs from native $native_rc"
-  fi
-  if ! cmp -s "$work/native.out" "$work/$chain_id.out"; then
-    diff -u --label native --label "$chain_id" "$work/native.out" "$work/$chain_id.out" | head -40 | sed 's/^/    | /'
-    tail_of "$seg_err" 10
+    [ "$seg_rc" -eq "$native_rc" ] || fail "$chain_id: final exit status $seg_rc differs from native $native_rc"
     fail "$chain_id: stdout after $restarts restart(s) differs from the native run"
   fi
   say "$chain_id: stdout identical to native ($(wc -l <"$work/$chain_id.out") lines), exit $seg_rc, after $restarts restart(s)"
