@@ -41,7 +41,7 @@ static void on_ckpt_signal(int sig, siginfo_t *info, void *uc)
   char byte = 1;
   /* Non-blocking: a full pipe already holds a request. */
   mana_raw_syscall4(SYS_write, wake[1], (long)&byte, 1, 0);
-  mana_clock_sleep_rewind(uc, 0); /* an application thread's sleep goes on */
+  mana_clock_sleep_rewind(uc); /* an application thread's sleep goes on */
 }
 
 static int install_handler(void)

@@ -15,9 +15,10 @@
  * are trapped whether the clocks are offset or not.  A checkpoint parks every thread with a
  * signal, and a sleep a signal handler interrupts ends with EINTR, early: sleep(4) returned
  * after 2.5 s with 2 left when a checkpoint came.  So each sleep is made in the stand-in's
- * sleep trampoline as a clock_nanosleep until an absolute time, which mana's handlers issue
- * again when they interrupted it (mana_clock_sleep_rewind); the application's own signals
- * still end it with EINTR and the time left, as they would.
+ * sleep trampoline as a clock_nanosleep until an absolute time; when mana's handlers
+ * interrupted it, the thread sleeps out the rest there (mana_clock_sleep_rewind); the
+ * application's own signals still end it with EINTR and the time left, as they would, also
+ * one that came during the checkpoint (mana/app_clocks.h).
  *
  * Runs on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -36,6 +38,7 @@
 #include "mana/app_clocks.h"
 #include "mana/boundary.h"
 #include "mana/raw_syscall.h"
+#include "mana/signals.h"
 
 static const char *const vdso_names[MANA_VDSO_N_ENTRIES] = {
     [MANA_VDSO_CLOCK_GETTIME] = "__vdso_clock_gettime",
@@ -59,8 +62,10 @@ int mana_clock_fill_boundary(uint64_t app_vdso)
   b->vdso_reissue_r10 = mana_dso_symbol(app_vdso, "mana_vdso_reissue_r10");
   b->vdso_sleep = mana_dso_symbol(app_vdso, "mana_vdso_sleep");
   b->vdso_sleep_resume = mana_dso_symbol(app_vdso, "mana_vdso_sleep_resume");
+  b->vdso_sleep_rest = mana_dso_symbol(app_vdso, "mana_vdso_sleep_rest");
+  b->vdso_sleep_rest_resume = mana_dso_symbol(app_vdso, "mana_vdso_sleep_rest_resume");
   return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_sleep &&
-                 b->vdso_sleep_resume
+                 b->vdso_sleep_resume && b->vdso_sleep_rest && b->vdso_sleep_rest_resume
              ? 0
              : -1;
 }
@@ -238,18 +243,23 @@ static long serve_settime(long nr, const long *args)
   return mana_raw_syscall4(nr, args[0], args[1], (long)&its, args[3]);
 }
 
-void mana_clock_sleep_rewind(ucontext_t *ctx, int restarted)
+void mana_clock_sleep_rewind(ucontext_t *ctx)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
   const struct mana_boundary *b = MANA_BOUNDARY;
-  if (!b->vdso_sleep_resume || (uint64_t)g[REG_RIP] != b->vdso_sleep_resume || g[REG_RAX] != -EINTR)
+  uint64_t ip = (uint64_t)g[REG_RIP];
+  if (!b->vdso_sleep_rest || g[REG_RAX] != -EINTR)
     return;
-  /* the trampoline's registers still hold the call: clock, TIMER_ABSTIME, the block's time */
   struct mana_sleep_block *k = (struct mana_sleep_block *)(uintptr_t)g[REG_RSP];
-  if (restarted)
-    mana_sleep_block_set_deadline(k, offset_of(k->clock));
-  g[REG_RIP] -= 2; /* the syscall instruction */
-  g[REG_RAX] = SYS_clock_nanosleep;
+  if (ip == b->vdso_sleep_resume)
+    memcpy(&k->app_mask, &ctx->uc_sigmask, sizeof(k->app_mask)); /* its first interruption */
+  else if (ip != b->vdso_sleep_rest_resume)
+    return;
+  /* Blocked from the handler's return to the ppoll, which takes the application's mask
+   * (mana/app_clocks.h). */
+  uint64_t blocked = ~(uint64_t)MANA_SIGNALS_NEVER_BLOCKED;
+  memcpy(&ctx->uc_sigmask, &blocked, sizeof(blocked));
+  g[REG_RIP] = (greg_t)b->vdso_sleep_rest;
 }
 
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed)

@@ -27,8 +27,9 @@ void mana_clock_reissue_range(uint64_t *start, uint64_t *end);
 long mana_clock_call(ucontext_t *ctx, long nr, int *resumed);
 
 /* At the end of a handler of mana's own signals (parking, the checkpoint signal): a sleep of
- * the application the signal interrupted is issued again instead of ending with EINTR, until
- * the time it was for; after a restart, that time as the application's clock shows it. */
-void mana_clock_sleep_rewind(ucontext_t *ctx, int restarted);
+ * the application the signal interrupted goes on instead of ending with EINTR, until the time
+ * it was for as the application's clock shows it (after a restart too), or until a signal of
+ * the application's comes (also one that came while the handler ran). */
+void mana_clock_sleep_rewind(ucontext_t *ctx);
 
 #endif

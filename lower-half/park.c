@@ -233,10 +233,8 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
 {
   (void)sig;
   (void)info;
-  /* volatile: read from the stack again after a resume in a restarted process */
-  volatile uint32_t restarts = MANA_BOUNDARY->restarted;
   park_on_signal(uc_);
-  mana_clock_sleep_rewind(uc_, MANA_BOUNDARY->restarted != restarts);
+  mana_clock_sleep_rewind(uc_);
 }
 
 int mana_park_install(int signo)

@@ -48,18 +48,30 @@ enum {
 /* A sleep of the application (nanosleep, clock_nanosleep), made in the stand-in vDSO's sleep
  * trampoline (upper-half/vdso/app_vdso.c) as a clock_nanosleep until an absolute time, on the
  * thread's stack at %rsp while it sleeps.  A signal of mana's that interrupts it (parking for
- * a checkpoint) makes the thread issue the call again (park.c): the sleep does not end early,
- * and after a restart it ends when the application's clock says. */
+ * a checkpoint) sends the thread on to sleep out the rest (clock_calls.c): the sleep does not
+ * end early, and after a restart it ends when the application's clock says.
+ *
+ * The rest is slept with the application's signals blocked but for the sleeping call itself:
+ * a ppoll with the application's mask, which takes them atomically.  One that came while
+ * mana's handler ran (every signal blocked there), or that a restart sent again, then ends
+ * the sleep with EINTR as it would have natively; re-issued with its mask back, the call
+ * would have let the signal's handler run first and slept on (sleep(10) cut short by SIGALRM
+ * during a checkpoint slept the whole 10 s). */
 struct mana_sleep_block {
   int64_t nr, rdi, rsi, rdx, r10, r8, r9; /* the application's call, its registers */
   int64_t deadline_sec, deadline_nsec;    /* the kernel's absolute time (the call's argument) */
   int64_t clock;                          /* the clock the kernel sleeps on */
   int64_t app_deadline_ns;                /* that time as the application's clock shows it */
   int64_t rem;                            /* a relative sleep's remaining-time pointer, or 0 */
+  uint64_t app_mask;                      /* the rest of it: the application's signal mask */
+  int64_t left_sec, left_nsec;            /* and how long it has to go */
+  int64_t pad;
 };
 #define MANA_SLEEP_BLOCK_DEADLINE 56 /* offsetof(struct mana_sleep_block, deadline_sec) */
 #define MANA_SLEEP_BLOCK_CLOCK 72
-#define MANA_SLEEP_BLOCK_SIZE 96
+#define MANA_SLEEP_BLOCK_APP_MASK 96
+#define MANA_SLEEP_BLOCK_LEFT 104
+#define MANA_SLEEP_BLOCK_SIZE 128
 
 /* A timespec as nanoseconds (MANA_NEVER_NS for any time beyond it), or -1 when the kernel
  * would refuse it (EINVAL). */
@@ -78,14 +90,6 @@ static inline int64_t mana_kernel_ns(int64_t app_ns, int64_t offset)
     return MANA_NEVER_NS;
   int64_t v = app_ns - offset;
   return v < 0 ? 0 : (v > MANA_NEVER_NS ? MANA_NEVER_NS : v);
-}
-
-/* The kernel's deadline of block k, from the application's, with the clock's offset now. */
-static inline void mana_sleep_block_set_deadline(struct mana_sleep_block *k, int64_t offset)
-{
-  int64_t v = mana_kernel_ns(k->app_deadline_ns, offset);
-  k->deadline_sec = v / MANA_NSEC_PER_SEC;
-  k->deadline_nsec = v % MANA_NSEC_PER_SEC;
 }
 
 #endif

@@ -79,6 +79,7 @@ set(MANA_TEST_PROGRAMS
   fork_advice:2
   rlimits:2
   clock_waits:2
+  sleep_woken:2
   app_pipes:2
   dev_files:2
   dir_handles:2

@@ -122,6 +122,8 @@ long __vdso_getcpu(unsigned *cpu, unsigned *node, void *unused)
 
 _Static_assert(offsetof(struct mana_sleep_block, deadline_sec) == MANA_SLEEP_BLOCK_DEADLINE &&
                    offsetof(struct mana_sleep_block, clock) == MANA_SLEEP_BLOCK_CLOCK &&
+                   offsetof(struct mana_sleep_block, app_mask) == MANA_SLEEP_BLOCK_APP_MASK &&
+                   offsetof(struct mana_sleep_block, left_sec) == MANA_SLEEP_BLOCK_LEFT &&
                    sizeof(struct mana_sleep_block) == MANA_SLEEP_BLOCK_SIZE,
                "the sleep trampoline's offsets");
 
@@ -176,7 +178,26 @@ long mana_vdso_sleep_prepare(struct mana_sleep_block *k)
     k->rem = (int64_t)rem;
   }
   k->clock = clock;
-  mana_sleep_block_set_deadline(k, offset_of(clock));
+  int64_t v = mana_kernel_ns(k->app_deadline_ns, offset_of(clock));
+  k->deadline_sec = v / MANA_NSEC_PER_SEC;
+  k->deadline_nsec = v % MANA_NSEC_PER_SEC;
+  return 0;
+}
+
+/* Before each round of the rest of a sleep (mana_vdso_sleep_rest): 1 when the application's
+ * clock has reached its time, else 0 with the time left in the block.  Read again after every
+ * round, since the rest is slept as a relative time on CLOCK_MONOTONIC (ppoll's) and the
+ * sleep's clock may be another, and a restart may have moved the clocks in between. */
+long mana_vdso_sleep_left(struct mana_sleep_block *k)
+{
+  long base = k->clock == 8 ? 0 : k->clock == 9 ? 7 : k->clock; /* the _ALARM clocks' */
+  int64_t left = k->app_deadline_ns - (kernel_now(base) + offset_of(k->clock));
+  if (k->app_deadline_ns >= MANA_NEVER_NS)
+    left = MANA_NEVER_NS;
+  if (left <= 0)
+    return 1;
+  k->left_sec = left / MANA_NSEC_PER_SEC;
+  k->left_nsec = left % MANA_NSEC_PER_SEC;
   return 0;
 }
 
@@ -205,8 +226,9 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *   mana_vdso_reissue_r10  a futex wait: the deadline as a timespec, pointed at by %r10;
  *   mana_vdso_sleep        nanosleep, clock_nanosleep: a struct mana_sleep_block filled by
  *                          mana_vdso_sleep_prepare; the call is a clock_nanosleep until an
- *                          absolute time, which park.c issues again when it interrupted it
- *                          (mana_vdso_sleep_resume).
+ *                          absolute time.  When mana's own signal interrupted it
+ *                          (mana_vdso_sleep_resume), the thread sleeps out the rest in
+ *                          mana_vdso_sleep_rest (mana/app_clocks.h says why a ppoll).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 __asm__(".text\n"
@@ -215,6 +237,8 @@ __asm__(".text\n"
         ".globl mana_vdso_reissue_r10\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
+        ".globl mana_vdso_sleep_rest\n"
+        ".globl mana_vdso_sleep_rest_resume\n"
         ".type mana_vdso_reissue_r10, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
@@ -262,7 +286,7 @@ __asm__(".text\n"
         "  .cfi_offset %rbx, -144\n"
         "  mov %rsp, %rbx\n"
         "  .cfi_def_cfa_register %rbx\n"
-        "  sub $96, %rsp\n"
+        "  sub $128, %rsp\n"
         "  and $-16, %rsp\n"
         "  mov %rax, 0(%rsp)\n"
         "  mov %rdi, 8(%rsp)\n"
@@ -283,6 +307,7 @@ __asm__(".text\n"
         "  syscall\n"
         "mana_vdso_sleep_resume:\n"
         "mana_vdso_reissue_end:\n"
+        "2:\n"
         "  mov %rsp, %rdi\n"
         "  mov %rax, %rsi\n"
         "  call mana_vdso_sleep_finish\n"
@@ -293,6 +318,7 @@ __asm__(".text\n"
         "  mov 32(%rsp), %r10\n"
         "  mov 40(%rsp), %r8\n"
         "  mov 48(%rsp), %r9\n"
+        "  .cfi_remember_state\n"
         "  mov %rbx, %rsp\n"
         "  .cfi_def_cfa_register %rsp\n"
         "  pop %rbx\n"
@@ -304,6 +330,39 @@ __asm__(".text\n"
         "  lea 128(%rsp), %rsp\n"
         "  .cfi_adjust_cfa_offset -128\n"
         "  jmp *%rcx\n"
+        "  .cfi_restore_state\n"
+        /* The rest of a sleep mana's handler interrupted (clock_calls.c sends the thread
+         * here, %rsp at the block, the application's signals blocked): ppoll with the
+         * application's mask until the time is reached or a signal comes, then the mask
+         * back and on to the end above. */
+        "mana_vdso_sleep_rest:\n"
+        "  mov %rsp, %rdi\n"
+        "  call mana_vdso_sleep_left\n"
+        "  test %rax, %rax\n"
+        "  jnz 3f\n"
+        "  xor %edi, %edi\n"
+        "  xor %esi, %esi\n"
+        "  lea 104(%rsp), %rdx\n"
+        "  lea 96(%rsp), %r10\n"
+        "  mov $8, %r8d\n"
+        "  mov $271, %eax\n" /* ppoll */
+        "  syscall\n"
+        "mana_vdso_sleep_rest_resume:\n"
+        "  test %rax, %rax\n"
+        "  jz mana_vdso_sleep_rest\n" /* ppoll's time ran out: the application's clock? */
+        "  jmp 4f\n"
+        "3:\n"
+        "  xor %eax, %eax\n"
+        "4:\n"
+        "  mov %rax, 104(%rsp)\n"
+        "  mov $2, %edi\n" /* SIG_SETMASK */
+        "  lea 96(%rsp), %rsi\n"
+        "  xor %edx, %edx\n"
+        "  mov $8, %r10d\n"
+        "  mov $14, %eax\n" /* rt_sigprocmask */
+        "  syscall\n"
+        "  mov 104(%rsp), %rax\n"
+        "  jmp 2b\n"
         "  .cfi_endproc\n"
         /* %r11 nanoseconds -> 8(%rsp) (the caller's block: 8 above our return address) as a
          * timespec; clobbers %rax, %rdx, %r10 (restored by the caller). */

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# signal_in_park.sh - a signal of the application's that comes while a checkpoint holds its
+# threads parked must still end the sleep it was sent to end (tests/programs/sleep_woken:
+# sleep(60) woken by SIGUSR1, which only the sleeping thread leaves unblocked).
+#
+# Natively: SIGUSR1 to each rank once its sleeper is asleep; the sleeps end at once.
+# Under mana, with the ranks' writers pausing 3 s before they write (MANA_FAULT=write-delay,
+# the threads stay parked meanwhile): a plain checkpoint, and once the coordinator says every
+# rank is parked, SIGUSR1 to each rank.  The signal waits, blocked, while the thread is held;
+# once released, its sleep must end with the signal, not go on for the minute (mana sleeps
+# out the rest of a sleep its parking interrupted: lower-half/clock_calls.c).  Output and exit
+# status must equal the native run's.
+#
+# usage: signal_in_park.sh --bin DIR --program PATH [--timeout S]
+set -euo pipefail
+
+me=signal_in_park.sh
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/sleep_woken "$@"
+job_workdir signal-in-park
+
+export SLEEP_WOKEN_SIGNAL=outside
+unset MANA_FORKED_WRITERS # a forked writer's pause would not hold the threads parked
+
+# wait_sleepers ERRFILE: the "pid P sleeper T" pairs of both ranks, once both sleep
+wait_sleepers() {
+  local end=$((SECONDS + timeout)) pairs n pid tid nr
+  while :; do
+    pairs=$(awk '$1 == "sleep_woken:" && $2 == "rank" { print $5, $7 }' "$1")
+    n=$(printf '%s' "$pairs" | grep -c . || true)
+    if [ "$n" -eq 2 ]; then
+      local all=1
+      while read -r pid tid; do
+        nr=$(cut -d' ' -f1 "/proc/$pid/task/$tid/syscall" 2>/dev/null || true)
+        [ "$nr" = 230 ] || [ "$nr" = 35 ] || all=0 # clock_nanosleep, nanosleep
+      done <<<"$pairs"
+      [ $all = 1 ] && { echo "$pairs"; return 0; }
+    fi
+    [ $SECONDS -lt $end ] || fail "the sleepers were not asleep after ${timeout}s: $(tail -3 "$1")"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before its threads slept: $(tail -3 "$1")"
+    sleep 0.05
+  done
+}
+
+signal_ranks() {
+  local pid tid
+  while read -r pid tid; do kill -USR1 "$pid"; done <<<"$1"
+}
+
+# ---- natively ----------------------------------------------------------------------------
+mpiexec.mpich -n 2 "$program" >"$work/native.out" 2>"$work/native.err" &
+job=$!
+pairs=$(wait_sleepers "$work/native.err")
+signal_ranks "$pairs"
+wait_job "the native run" "$work/native.err"
+grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
+
+# ---- under mana, the signal sent while the ranks are parked --------------------------------
+MANA_FAULT=write-delay "$bin/mana_launch" --ckptdir "$work/ck" mpiexec.mpich -n 2 "$program" \
+  >"$work/run.out" 2>"$work/run.err" &
+job=$!
+pairs=$(wait_sleepers "$work/run.err")
+"$bin/mana_status" --ckptdir "$work/ck" --checkpoint >"$work/status.out" 2>&1 ||
+  fail "the checkpoint request failed: $(cat "$work/status.out")"
+log=$work/ck/.mana/coordinator.log
+end=$((SECONDS + timeout))
+until grep -q "generation 1: all ranks parked" "$log" 2>/dev/null; do
+  [ $SECONDS -lt $end ] || fail "the ranks did not park within ${timeout}s: $(tail -3 "$log")"
+  grep -q "generation 1 aborted" "$log" 2>/dev/null && fail "the checkpoint was aborted: $(tail -3 "$log")"
+  sleep 0.02
+done
+signal_ranks "$pairs"
+# The writers pause 3 s after the ranks parked: the signals must have come before the commit,
+# or they did not find the threads parked and this run tested nothing.
+grep -q "generation 1 committed" "$log" &&
+  fail "the signals came after the checkpoint had committed (a machine too slow for the 3 s the writers pause)"
+say "SIGUSR1 sent to both ranks while they were parked for generation 1"
+rc=0
+wait "$job" || rc=$?
+job=""
+[ $rc -eq 0 ] || fail "the job exited $rc: $(grep -h "FAIL" "$work/run.out" | head -3 | tr '\n' ' ')$(tail -2 "$work/run.err" | tr '\n' ' ')"
+grep -q "generation 1 committed" "$log" || fail "generation 1 did not commit: $(tail -3 "$log")"
+cmp -s "$work/native.out" "$work/run.out" ||
+  fail "the output differs from native: $(diff "$work/native.out" "$work/run.out" | head -6 | tr '\n' ' ')"
+say "PASS: the sleeps ended with the signal sent during the checkpoint, output as native"
