@@ -16,6 +16,7 @@
 #include "park.h"
 
 #include "clock_calls.h"
+#include "interrupted_calls.h"
 #include "mpi_threads.h"
 #include "park_libc.h"
 #include "state.h"
@@ -235,6 +236,7 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   (void)info;
   park_on_signal(uc_);
   mana_clock_sleep_rewind(uc_);
+  mana_interrupted_call_settle(uc_);
 }
 
 int mana_park_install(int signo)

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# signal_in_park.sh - a signal of the application's that comes while a checkpoint holds its
-# threads parked must still end the sleep it was sent to end (tests/programs/sleep_woken:
-# sleep(60) woken by SIGUSR1, which only the sleeping thread leaves unblocked).
+# signal_in_park.sh - signals of the application's that come while a checkpoint holds its
+# threads parked must still end the waits they were sent to end (tests/programs/sleep_woken:
+# sleep(60) woken by SIGUSR1, read() on an empty pipe ended with EINTR by SIGUSR2, each signal
+# left unblocked by its waiting thread only, both handlers without SA_RESTART).
 #
-# Natively: SIGUSR1 to each rank once its sleeper is asleep; the sleeps end at once.
+# Natively: both signals to each rank once its threads wait; the waits end at once.
 # Under mana, with the ranks' writers pausing 3 s before they write (MANA_FAULT=write-delay,
 # the threads stay parked meanwhile): a plain checkpoint, and once the coordinator says every
-# rank is parked, SIGUSR1 to each rank.  The signal waits, blocked, while the thread is held;
-# once released, its sleep must end with the signal, not go on for the minute (mana sleeps
-# out the rest of a sleep its parking interrupted: lower-half/clock_calls.c).  Output and exit
-# status must equal the native run's.
+# rank is parked, both signals to each rank.  They wait, blocked, while the threads are held;
+# once released, the sleep must end with SIGUSR1 rather than go on for the minute (mana sleeps
+# out the rest of a sleep its parking interrupted: lower-half/clock_calls.c), and the read
+# must fail with EINTR rather than be made again (the kernel restarts it after mana's handler,
+# installed with SA_RESTART: lower-half/interrupted_calls.c).  Output and exit status must
+# equal the native run's.
 #
 # usage: signal_in_park.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail
@@ -22,36 +25,39 @@ job_workdir signal-in-park
 export SLEEP_WOKEN_SIGNAL=outside
 unset MANA_FORKED_WRITERS # a forked writer's pause would not hold the threads parked
 
-# wait_sleepers ERRFILE: the "pid P sleeper T" pairs of both ranks, once both sleep
-wait_sleepers() {
-  local end=$((SECONDS + timeout)) pairs n pid tid nr
+# wait_threads ERRFILE: each rank's "pid sleeper reader", once both threads wait in their calls
+wait_threads() {
+  local end=$((SECONDS + timeout)) lines n pid sleeper reader nr
   while :; do
-    pairs=$(awk '$1 == "sleep_woken:" && $2 == "rank" { print $5, $7 }' "$1")
-    n=$(printf '%s' "$pairs" | grep -c . || true)
+    lines=$(awk '$1 == "sleep_woken:" && $2 == "rank" { print $5, $7, $9 }' "$1" 2>/dev/null)
+    n=$(printf '%s' "$lines" | grep -c . || true)
     if [ "$n" -eq 2 ]; then
       local all=1
-      while read -r pid tid; do
-        nr=$(cut -d' ' -f1 "/proc/$pid/task/$tid/syscall" 2>/dev/null || true)
-        [ "$nr" = 230 ] || [ "$nr" = 35 ] || all=0 # clock_nanosleep, nanosleep
-      done <<<"$pairs"
-      [ $all = 1 ] && { echo "$pairs"; return 0; }
+      while read -r pid sleeper reader; do
+        nr=$(cut -d' ' -f1 "/proc/$pid/task/$sleeper/syscall" 2>/dev/null || true)
+        # clock_nanosleep, nanosleep; ppoll: the rest of a sleep a checkpoint interrupted
+        [ "$nr" = 230 ] || [ "$nr" = 35 ] || [ "$nr" = 271 ] || all=0
+        nr=$(cut -d' ' -f1 "/proc/$pid/task/$reader/syscall" 2>/dev/null || true)
+        [ "$nr" = 0 ] || all=0 # read
+      done <<<"$lines"
+      [ $all = 1 ] && { echo "$lines"; return 0; }
     fi
-    [ $SECONDS -lt $end ] || fail "the sleepers were not asleep after ${timeout}s: $(tail -3 "$1")"
-    kill -0 "$job" 2>/dev/null || fail "the job ended before its threads slept: $(tail -3 "$1")"
+    [ $SECONDS -lt $end ] || fail "the threads did not wait after ${timeout}s: $(tail -3 "$1")"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before its threads waited: $(tail -3 "$1")"
     sleep 0.05
   done
 }
 
 signal_ranks() {
-  local pid tid
-  while read -r pid tid; do kill -USR1 "$pid"; done <<<"$1"
+  local pid sleeper reader
+  while read -r pid sleeper reader; do kill -USR1 "$pid"; kill -USR2 "$pid"; done <<<"$1"
 }
 
 # ---- natively ----------------------------------------------------------------------------
 mpiexec.mpich -n 2 "$program" >"$work/native.out" 2>"$work/native.err" &
 job=$!
-pairs=$(wait_sleepers "$work/native.err")
-signal_ranks "$pairs"
+waiting=$(wait_threads "$work/native.err")
+signal_ranks "$waiting"
 wait_job "the native run" "$work/native.err"
 grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
 
@@ -59,7 +65,7 @@ grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $
 MANA_FAULT=write-delay "$bin/mana_launch" --ckptdir "$work/ck" mpiexec.mpich -n 2 "$program" \
   >"$work/run.out" 2>"$work/run.err" &
 job=$!
-pairs=$(wait_sleepers "$work/run.err")
+waiting=$(wait_threads "$work/run.err")
 "$bin/mana_status" --ckptdir "$work/ck" --checkpoint >"$work/status.out" 2>&1 ||
   fail "the checkpoint request failed: $(cat "$work/status.out")"
 log=$work/ck/.mana/coordinator.log
@@ -69,12 +75,18 @@ until grep -q "generation 1: all ranks parked" "$log" 2>/dev/null; do
   grep -q "generation 1 aborted" "$log" 2>/dev/null && fail "the checkpoint was aborted: $(tail -3 "$log")"
   sleep 0.02
 done
-signal_ranks "$pairs"
+signal_ranks "$waiting"
 # The writers pause 3 s after the ranks parked: the signals must have come before the commit,
 # or they did not find the threads parked and this run tested nothing.
 grep -q "generation 1 committed" "$log" &&
   fail "the signals came after the checkpoint had committed (a machine too slow for the 3 s the writers pause)"
-say "SIGUSR1 sent to both ranks while they were parked for generation 1"
+say "SIGUSR1 and SIGUSR2 sent to both ranks while they were parked for generation 1"
+end=$((SECONDS + timeout))
+while kill -0 "$job" 2>/dev/null; do
+  [ $SECONDS -lt $end ] ||
+    fail "the job did not end within ${timeout}s of the signals (a wait they did not end): $(tail -2 "$work/run.err" | tr '\n' ' ')"
+  sleep 0.1
+done
 rc=0
 wait "$job" || rc=$?
 job=""
@@ -82,4 +94,4 @@ job=""
 grep -q "generation 1 committed" "$log" || fail "generation 1 did not commit: $(tail -3 "$log")"
 cmp -s "$work/native.out" "$work/run.out" ||
   fail "the output differs from native: $(diff "$work/native.out" "$work/run.out" | head -6 | tr '\n' ' ')"
-say "PASS: the sleeps ended with the signal sent during the checkpoint, output as native"
+say "PASS: the sleeps and reads ended with the signals sent during the checkpoint, output as native"

@@ -1,19 +1,25 @@
 /*
- * sleep_woken.c - a thread asleep for a minute (sleep(60)) is woken by a signal of the
- * program's own: SIGUSR1, which only that thread leaves unblocked and whose handler counts it
- * (installed without SA_RESTART).  sleep() must return at once with the time it had left, as
- * it does natively, also when the signal comes while a checkpoint holds the thread parked
- * (mana then sleeps out the rest of the sleep for it: lower-half/clock_calls.c).
+ * sleep_woken.c - threads waiting for a minute woken by a signal of the program's own, whose
+ * handler counts it (installed without SA_RESTART), each thread the only one that leaves its
+ * signal unblocked:
+ *   - a sleeper in sleep(60), woken by SIGUSR1: sleep() must return at once with the time it
+ *     had left;
+ *   - a reader in read() on a pipe nobody writes, woken by SIGUSR2: read() must fail with
+ *     EINTR (not be made again: the handler lacks SA_RESTART);
+ * as natively, also when the signals come while a checkpoint holds the threads parked (mana
+ * then sleeps out the rest of a sleep for it, and restarts the calls its signals interrupted:
+ * lower-half/clock_calls.c, lower-half/interrupted_calls.c).
  *
- * By default the main thread sends the signal (kill() to its own process) once the sleeper is
- * asleep.  With SLEEP_WOKEN_SIGNAL=outside it does not: each rank prints on stderr
- *   sleep_woken: rank R pid P sleeper T
- * and waits for someone else to send it (tests/integration/signal_in_park.sh sends it while a
- * checkpoint holds the ranks parked).  Checks, on every rank: the handler ran once, and the
- * sleep ended with more than 30 s left.
+ * By default the main thread sends both signals (kill() to its own process) once both threads
+ * wait.  With SLEEP_WOKEN_SIGNAL=outside it does not: each rank prints on stderr
+ *   sleep_woken: rank R pid P sleeper T reader U
+ * and waits for someone else to send them (tests/integration/signal_in_park.sh sends them
+ * while a checkpoint holds the ranks parked).  Checks, on every rank: each handler ran once,
+ * the sleep ended with more than 30 s left, the read failed with EINTR.
  * Ranks: any.  Arguments: none.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,31 +30,51 @@
 
 #define SLEEP_S 60
 
-static volatile sig_atomic_t woken;
-static volatile pid_t sleeper_tid;
+static volatile sig_atomic_t woken_usr1, woken_usr2;
+static volatile pid_t sleeper_tid, reader_tid;
 static unsigned left;
+static long read_rc;
+static int read_errno;
 
-static void on_usr1(int sig)
+static void on_signal(int sig)
 {
-  (void)sig;
-  woken++;
+  if (sig == SIGUSR1)
+    woken_usr1++;
+  else
+    woken_usr2++;
+}
+
+/* The calling thread takes `sig` (every thread starts with both blocked) and says its id. */
+static void take(int sig, volatile pid_t *tid)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  __atomic_store_n(tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 }
 
 static void *sleeper(void *arg)
 {
   (void)arg;
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
-  __atomic_store_n(&sleeper_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  take(SIGUSR1, &sleeper_tid);
   left = sleep(SLEEP_S);
   return NULL;
 }
 
-/* 1 once the thread waits in nanosleep or clock_nanosleep (the first field of its
- * /proc/self/task/TID/syscall). */
-static int asleep(pid_t tid)
+static void *reader(void *arg)
+{
+  int *fds = arg;
+  char c;
+  take(SIGUSR2, &reader_tid);
+  read_rc = read(fds[0], &c, 1);
+  read_errno = errno;
+  return NULL;
+}
+
+/* The system call the thread waits in (the first field of /proc/self/task/TID/syscall), or
+ * -1. */
+static long waiting_in(pid_t tid)
 {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
@@ -59,45 +85,64 @@ static int asleep(pid_t tid)
       nr = -1;
     fclose(f);
   }
-  return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+  return nr;
+}
+
+static pid_t wait_tid(volatile pid_t *tid)
+{
+  pid_t t;
+  while ((t = __atomic_load_n(tid, __ATOMIC_ACQUIRE)) == 0)
+    usleep(1000);
+  return t;
 }
 
 int main(int argc, char **argv)
 {
   /* Blocked before MPI_Init, so that the threads MPI starts (UCX's) inherit it too: only the
-   * sleeper takes the signal a kill() sends to the process. */
-  sigset_t usr1;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+   * thread that waits for a signal takes it when kill() sends it to the process. */
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGUSR1);
+  sigaddset(&both, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &both, NULL);
   MPI_Init(&argc, &argv);
   mt_begin("sleep_woken");
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
-  struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART */
+  struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART */
   sigemptyset(&sa.sa_mask);
   sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGUSR2, &sa, NULL);
 
-  pthread_t tid;
-  if (pthread_create(&tid, NULL, sleeper, NULL) != 0)
-    mt_die("pthread_create failed");
-  pid_t t;
-  while ((t = __atomic_load_n(&sleeper_tid, __ATOMIC_ACQUIRE)) == 0)
-    usleep(1000);
+  int fds[2];
+  pthread_t sleeping, reading;
+  if (pipe(fds) != 0 || pthread_create(&sleeping, NULL, sleeper, NULL) != 0 ||
+      pthread_create(&reading, NULL, reader, fds) != 0)
+    mt_die("pipe or pthread_create failed");
+  pid_t s = wait_tid(&sleeper_tid), r = wait_tid(&reader_tid);
   const char *from = getenv("SLEEP_WOKEN_SIGNAL");
   if (from && strcmp(from, "outside") == 0) {
-    fprintf(stderr, "sleep_woken: rank %d pid %d sleeper %d\n", rank, (int)getpid(), (int)t);
+    fprintf(stderr, "sleep_woken: rank %d pid %d sleeper %d reader %d\n", rank, (int)getpid(),
+            (int)s, (int)r);
     fflush(stderr);
   } else {
-    while (!asleep(t))
+    long nr; /* under mana, the rest of a sleep a checkpoint interrupted is a ppoll */
+    while ((nr = waiting_in(s)) != SYS_nanosleep && nr != SYS_clock_nanosleep && nr != SYS_ppoll)
+      usleep(1000);
+    while (waiting_in(r) != SYS_read)
       usleep(1000);
     kill(getpid(), SIGUSR1);
+    kill(getpid(), SIGUSR2);
   }
-  pthread_join(tid, NULL);
+  pthread_join(sleeping, NULL);
+  pthread_join(reading, NULL);
 
-  mt_check_int("SIGUSR1 handled", woken, 1);
+  mt_check_int("SIGUSR1 handled", woken_usr1, 1);
+  mt_check_int("SIGUSR2 handled", woken_usr2, 1);
   mt_check_int("sleep(60) ended by SIGUSR1 with more than 30 s left", left > 30, 1);
+  mt_check_int("read() on an empty pipe ended by SIGUSR2 with EINTR",
+               read_rc == -1 && read_errno == EINTR, 1);
   mt_allreduce_steps(1);
   return mt_end();
 }
