@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "dso_symbols.h"
+#include "sigsys.h"
 #include "mana/app_clocks.h"
 #include "mana/boundary.h"
 #include "mana/raw_syscall.h"
@@ -251,10 +252,12 @@ void mana_clock_sleep_rewind(ucontext_t *ctx)
   if (!b->vdso_sleep_rest || g[REG_RAX] != -EINTR)
     return;
   struct mana_sleep_block *k = (struct mana_sleep_block *)(uintptr_t)g[REG_RSP];
-  if (ip == b->vdso_sleep_resume)
-    memcpy(&k->app_mask, &ctx->uc_sigmask, sizeof(k->app_mask)); /* its first interruption */
-  else if (ip != b->vdso_sleep_rest_resume)
+  if (ip == b->vdso_sleep_resume) { /* its first interruption */
+    memcpy(&k->app_mask, &ctx->uc_sigmask, sizeof(k->app_mask));
+    k->app_view_mask = k->app_mask | mana_sigsys_blocked_kept_open();
+  } else if (ip != b->vdso_sleep_rest_resume) {
     return;
+  }
   /* Blocked from the handler's return to the ppoll, which takes the application's mask
    * (mana/app_clocks.h). */
   uint64_t blocked = ~(uint64_t)MANA_SIGNALS_NEVER_BLOCKED;

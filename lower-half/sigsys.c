@@ -257,6 +257,12 @@ static struct mana_app_mask *app_mask_of(uint64_t fs, int claim)
   return NULL;
 }
 
+uint64_t mana_sigsys_blocked_kept_open(void)
+{
+  const struct mana_app_mask *view = app_mask_of(mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase), 0);
+  return view ? view->blocked : 0;
+}
+
 /* The thread's mask is the one the signal frame restores when the handler returns: the new
  * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
  * What the application sees is the mask it asked for: the real one plus those of its bits

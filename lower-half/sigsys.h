@@ -19,6 +19,10 @@ void mana_sigsys_keep_aside(int sig, const void *app_act);
  * else 0. */
 int mana_sigsys_kept_aside(int sig, void *app_act);
 
+/* The signals the calling application thread (on its own thread pointer) asked to block that
+ * mana keeps open (the checkpoint signal): its mask as it sees it is the kernel's plus these. */
+uint64_t mana_sigsys_blocked_kept_open(void);
+
 /* Set once upper-half code has asked for MADV_DONTFORK or MADV_WIPEONFORK (trapped): from then
  * on a checkpoint looks for such memory (state_fork_advice.c). */
 extern int mana_fork_advice_asked;

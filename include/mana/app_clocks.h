@@ -52,7 +52,10 @@ enum {
  * end early, and after a restart it ends when the application's clock says.
  *
  * The rest is slept with the application's signals blocked but for the sleeping call itself:
- * a ppoll with the application's mask, which takes them atomically.  One that came while
+ * a ppoll with the application's mask, which takes them atomically.  The mask is then put
+ * back with rt_sigprocmask, trapped like the application's own calls, so it is given as the
+ * application sees it (with the signals it blocked that mana keeps open: the checkpoint
+ * signal; without them it would forget that the application blocked them).  One that came while
  * mana's handler ran (every signal blocked there), or that a restart sent again, then ends
  * the sleep with EINTR as it would have natively; re-issued with its mask back, the call
  * would have let the signal's handler run first and slept on (sleep(10) cut short by SIGALRM
@@ -63,14 +66,15 @@ struct mana_sleep_block {
   int64_t clock;                          /* the clock the kernel sleeps on */
   int64_t app_deadline_ns;                /* that time as the application's clock shows it */
   int64_t rem;                            /* a relative sleep's remaining-time pointer, or 0 */
-  uint64_t app_mask;                      /* the rest of it: the application's signal mask */
-  int64_t left_sec, left_nsec;            /* and how long it has to go */
-  int64_t pad;
+  uint64_t app_mask;                      /* the rest of it: the application's signal mask, */
+  int64_t left_sec, left_nsec;            /* how long it has to go, */
+  uint64_t app_view_mask; /* and the mask as the application sees it, put back at its end */
 };
 #define MANA_SLEEP_BLOCK_DEADLINE 56 /* offsetof(struct mana_sleep_block, deadline_sec) */
 #define MANA_SLEEP_BLOCK_CLOCK 72
 #define MANA_SLEEP_BLOCK_APP_MASK 96
 #define MANA_SLEEP_BLOCK_LEFT 104
+#define MANA_SLEEP_BLOCK_APP_VIEW_MASK 120
 #define MANA_SLEEP_BLOCK_SIZE 128
 
 /* A timespec as nanoseconds (MANA_NEVER_NS for any time beyond it), or -1 when the kernel

@@ -124,6 +124,8 @@ _Static_assert(offsetof(struct mana_sleep_block, deadline_sec) == MANA_SLEEP_BLO
                    offsetof(struct mana_sleep_block, clock) == MANA_SLEEP_BLOCK_CLOCK &&
                    offsetof(struct mana_sleep_block, app_mask) == MANA_SLEEP_BLOCK_APP_MASK &&
                    offsetof(struct mana_sleep_block, left_sec) == MANA_SLEEP_BLOCK_LEFT &&
+                   offsetof(struct mana_sleep_block, app_view_mask) ==
+                       MANA_SLEEP_BLOCK_APP_VIEW_MASK &&
                    sizeof(struct mana_sleep_block) == MANA_SLEEP_BLOCK_SIZE,
                "the sleep trampoline's offsets");
 
@@ -356,7 +358,7 @@ __asm__(".text\n"
         "4:\n"
         "  mov %rax, 104(%rsp)\n"
         "  mov $2, %edi\n" /* SIG_SETMASK */
-        "  lea 96(%rsp), %rsi\n"
+        "  lea 120(%rsp), %rsi\n"
         "  xor %edx, %edx\n"
         "  mov $8, %r10d\n"
         "  mov $14, %eax\n" /* rt_sigprocmask */
