@@ -52,14 +52,14 @@ enum {
  * end early, and after a restart it ends when the application's clock says.
  *
  * The rest is slept with the application's signals blocked but for the sleeping call itself:
- * a ppoll with the application's mask, which takes them atomically.  The mask is then put
- * back with rt_sigprocmask, trapped like the application's own calls, so it is given as the
- * application sees it (with the signals it blocked that mana keeps open: the checkpoint
- * signal; without them it would forget that the application blocked them).  One that came while
+ * a ppoll with the application's mask, which takes them atomically.  A signal that came while
  * mana's handler ran (every signal blocked there), or that a restart sent again, then ends
  * the sleep with EINTR as it would have natively; re-issued with its mask back, the call
  * would have let the signal's handler run first and slept on (sleep(10) cut short by SIGALRM
- * during a checkpoint slept the whole 10 s). */
+ * during a checkpoint slept the whole 10 s).  The mask is put back at the end with
+ * rt_sigprocmask, trapped like the application's own calls, so it is given as the application
+ * sees it: with the signals it blocked that mana keeps open (the checkpoint signal), or mana
+ * would forget that the application blocked them. */
 struct mana_sleep_block {
   int64_t nr, rdi, rsi, rdx, r10, r8, r9; /* the application's call, its registers */
   int64_t deadline_sec, deadline_nsec;    /* the kernel's absolute time (the call's argument) */
