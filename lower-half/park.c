@@ -40,6 +40,7 @@
 #include "mana/park.h"
 #include "mana/signals.h"
 #include "mana/fail.h"
+#include "mana/fault.h"
 
 /* The bounds of this executable's code (the linker defines them). */
 extern char __executable_start[], etext[];
@@ -373,6 +374,19 @@ static void signal_declined(int signo, const pid_t *seen, int n_seen, int sweep)
       syscall(SYS_tgkill, getpid(), seen[i], signo);
 }
 
+/* MANA_FAULT=park-slow-rounds: each round pauses 200 ms after its listing, where a thread
+ * created and a thread parked meanwhile would be miscounted.  The first round that finds no
+ * new thread says so on stderr, so that a test can create one while the rounds are slow
+ * (tests/integration/thread_in_park.sh). */
+static void slow_round(int announce)
+{
+  if (announce)
+    fprintf(stderr, "mana_lh: MANA_FAULT=park-slow-rounds: pid %d parking, rounds pause 200 ms\n",
+            (int)getpid());
+  struct timespec pause = {0, 200 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+}
+
 static int64_t now_ms(void)
 {
   struct timespec ts;
@@ -401,7 +415,17 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   area->n_records = 0;
   __atomic_store_n(&MANA_BOUNDARY->park_requested, 1, __ATOMIC_SEQ_CST);
   int64_t deadline = now_ms() + timeout_ms;
+  int slow_rounds = mana_fault("park-slow-rounds", -1), announced = 0;
   for (;;) {
+    /* Counted before the threads are listed, not after: a thread that creates another and
+     * parks after the listing (from a callback, or declined in libc's pthread_create) would
+     * otherwise complete the count while its new thread, never listed and never signalled,
+     * runs on during the dump. Every thread counted here stopped creating threads before the
+     * listing, so the listing shows all that they created. */
+    uint32_t done =
+        __atomic_load_n(&parked, __ATOMIC_ACQUIRE) + __atomic_load_n(&not_upper, __ATOMIC_ACQUIRE);
+    if (done < (uint32_t)signalled)
+      done += settled_unparked(seen, n_seen);
     /* Threads the application created since the last pass are signalled too. */
     int more = signal_threads(signo, gettid(), seen, &n_seen, MAX_SIGNALLED);
     if (more < 0) {
@@ -409,9 +433,8 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
     }
     signalled += more;
     signal_declined(signo, seen, n_seen, ++rounds % 16 == 0);
-    uint32_t done = parked + not_upper;
-    if (more == 0 && done < (uint32_t)signalled)
-      done += settled_unparked(seen, n_seen);
+    if (slow_rounds)
+      slow_round(more == 0 && !announced++);
     if (more == 0 && done >= (uint32_t)signalled)
       return 0;
     if (now_ms() > deadline) {

@@ -21,6 +21,9 @@
  *                          other ranks (the check of the ranks sharing POSIX shared memory)
  *   checkpoint-other-node  a rank takes itself for one on another node than the other ranks
  *                          when its image is written (the same check, the other way round)
+ *   park-slow-rounds       every round of a park pauses 200 ms after it lists the threads,
+ *                          and the first round that finds no new thread says so on stderr
+ *                          (a thread created then must still be found: lower-half/park.c)
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H
