@@ -16,7 +16,7 @@
  * address after that instruction, which the syscall instruction itself put there when the
  * call was made (a thread caught just before a syscall instruction rarely has it).  The
  * sleeps are not here: they end with EINTR whatever SA_RESTART says, and clock_calls.c makes
- * them go on.  A signal that comes between this check and the handler's return is still taken
+ * them go on; nor poll, select, pause and the like, which end so too (interrupted_waits.c).  A signal that comes between this check and the handler's return is still taken
  * after the call is made again: microseconds, against the milliseconds of a park.
  *
  * Runs on the application's thread pointer: raw system calls only. */
@@ -77,9 +77,7 @@ static int restarts_with_sa_restart(long nr, long arg1)
   }
 }
 
-/* 1 when a signal of the application's that its handler takes without SA_RESTART waits, and
- * the mask the handler's return puts back lets it through. */
-static int app_signal_without_restart(const ucontext_t *ctx)
+int mana_app_signal_waits(const ucontext_t *ctx, int only_without_restart)
 {
   uint64_t pending = 0, restored;
   if (mana_raw_syscall4(SYS_rt_sigpending, (long)&pending, sizeof(pending), 0, 0) != 0)
@@ -94,7 +92,8 @@ static int app_signal_without_restart(const ucontext_t *ctx)
     } act;
     if (mana_raw_syscall4(SYS_rt_sigaction, sig, 0, (long)&act, sizeof(act.mask)) == 0 &&
         act.handler != (uint64_t)(uintptr_t)SIG_DFL &&
-        act.handler != (uint64_t)(uintptr_t)SIG_IGN && !(act.flags & SA_RESTART))
+        act.handler != (uint64_t)(uintptr_t)SIG_IGN &&
+        !(only_without_restart && (act.flags & SA_RESTART)))
       return 1;
   }
   return 0;
@@ -105,7 +104,7 @@ void mana_interrupted_call_settle(ucontext_t *ctx)
   greg_t *g = ctx->uc_mcontext.gregs;
   const unsigned char *ip = (const unsigned char *)(uintptr_t)g[REG_RIP];
   if (g[REG_RCX] != g[REG_RIP] + 2 || !restarts_with_sa_restart(g[REG_RAX], g[REG_RSI]) ||
-      ip[0] != 0x0f || ip[1] != 0x05 || !app_signal_without_restart(ctx))
+      ip[0] != 0x0f || ip[1] != 0x05 || !mana_app_signal_waits(ctx, 1))
     return;
   g[REG_RAX] = -EINTR;
   g[REG_RIP] += 2;

@@ -11,4 +11,9 @@
  * handler's return, as it would have ended the call natively. */
 void mana_interrupted_call_settle(ucontext_t *ctx);
 
+/* 1 when a signal of the application's that a handler of its own takes (one without
+ * SA_RESTART, with `only_without_restart`) waits, and the mask the handler's return puts back
+ * lets it through: natively it would have interrupted the call. */
+int mana_app_signal_waits(const ucontext_t *ctx, int only_without_restart);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "clock_calls.h"
 #include "interrupted_calls.h"
+#include "interrupted_waits.h"
 #include "mpi_threads.h"
 #include "park_libc.h"
 #include "state.h"
@@ -235,9 +236,14 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
 {
   (void)sig;
   (void)info;
+  /* Only the application's own waits (lower-half threads and MPI's calls keep EINTR, which
+   * they expect); found before parking: after a restart this frame is all that is left. */
+  uint64_t ip = (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RIP];
+  long wait_nr = in_window(ip) ? mana_interrupted_wait_of(uc_) : 0;
   park_on_signal(uc_);
   mana_clock_sleep_rewind(uc_);
   mana_interrupted_call_settle(uc_);
+  mana_interrupted_wait_settle(uc_, wait_nr);
 }
 
 int mana_park_install(int signo)
@@ -275,6 +281,13 @@ int mana_park_install(int signo)
   return 0;
 }
 
+/* Signals one thread, noting first the wait it is in (interrupted_waits.c). */
+static int signal_thread(pid_t tid, int signo)
+{
+  mana_interrupted_waits_note(tid);
+  return (int)syscall(SYS_tgkill, getpid(), tid, signo);
+}
+
 /* Signals every thread not yet signalled in this round; returns how many were signalled. */
 static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int max_seen)
 {
@@ -293,7 +306,7 @@ static int signal_threads(int signo, pid_t self, pid_t *seen, int *n_seen, int m
     if (known || *n_seen == max_seen)
       continue;
     seen[(*n_seen)++] = tid;
-    if (syscall(SYS_tgkill, getpid(), tid, signo) == 0)
+    if (signal_thread(tid, signo) == 0)
       signalled++;
   }
   closedir(dir);
@@ -365,13 +378,13 @@ static void signal_declined(int signo, const pid_t *seen, int n_seen, int sweep)
   for (uint32_t i = 0; i < MAX_DECLINED; i++) {
     uint32_t tid = __atomic_exchange_n(&declined_tids[i], 0, __ATOMIC_ACQUIRE);
     if (tid)
-      syscall(SYS_tgkill, getpid(), (pid_t)tid, signo);
+      signal_thread((pid_t)tid, signo);
   }
   if (!sweep || !__atomic_exchange_n(&declined_lost, 0, __ATOMIC_ACQ_REL))
     return;
   for (int i = 0; i < n_seen; i++)
     if (!record_parked((uint32_t)seen[i]) && !lower_half_thread((uint32_t)seen[i]))
-      syscall(SYS_tgkill, getpid(), seen[i], signo);
+      signal_thread(seen[i], signo);
 }
 
 /* MANA_FAULT=park-slow-rounds: each round pauses 200 ms after its listing, where a thread
@@ -404,6 +417,7 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
   not_upper = not_upper_listed = 0;
   memset((void *)not_upper_tids, 0, sizeof(not_upper_tids));
   declines = declined_lost = 0;
+  mana_interrupted_waits_reset();
   for (uint32_t i = 0; i < MAX_DECLINED; i++)
     declined_tids[i] = 0;
   if (mana_park_libc_scan() != 0) {

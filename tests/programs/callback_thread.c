@@ -56,8 +56,7 @@ static void sum_and_start(void *in, void *inout, int *len, MPI_Datatype *type)
   if (!worker_started) {
     const char *go = getenv("CALLBACK_THREAD_GO");
     if (go) {
-      fprintf(stderr, "callback_thread: rank %d pid %d in the callback\n", my_rank,
-              (int)getpid());
+      fprintf(stderr, "callback_thread: rank %d pid %d in the callback\n", my_rank, (int)getpid());
       fflush(stderr);
       while (access(go, F_OK) != 0)
         pause_ms(1);

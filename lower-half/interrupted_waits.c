@@ -1,0 +1,139 @@
+/* See interrupted_waits.h.
+ *
+ * poll, select, their p variants, epoll_wait, pause and sigsuspend end with EINTR after any
+ * signal handler, SA_RESTART or not: the kernel never makes them again after one.  So the park
+ * signal made them fail at every checkpoint, where natively nothing would have ended them (a
+ * program waiting in poll() for a peer saw an error it had no cause for).  The handler cannot
+ * tell which call it interrupted: the signal frame keeps neither the call's number nor the
+ * kernel's restart state, and %rax holds -EINTR.  The checkpoint thread can: before it signals
+ * a thread, /proc/self/task/TID/syscall shows the call the thread waits in, its arguments and
+ * the address it returns to.  The handler then finds its own entry by that address and those
+ * arguments (a syscall instruction keeps them in their registers), and once the thread is
+ * released, issues the call again: it rewinds %rip to the syscall instruction and puts the
+ * number back in %rax, as the kernel does for a call it restarts.
+ *
+ * A wait made again starts its timeout again where the call takes it by value (poll,
+ * epoll_wait: milliseconds), as a program that retries after EINTR does; select, pselect and
+ * ppoll go on with the time that was left, which the kernel wrote back into the timeout they
+ * pass (glibc's wrappers pass a copy of their own).  When a signal of the application's with a
+ * handler waits to be taken and the mask after the handler lets it through, the call fails
+ * with EINTR as before, as that signal would have made it natively; one the mask blocks and
+ * the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made again
+ * at once, as natively.
+ *
+ * The entries live in lower-half memory: a thread resumed after a restart has the call's
+ * number in its handler's frame, found before it parked. */
+#define _GNU_SOURCE
+#include "interrupted_waits.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interrupted_calls.h"
+#include "mana/raw_syscall.h"
+
+struct noted_wait {
+  uint32_t tid;
+  long nr;
+  uint64_t pc, args[6];
+};
+
+/* As many threads as one park notes in its first rounds; more fall back to EINTR. */
+enum { MAX_NOTED = 512 };
+static struct noted_wait noted[MAX_NOTED];
+static uint32_t n_noted;
+
+static int ends_after_any_handler(long nr)
+{
+  switch (nr) {
+  case SYS_poll:
+  case SYS_ppoll:
+  case SYS_select:
+  case SYS_pselect6:
+  case SYS_epoll_wait:
+  case SYS_epoll_pwait:
+  case SYS_epoll_pwait2:
+  case SYS_pause:
+  case SYS_rt_sigsuspend:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+void mana_interrupted_waits_reset(void)
+{
+  __atomic_store_n(&n_noted, 0, __ATOMIC_RELEASE);
+}
+
+void mana_interrupted_waits_note(pid_t tid)
+{
+  char path[64], text[256];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0)
+    return;
+  text[n] = '\0';
+  /* "NR ARG1 ... ARG6 SP PC" while the thread waits in a call; "running" otherwise */
+  struct noted_wait w = {.tid = (uint32_t)tid};
+  unsigned long long a[6], sp, pc;
+  if (sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &w.nr, &a[0], &a[1], &a[2], &a[3],
+             &a[4], &a[5], &sp, &pc) != 9 ||
+      !ends_after_any_handler(w.nr))
+    return;
+  for (int i = 0; i < 6; i++)
+    w.args[i] = a[i];
+  w.pc = pc;
+  uint32_t k = __atomic_load_n(&n_noted, __ATOMIC_ACQUIRE);
+  if (k >= MAX_NOTED)
+    return;
+  noted[k] = w;
+  __atomic_store_n(&n_noted, k + 1, __ATOMIC_RELEASE);
+}
+
+/* The handler interrupted the call just made at its return address: %rax -EINTR, %rcx the
+ * return address, which the syscall instruction put there. */
+static int interrupted_at_return(const greg_t *g)
+{
+  const unsigned char *ip = (const unsigned char *)(uintptr_t)g[REG_RIP];
+  return g[REG_RAX] == -EINTR && g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
+}
+
+long mana_interrupted_wait_of(const ucontext_t *ctx)
+{
+  const greg_t *g = ctx->uc_mcontext.gregs;
+  if (!interrupted_at_return(g))
+    return 0;
+  uint32_t tid = (uint32_t)mana_raw_syscall4(SYS_gettid, 0, 0, 0, 0);
+  const uint64_t args[6] = {(uint64_t)g[REG_RDI], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDX],
+                            (uint64_t)g[REG_R10], (uint64_t)g[REG_R8],  (uint64_t)g[REG_R9]};
+  uint32_t n = __atomic_load_n(&n_noted, __ATOMIC_ACQUIRE);
+  for (uint32_t k = n; k-- > 0;) {
+    const struct noted_wait *w = &noted[k];
+    if (w->tid != tid || w->pc != (uint64_t)g[REG_RIP])
+      continue;
+    int same = 1;
+    for (int i = 0; i < 6; i++)
+      same &= w->args[i] == args[i];
+    if (same)
+      return w->nr;
+  }
+  return 0;
+}
+
+void mana_interrupted_wait_settle(ucontext_t *ctx, long nr)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  if (!nr || !interrupted_at_return(g) || mana_app_signal_waits(ctx, 0))
+    return;
+  g[REG_RAX] = nr;
+  g[REG_RIP] -= 2;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# waits_in_checkpoint.sh - a checkpoint must not end the application's waits that any signal
+# handler ends (tests/programs/poll_waits: threads in poll, ppoll, select, pause and
+# sigsuspend, each waiting for an event only the program gives).
+#
+# Natively the events come at once.  Under mana each rank says when its threads wait
+# (POLL_WAITS_GO), and the events come only after:
+#   1. a checkpoint that commits while they wait: the job then ends as natively;
+#   2. a checkpoint with --kill while they wait, and a restart from it: the restarted job ends
+#      as natively (the two runs' output together).
+# Before lower-half/interrupted_waits.c the park signal made each of these calls fail with
+# EINTR at the checkpoint.
+#
+# usage: waits_in_checkpoint.sh --bin DIR --program PATH [--timeout S]
+set -euo pipefail
+
+me=waits_in_checkpoint.sh
+. "$(dirname "$0")/job_lib.sh"
+parse_job_args tests/programs/poll_waits "$@"
+job_workdir waits-in-checkpoint
+
+# wait_waiting FILE: until both ranks said their threads wait
+wait_waiting() {
+  local end=$((SECONDS + timeout))
+  until [ "$(grep -c "^poll_waits: rank .* waiting" "$1" 2>/dev/null || true)" -ge 2 ]; do
+    [ $SECONDS -lt $end ] || fail "the threads did not wait after ${timeout}s: $(tail -3 "$1" | tr '\n' ' ')"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before its threads waited: $(tail -3 "$1" | tr '\n' ' ')"
+    sleep 0.02
+  done
+}
+
+# differs OUT...: the diff of the outputs, together, against native (empty when equal)
+differs() {
+  cat "$@" | cmp -s - "$work/native.out" && return 0
+  cat "$@" | diff "$work/native.out" - | head -8 | tr '\n' ' '
+}
+
+# ---- natively ------------------------------------------------------------------------------
+timeout "$timeout" mpiexec.mpich -n 2 "$program" >"$work/native.out" 2>"$work/native.err" ||
+  fail "the native run failed: $(tail -3 "$work/native.out")"
+grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
+
+# ---- 1. a checkpoint while the threads wait --------------------------------------------------
+: >"$work/run1.err"
+POLL_WAITS_GO=$work/go1 "$bin/mana_launch" --ckptdir "$work/ck1" mpiexec.mpich -n 2 "$program" \
+  >"$work/run1.out" 2>"$work/run1.err" &
+job=$!
+wait_waiting "$work/run1.err"
+out=$(ask "$work/ck1" --checkpoint) || fail "the checkpoint while the threads waited: $out"
+touch "$work/go1"
+wait_job "the job checkpointed while its threads waited" "$work/run1.err"
+d=$(differs "$work/run1.out")
+[ -z "$d" ] || fail "after a checkpoint while the threads waited, the output differs from native: $d"
+say "a checkpoint while the threads waited ($out): output as native"
+
+# ---- 2. a checkpoint with --kill while they wait, and a restart -----------------------------
+: >"$work/run2.err"
+POLL_WAITS_GO=$work/go2 "$bin/mana_launch" --ckptdir "$work/ck2" mpiexec.mpich -n 2 "$program" \
+  >"$work/run2.out" 2>"$work/run2.err" &
+job=$!
+wait_waiting "$work/run2.err"
+out=$(ask "$work/ck2" --checkpoint --kill) || fail "the kill checkpoint while the threads waited: $out"
+wait_job "the job after its kill checkpoint" "$work/run2.err"
+mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$work/ck2" >"$work/run3.out" 2>"$work/run3.err" &
+job=$!
+touch "$work/go2"
+end=$((SECONDS + timeout))
+while kill -0 "$job" 2>/dev/null; do
+  [ $SECONDS -lt $end ] || fail "the restarted job did not end within ${timeout}s: $(tail -3 "$work/run3.err" | tr '\n' ' ')"
+  sleep 0.05
+done
+wait_job "the restarted job" "$work/run3.err"
+d=$(differs "$work/run2.out" "$work/run3.out")
+[ -z "$d" ] || fail "after a restart from a checkpoint while the threads waited, the output differs from native: $d"
+say "PASS: the waits went on through a checkpoint and through a restart from one, output as native"

@@ -1,0 +1,194 @@
+/*
+ * poll_waits.c - threads waiting in the calls that any signal handler ends with EINTR (the
+ * kernel never makes them again after one), each for an event only the main thread gives:
+ *   - poll() on a pipe, no timeout; ppoll() and select() on pipes with 600 s: each must
+ *     return 1, the pipe readable (select with more than 500 s left, which Linux writes
+ *     back);
+ *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
+ *     counting them): each must return -1 with EINTR only after the main thread sent its
+ *     signal, the handler having run once.
+ * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
+ * them; they must not fail for it, but wait on, also after a restart (the park makes them
+ * again: lower-half/interrupted_waits.c).
+ *
+ * By default the main thread gives the events once every thread waits.  With
+ * POLL_WAITS_GO=FILE each rank says on stderr
+ *   poll_waits: rank R pid P waiting
+ * and gives them only once FILE exists (tests/integration/waits_in_checkpoint.sh checkpoints
+ * the ranks in between).  Ranks: any.  Arguments: none.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpitest.h"
+
+enum { POLL, PPOLL, SELECT, PAUSE, SIGSUSPEND, NWAITERS };
+static const char *const names[NWAITERS] = {"poll", "ppoll", "select", "pause", "sigsuspend"};
+/* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6). */
+static const long calls[NWAITERS] = {SYS_poll, SYS_ppoll, SYS_pselect6, SYS_pause,
+                                     SYS_rt_sigsuspend};
+
+struct waiter {
+  int kind, fds[2];
+  volatile pid_t tid;
+  long rc;
+  int err;
+  int ready;       /* poll, ppoll, select: the pipe was readable */
+  long left_s;     /* select: seconds left */
+  int sent_before; /* pause, sigsuspend: the signal had been sent when the call returned */
+  pthread_t thread;
+};
+static struct waiter waiters[NWAITERS];
+static volatile sig_atomic_t caught_usr1, caught_usr2;
+static volatile int sent_usr1, sent_usr2;
+
+static void on_signal(int sig)
+{
+  if (sig == SIGUSR1)
+    caught_usr1++;
+  else
+    caught_usr2++;
+}
+
+static void *wait_in_call(void *arg)
+{
+  struct waiter *w = arg;
+  int fd = w->fds[0];
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, NULL, &mask);
+  if (w->kind == PAUSE) { /* this thread alone takes SIGUSR1 */
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  }
+  __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  switch (w->kind) {
+  case POLL: {
+    struct pollfd p = {fd, POLLIN, 0};
+    w->rc = poll(&p, 1, -1);
+    w->ready = (p.revents & POLLIN) != 0;
+    break;
+  }
+  case PPOLL: {
+    struct pollfd p = {fd, POLLIN, 0};
+    struct timespec ts = {600, 0};
+    w->rc = ppoll(&p, 1, &ts, NULL);
+    w->ready = (p.revents & POLLIN) != 0;
+    break;
+  }
+  case SELECT: {
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(fd, &set);
+    struct timeval tv = {600, 0};
+    w->rc = select(fd + 1, &set, NULL, NULL, &tv);
+    w->ready = FD_ISSET(fd, &set) != 0;
+    w->left_s = tv.tv_sec; /* Linux writes the time left back */
+    break;
+  }
+  case PAUSE:
+    w->rc = pause();
+    w->sent_before = __atomic_load_n(&sent_usr1, __ATOMIC_ACQUIRE);
+    break;
+  case SIGSUSPEND:
+    sigdelset(&mask, SIGUSR2); /* SIGUSR2 only while suspended */
+    w->rc = sigsuspend(&mask);
+    w->sent_before = __atomic_load_n(&sent_usr2, __ATOMIC_ACQUIRE);
+    break;
+  }
+  w->err = errno;
+  return NULL;
+}
+
+/* The system call thread `tid` waits in (the first field of its /proc syscall file), or -1. */
+static long waiting_in(pid_t tid)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+  FILE *f = fopen(path, "re");
+  long nr = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &nr) != 1)
+      nr = -1;
+    fclose(f);
+  }
+  return nr;
+}
+
+static void pause_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+  /* Blocked in every thread (MPI's too) but where a waiter takes them. */
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGUSR1);
+  sigaddset(&both, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &both, NULL);
+  MPI_Init(&argc, &argv);
+  mt_begin("poll_waits");
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, NULL);
+  sigaction(SIGUSR2, &sa, NULL);
+
+  for (int k = 0; k < NWAITERS; k++) {
+    struct waiter *w = &waiters[k];
+    w->kind = k;
+    if (pipe(w->fds) != 0 || pthread_create(&w->thread, NULL, wait_in_call, w) != 0)
+      mt_die("pipe or pthread_create failed");
+  }
+  for (int k = 0; k < NWAITERS; k++) {
+    pid_t tid;
+    while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
+      pause_ms(1);
+    while (waiting_in(tid) != calls[k])
+      pause_ms(1);
+  }
+  const char *go = getenv("POLL_WAITS_GO");
+  if (go) {
+    fprintf(stderr, "poll_waits: rank %d pid %d waiting\n", rank, (int)getpid());
+    fflush(stderr);
+    while (access(go, F_OK) != 0)
+      pause_ms(5);
+  }
+  for (int k = POLL; k <= SELECT; k++)
+    if (write(waiters[k].fds[1], "x", 1) != 1)
+      mt_die("write to a pipe failed");
+  __atomic_store_n(&sent_usr1, 1, __ATOMIC_RELEASE);
+  pthread_kill(waiters[PAUSE].thread, SIGUSR1);
+  __atomic_store_n(&sent_usr2, 1, __ATOMIC_RELEASE);
+  pthread_kill(waiters[SIGSUSPEND].thread, SIGUSR2);
+
+  char what[96];
+  for (int k = 0; k < NWAITERS; k++) {
+    struct waiter *w = &waiters[k];
+    pthread_join(w->thread, NULL);
+    if (k <= SELECT) {
+      snprintf(what, sizeof(what), "%s returned 1 with the pipe readable", names[k]);
+      mt_check_int(what, w->rc == 1 && w->ready, 1);
+      if (k == SELECT)
+        mt_check_int("select had more than 500 s left", w->left_s > 500, 1);
+    } else {
+      snprintf(what, sizeof(what), "%s failed with EINTR after its signal was sent", names[k]);
+      mt_check_int(what, w->rc == -1 && w->err == EINTR && w->sent_before, 1);
+    }
+  }
+  mt_check_int("SIGUSR1 caught once", caught_usr1, 1);
+  mt_check_int("SIGUSR2 caught once", caught_usr2, 1);
+  return mt_end();
+}
