@@ -23,6 +23,7 @@
  * Runs on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE
 #include "clock_calls.h"
+#include "app_memory.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,8 +66,10 @@ int mana_clock_fill_boundary(uint64_t app_vdso)
   b->vdso_sleep_resume = mana_dso_symbol(app_vdso, "mana_vdso_sleep_resume");
   b->vdso_sleep_rest = mana_dso_symbol(app_vdso, "mana_vdso_sleep_rest");
   b->vdso_sleep_rest_resume = mana_dso_symbol(app_vdso, "mana_vdso_sleep_rest_resume");
+  b->vdso_masked_wait = mana_dso_symbol(app_vdso, "mana_vdso_masked_wait");
   return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_sleep &&
-                 b->vdso_sleep_resume && b->vdso_sleep_rest && b->vdso_sleep_rest_resume
+                 b->vdso_sleep_resume && b->vdso_sleep_rest && b->vdso_sleep_rest_resume &&
+                 b->vdso_masked_wait
              ? 0
              : -1;
 }
@@ -86,16 +89,6 @@ void mana_clock_reissue_range(uint64_t *start, uint64_t *end)
   *end = MANA_BOUNDARY->vdso_reissue_end + 1;
 }
 
-/* Copies from the application's memory without faulting on a bad pointer (-EFAULT then, as
- * the kernel would have answered). */
-static long read_app(void *dst, uint64_t src, size_t len)
-{
-  struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)src, len};
-  long pid = mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-  long r = mana_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
-  return r == (long)len ? 0 : (r < 0 ? r : -EFAULT);
-}
-
 static int64_t offset_of(long clockid)
 {
   int idx = mana_clock_offset_index(clockid);
@@ -107,7 +100,7 @@ static int64_t offset_of(long clockid)
 static long kernel_deadline(uint64_t ts_addr, int64_t off, int64_t *ns)
 {
   struct timespec ts;
-  long r = read_app(&ts, ts_addr, sizeof(ts));
+  long r = mana_read_app(&ts, ts_addr, sizeof(ts));
   if (r != 0)
     return r;
   int64_t app = mana_timespec_ns(ts.tv_sec, ts.tv_nsec);
@@ -228,7 +221,7 @@ static long serve_settime(long nr, const long *args)
   if (!off)
     return mana_raw_syscall4(nr, args[0], args[1], args[2], args[3]);
   struct itimerspec its;
-  long r = read_app(&its, (uint64_t)args[2], sizeof(its));
+  long r = mana_read_app(&its, (uint64_t)args[2], sizeof(its));
   if (r != 0)
     return r;
   int64_t app = mana_timespec_ns(its.it_value.tv_sec, its.it_value.tv_nsec);

@@ -30,6 +30,10 @@
  *   nanosleep, clock_nanosleep                      made in the stand-in vDSO's sleep
  *                                                    trampoline, which a checkpoint's signal
  *                                                    does not cut short (clock_calls.c)
+ *   rt_sigsuspend; ppoll, pselect6, epoll_pwait(2)  made in the stand-in's trampoline with the
+ *   with a signal mask                              mask less what mana keeps open, or the
+ *                                                    thread could not be parked while it
+ *                                                    waits (masked_waits.c)
  *   clock_gettime, futex waits with a               only while the application's clocks are
  *   CLOCK_MONOTONIC deadline, timer_settime,        offset (a restart on another boot,
  *   timerfd_settime (absolute)                      clock_calls.c): given the kernel's time;
@@ -41,6 +45,7 @@
  * so it must not touch TLS: no libc calls that set errno, raw syscalls only. */
 #define _GNU_SOURCE
 #include "sigsys.h"
+#include "masked_waits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -384,6 +389,17 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
+  case SYS_rt_sigsuspend:
+  case SYS_ppoll:
+  case SYS_pselect6:
+  case SYS_epoll_pwait:
+  case SYS_epoll_pwait2: {
+    int resumed;
+    ret = mana_masked_wait(ctx, info->si_syscall, &resumed);
+    if (resumed)
+      return; /* goes on in the trampoline, which makes the call */
+    break;
+  }
   case SYS_clock_gettime:
   case SYS_clock_nanosleep:
   case SYS_futex:
@@ -407,7 +423,7 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
 struct bpf_builder {
   struct sock_filter insn[MAX_INSNS];
   int jt_label[MAX_INSNS], jf_label[MAX_INSNS];
-  int label_pos[64];
+  int label_pos[96]; /* L_FIRST_RANGE and four per range, 12 ranges at most */
   int n;
 };
 
@@ -426,6 +442,9 @@ enum {
   L_NANOSLEEP,
   L_GETTIME,
   L_SETTIME,
+  L_PPOLL,
+  L_EPOLL_PWAIT,
+  L_PSELECT,
   L_TIME_IP, /* four labels: a range (emit_range) */
   L_FIRST_RANGE = L_TIME_IP + 4
 };
@@ -535,6 +554,11 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_nanosleep, L_TIME_IP, NEXT);
   JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
+  JEQ(SYS_rt_sigsuspend, L_TIME_IP, NEXT);
+  JEQ(SYS_ppoll, L_PPOLL, NEXT);
+  JEQ(SYS_pselect6, L_PSELECT, NEXT);
+  JEQ(SYS_epoll_pwait, L_EPOLL_PWAIT, NEXT);
+  JEQ(SYS_epoll_pwait2, L_EPOLL_PWAIT, NEXT);
   if (clocks) {
     JEQ(SYS_futex, L_FUTEX, NEXT);
     JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
@@ -588,6 +612,22 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     LD_W(ARG_LO(1));
     JSET(TIMER_ABSTIME | TFD_TIMER_ABSTIME, L_TIME_IP, L_ALLOW);
   }
+  /* waits with a mask of their own: only when they have one (masked_waits.c) */
+  label(b, L_PPOLL);
+  LD_W(ARG_LO(3));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(3) + 4);
+  JEQ(0, L_ALLOW, L_TIME_IP);
+  label(b, L_EPOLL_PWAIT);
+  LD_W(ARG_LO(4));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(4) + 4);
+  JEQ(0, L_ALLOW, L_TIME_IP);
+  label(b, L_PSELECT); /* its sixth argument points at the mask's pointer and size */
+  LD_W(ARG_LO(5));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(5) + 4);
+  JEQ(0, L_ALLOW, L_TIME_IP);
   label(b, L_NANOSLEEP); /* a sleep on a clock the sleep trampoline knows (not CPU time) */
   LD_W(ARG_LO(0));
   JEQ(CLOCK_REALTIME, L_TIME_IP, NEXT);

@@ -25,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 7
+#define MANA_BOUNDARY_VERSION 8
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -122,6 +122,7 @@ struct mana_boundary {
   uint64_t vdso_reissue_start, vdso_reissue_end;
   uint64_t vdso_reissue_r10, vdso_sleep, vdso_sleep_resume;
   uint64_t vdso_sleep_rest, vdso_sleep_rest_resume;
+  uint64_t vdso_masked_wait;
 };
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */

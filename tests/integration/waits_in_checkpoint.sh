@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # waits_in_checkpoint.sh - a checkpoint must not end the application's waits that any signal
-# handler ends (tests/programs/poll_waits: threads in poll, ppoll, select, pause and
-# sigsuspend, each waiting for an event only the program gives).
+# handler ends (tests/programs/poll_waits: threads in poll, ppoll, select, pselect, pause and
+# sigsuspend, each waiting for an event only the program gives; ppoll, pselect and
+# sigsuspend with every other signal blocked).
 #
 # Natively the events come at once.  Under mana each rank says when its threads wait
 # (POLL_WAITS_GO), and the events come only after:
@@ -9,7 +10,8 @@
 #   2. a checkpoint with --kill while they wait, and a restart from it: the restarted job ends
 #      as natively (the two runs' output together).
 # Before lower-half/interrupted_waits.c the park signal made each of these calls fail with
-# EINTR at the checkpoint.
+# EINTR at the checkpoint; before lower-half/masked_waits.c the masked ones blocked the park
+# signal, and the checkpoint was aborted after 10 s.
 #
 # usage: waits_in_checkpoint.sh --bin DIR --program PATH [--timeout S]
 set -euo pipefail

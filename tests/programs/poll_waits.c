@@ -1,15 +1,17 @@
 /*
  * poll_waits.c - threads waiting in the calls that any signal handler ends with EINTR (the
  * kernel never makes them again after one), each for an event only the main thread gives:
- *   - poll() on a pipe, no timeout; ppoll() and select() on pipes with 600 s: each must
- *     return 1, the pipe readable (select with more than 500 s left, which Linux writes
- *     back);
+ *   - poll() on a pipe, no timeout; ppoll(), select() and pselect() on pipes with 600 s: each
+ *     must return 1, the pipe readable (select with more than 500 s left, which Linux writes
+ *     back); ppoll and pselect with every signal blocked while they wait;
  *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
  *     counting them): each must return -1 with EINTR only after the main thread sent its
- *     signal, the handler having run once.
+ *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
- * again: lower-half/interrupted_waits.c).
+ * again: lower-half/interrupted_waits.c).  And the masks that block every signal must not
+ * block the park signal, or the threads cannot be parked and the checkpoint is aborted
+ * (lower-half/masked_waits.c).
  *
  * By default the main thread gives the events once every thread waits.  With
  * POLL_WAITS_GO=FILE each rank says on stderr
@@ -29,11 +31,12 @@
 
 #include "mpitest.h"
 
-enum { POLL, PPOLL, SELECT, PAUSE, SIGSUSPEND, NWAITERS };
-static const char *const names[NWAITERS] = {"poll", "ppoll", "select", "pause", "sigsuspend"};
+enum { POLL, PPOLL, SELECT, PSELECT, PAUSE, SIGSUSPEND, NWAITERS };
+static const char *const names[NWAITERS] = {"poll",    "ppoll", "select",
+                                            "pselect", "pause", "sigsuspend"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6). */
-static const long calls[NWAITERS] = {SYS_poll, SYS_ppoll, SYS_pselect6, SYS_pause,
-                                     SYS_rt_sigsuspend};
+static const long calls[NWAITERS] = {SYS_poll,     SYS_ppoll, SYS_pselect6,
+                                     SYS_pselect6, SYS_pause, SYS_rt_sigsuspend};
 
 struct waiter {
   int kind, fds[2];
@@ -61,8 +64,8 @@ static void *wait_in_call(void *arg)
 {
   struct waiter *w = arg;
   int fd = w->fds[0];
-  sigset_t mask;
-  pthread_sigmask(SIG_SETMASK, NULL, &mask);
+  sigset_t all;
+  sigfillset(&all);
   if (w->kind == PAUSE) { /* this thread alone takes SIGUSR1 */
     sigset_t one;
     sigemptyset(&one);
@@ -80,7 +83,7 @@ static void *wait_in_call(void *arg)
   case PPOLL: {
     struct pollfd p = {fd, POLLIN, 0};
     struct timespec ts = {600, 0};
-    w->rc = ppoll(&p, 1, &ts, NULL);
+    w->rc = ppoll(&p, 1, &ts, &all);
     w->ready = (p.revents & POLLIN) != 0;
     break;
   }
@@ -94,13 +97,22 @@ static void *wait_in_call(void *arg)
     w->left_s = tv.tv_sec; /* Linux writes the time left back */
     break;
   }
+  case PSELECT: {
+    fd_set set;
+    FD_ZERO(&set);
+    FD_SET(fd, &set);
+    struct timespec ts = {600, 0};
+    w->rc = pselect(fd + 1, &set, NULL, NULL, &ts, &all);
+    w->ready = FD_ISSET(fd, &set) != 0;
+    break;
+  }
   case PAUSE:
     w->rc = pause();
     w->sent_before = __atomic_load_n(&sent_usr1, __ATOMIC_ACQUIRE);
     break;
   case SIGSUSPEND:
-    sigdelset(&mask, SIGUSR2); /* SIGUSR2 only while suspended */
-    w->rc = sigsuspend(&mask);
+    sigdelset(&all, SIGUSR2); /* SIGUSR2 alone, and only while suspended */
+    w->rc = sigsuspend(&all);
     w->sent_before = __atomic_load_n(&sent_usr2, __ATOMIC_ACQUIRE);
     break;
   }
@@ -166,7 +178,7 @@ int main(int argc, char **argv)
     while (access(go, F_OK) != 0)
       pause_ms(5);
   }
-  for (int k = POLL; k <= SELECT; k++)
+  for (int k = POLL; k <= PSELECT; k++)
     if (write(waiters[k].fds[1], "x", 1) != 1)
       mt_die("write to a pipe failed");
   __atomic_store_n(&sent_usr1, 1, __ATOMIC_RELEASE);
@@ -178,7 +190,7 @@ int main(int argc, char **argv)
   for (int k = 0; k < NWAITERS; k++) {
     struct waiter *w = &waiters[k];
     pthread_join(w->thread, NULL);
-    if (k <= SELECT) {
+    if (k <= PSELECT) {
       snprintf(what, sizeof(what), "%s returned 1 with the pipe readable", names[k]);
       mt_check_int(what, w->rc == 1 && w->ready, 1);
       if (k == SELECT)

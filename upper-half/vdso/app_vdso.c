@@ -231,19 +231,88 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          absolute time.  When mana's own signal interrupted it
  *                          (mana_vdso_sleep_resume), the thread sleeps out the rest in
  *                          mana_vdso_sleep_rest (mana/app_clocks.h says why a ppoll).
+ *   mana_vdso_masked_wait  rt_sigsuspend, ppoll, pselect6, epoll_pwait, epoll_pwait2 with a
+ *                          signal mask: %r11 holds the mask the call is made with (the
+ *                          application's, less the signals mana keeps open: a wait with the
+ *                          park signal blocked could not be parked; lower-half/
+ *                          masked_waits.c); the argument that points at the mask points at
+ *                          the block (for pselect6 at a {mask pointer, 8} pair there) and is
+ *                          put back after the call.
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 __asm__(".text\n"
         ".globl mana_vdso_reissue_start\n"
         ".globl mana_vdso_reissue_end\n"
         ".globl mana_vdso_reissue_r10\n"
+        ".globl mana_vdso_masked_wait\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
         ".globl mana_vdso_sleep_rest_resume\n"
         ".type mana_vdso_reissue_r10, @function\n"
+        ".type mana_vdso_masked_wait, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
+        /* block: 0 the mask, 8 its address and 16 its size (pselect6's pair), 24 the
+         * application's argument register, 32 return address, 40 nr */
+        "mana_vdso_masked_wait:\n"
+        "  .cfi_startproc\n"
+        "  .cfi_def_cfa %rsp, 0\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  sub $176, %rsp\n"
+        "  .cfi_adjust_cfa_offset 176\n"
+        "  mov %rcx, 32(%rsp)\n"
+        "  .cfi_offset %rip, -144\n"
+        "  mov %rax, 40(%rsp)\n"
+        "  mov %r11, 0(%rsp)\n"
+        "  mov %rsp, 8(%rsp)\n"
+        "  movq $8, 16(%rsp)\n"
+        "  cmp $130, %eax\n" /* rt_sigsuspend: the first argument */
+        "  jne 1f\n"
+        "  mov %rdi, 24(%rsp)\n"
+        "  mov %rsp, %rdi\n"
+        "  jmp 5f\n"
+        "1:\n"
+        "  cmp $271, %eax\n" /* ppoll: the fourth */
+        "  jne 2f\n"
+        "  mov %r10, 24(%rsp)\n"
+        "  mov %rsp, %r10\n"
+        "  jmp 5f\n"
+        "2:\n"
+        "  cmp $270, %eax\n" /* pselect6: the sixth, the pair */
+        "  jne 3f\n"
+        "  mov %r9, 24(%rsp)\n"
+        "  lea 8(%rsp), %r9\n"
+        "  jmp 5f\n"
+        "3:\n" /* epoll_pwait, epoll_pwait2: the fifth */
+        "  mov %r8, 24(%rsp)\n"
+        "  mov %rsp, %r8\n"
+        "5:\n"
+        "  syscall\n"
+        "  mov 40(%rsp), %rcx\n"
+        "  cmp $130, %ecx\n"
+        "  jne 1f\n"
+        "  mov 24(%rsp), %rdi\n"
+        "  jmp 5f\n"
+        "1:\n"
+        "  cmp $271, %ecx\n"
+        "  jne 2f\n"
+        "  mov 24(%rsp), %r10\n"
+        "  jmp 5f\n"
+        "2:\n"
+        "  cmp $270, %ecx\n"
+        "  jne 3f\n"
+        "  mov 24(%rsp), %r9\n"
+        "  jmp 5f\n"
+        "3:\n"
+        "  mov 24(%rsp), %r8\n"
+        "5:\n"
+        "  mov 32(%rsp), %rcx\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  add $176, %rsp\n"
+        "  .cfi_adjust_cfa_offset -176\n"
+        "  jmp *%rcx\n"
+        "  .cfi_endproc\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved r10, 24 saved rdx, 32 return address, 40 nr.
          * The CFI describes the application's frame as the caller's (at entry its %rsp is the
          * application's, its return address in %rcx), so that debuggers and the unwinder
@@ -308,7 +377,6 @@ __asm__(".text\n"
         "  mov $230, %eax\n"
         "  syscall\n"
         "mana_vdso_sleep_resume:\n"
-        "mana_vdso_reissue_end:\n"
         "2:\n"
         "  mov %rsp, %rdi\n"
         "  mov %rax, %rsi\n"
@@ -350,6 +418,7 @@ __asm__(".text\n"
         "  mov $271, %eax\n" /* ppoll */
         "  syscall\n"
         "mana_vdso_sleep_rest_resume:\n"
+        "mana_vdso_reissue_end:\n" /* its rt_sigprocmask below is trapped: sigsys.c serves it */
         "  test %rax, %rax\n"
         "  jz mana_vdso_sleep_rest\n" /* ppoll's time ran out: the application's clock? */
         "  jmp 4f\n"

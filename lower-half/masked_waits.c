@@ -1,0 +1,80 @@
+/* See masked_waits.h.
+ *
+ * sigsuspend, ppoll, pselect and epoll_pwait install a mask of the caller's for as long as
+ * they wait.  A program's usual mask for them (every signal blocked but the one it waits for)
+ * blocks mana's park signal too, which the rt_sigprocmask it makes otherwise cannot (sigsys.c
+ * takes it out): such a thread could not be parked, and every checkpoint while it waited was
+ * aborted after 10 s ("blocks the park signal").  So the seccomp filter traps these calls
+ * from upper-half code, and the thread makes them in the stand-in vDSO's trampoline
+ * (upper-half/vdso/app_vdso.c, mana_vdso_masked_wait) with the mask less the signals the
+ * application cannot block (mana/signals.h), as rt_sigprocmask gets it.  The handler cannot
+ * make them itself: a thread waiting inside it could not be parked either.
+ *
+ * Runs in the SIGSYS handler, on the application's thread pointer: raw system calls only. */
+#define _GNU_SOURCE
+#include "masked_waits.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "app_memory.h"
+#include "mana/boundary.h"
+#include "mana/raw_syscall.h"
+#include "mana/signals.h"
+
+/* Where the call's mask is: its address (0: none), and the size the call says it has. */
+static long mask_of(const greg_t *g, long nr, uint64_t *addr, uint64_t *size)
+{
+  switch (nr) {
+  case SYS_rt_sigsuspend:
+    *addr = (uint64_t)g[REG_RDI], *size = (uint64_t)g[REG_RSI];
+    return 0;
+  case SYS_ppoll:
+    *addr = (uint64_t)g[REG_R10], *size = (uint64_t)g[REG_R8];
+    return 0;
+  case SYS_epoll_pwait:
+  case SYS_epoll_pwait2:
+    *addr = (uint64_t)g[REG_R8], *size = (uint64_t)g[REG_R9];
+    return 0;
+  case SYS_pselect6: {
+    struct {
+      uint64_t ss, len;
+    } pair;
+    long r = mana_read_app(&pair, (uint64_t)g[REG_R9], sizeof(pair));
+    if (r != 0)
+      return r;
+    *addr = pair.ss, *size = pair.len;
+    return 0;
+  }
+  default:
+    return -ENOSYS;
+  }
+}
+
+long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  uint64_t addr = 0, size = 0, mask;
+  *resumed = 0;
+  long r = mask_of(g, nr, &addr, &size);
+  if (r != 0)
+    return r;
+  if (size != sizeof(mask))
+    return -EINVAL; /* as the kernel answers a sigset size other than its own */
+  if (addr) {
+    r = mana_read_app(&mask, addr, sizeof(mask));
+    if (r != 0)
+      return r;
+  } else {
+    /* pselect6 with a null mask in its pair: the thread's own mask is the same wait */
+    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&mask, sizeof(mask));
+  }
+  g[REG_R11] = (greg_t)mana_app_sigmask(mask);
+  g[REG_RCX] = g[REG_RIP];
+  g[REG_RAX] = nr;
+  g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_masked_wait;
+  *resumed = 1;
+  return 0;
+}
