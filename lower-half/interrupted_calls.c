@@ -16,8 +16,9 @@
  * address after that instruction, which the syscall instruction itself put there when the
  * call was made (a thread caught just before a syscall instruction rarely has it).  The
  * sleeps are not here: they end with EINTR whatever SA_RESTART says, and clock_calls.c makes
- * them go on; nor poll, select, pause and the like, which end so too (interrupted_waits.c).  A signal that comes between this check and the handler's return is still taken
- * after the call is made again: microseconds, against the milliseconds of a park.
+ * them go on; nor poll, select, pause and the like, which end so too (interrupted_waits.c).
+ * A signal that comes between this check and the handler's return is still taken after the
+ * call is made again: microseconds, against the milliseconds of a park.
  *
  * Runs on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE

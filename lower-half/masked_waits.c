@@ -17,11 +17,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "app_memory.h"
 #include "mana/boundary.h"
-#include "mana/raw_syscall.h"
 #include "mana/signals.h"
 
 /* Where the call's mask is: its address (0: none), and the size the call says it has. */
@@ -61,15 +61,15 @@ long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
   long r = mask_of(g, nr, &addr, &size);
   if (r != 0)
     return r;
-  if (size != sizeof(mask))
-    return -EINVAL; /* as the kernel answers a sigset size other than its own */
   if (addr) {
+    if (size != sizeof(mask))
+      return -EINVAL; /* as the kernel answers a sigset size other than its own */
     r = mana_read_app(&mask, addr, sizeof(mask));
     if (r != 0)
       return r;
   } else {
-    /* pselect6 with a null mask in its pair: the thread's own mask is the same wait */
-    mana_raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&mask, sizeof(mask));
+    /* pselect6 with a null mask in its pair: the thread's own mask makes the same wait */
+    memcpy(&mask, &ctx->uc_sigmask, sizeof(mask));
   }
   g[REG_R11] = (greg_t)mana_app_sigmask(mask);
   g[REG_RCX] = g[REG_RIP];

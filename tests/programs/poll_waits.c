@@ -1,9 +1,10 @@
 /*
  * poll_waits.c - threads waiting in the calls that any signal handler ends with EINTR (the
  * kernel never makes them again after one), each for an event only the main thread gives:
- *   - poll() on a pipe, no timeout; ppoll(), select() and pselect() on pipes with 600 s: each
- *     must return 1, the pipe readable (select with more than 500 s left, which Linux writes
- *     back); ppoll and pselect with every signal blocked while they wait;
+ *   - poll() on a pipe, no timeout; ppoll(), select() and pselect() (twice) on pipes with
+ *     600 s: each must return 1, the pipe readable (select with more than 500 s left, which
+ *     Linux writes back); ppoll and one pselect with every signal blocked while they wait,
+ *     the other pselect with no mask of its own;
  *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
  *     counting them): each must return -1 with EINTR only after the main thread sent its
  *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked.
@@ -31,11 +32,11 @@
 
 #include "mpitest.h"
 
-enum { POLL, PPOLL, SELECT, PSELECT, PAUSE, SIGSUSPEND, NWAITERS };
-static const char *const names[NWAITERS] = {"poll",    "ppoll", "select",
-                                            "pselect", "pause", "sigsuspend"};
+enum { POLL, PPOLL, SELECT, PSELECT, PSELECT_NO_MASK, PAUSE, SIGSUSPEND, NWAITERS };
+static const char *const names[NWAITERS] = {
+    "poll", "ppoll", "select", "pselect", "pselect with no mask", "pause", "sigsuspend"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6). */
-static const long calls[NWAITERS] = {SYS_poll,     SYS_ppoll, SYS_pselect6,
+static const long calls[NWAITERS] = {SYS_poll,     SYS_ppoll, SYS_pselect6,     SYS_pselect6,
                                      SYS_pselect6, SYS_pause, SYS_rt_sigsuspend};
 
 struct waiter {
@@ -97,12 +98,13 @@ static void *wait_in_call(void *arg)
     w->left_s = tv.tv_sec; /* Linux writes the time left back */
     break;
   }
-  case PSELECT: {
+  case PSELECT:
+  case PSELECT_NO_MASK: {
     fd_set set;
     FD_ZERO(&set);
     FD_SET(fd, &set);
     struct timespec ts = {600, 0};
-    w->rc = pselect(fd + 1, &set, NULL, NULL, &ts, &all);
+    w->rc = pselect(fd + 1, &set, NULL, NULL, &ts, w->kind == PSELECT ? &all : NULL);
     w->ready = FD_ISSET(fd, &set) != 0;
     break;
   }
@@ -178,7 +180,7 @@ int main(int argc, char **argv)
     while (access(go, F_OK) != 0)
       pause_ms(5);
   }
-  for (int k = POLL; k <= PSELECT; k++)
+  for (int k = POLL; k <= PSELECT_NO_MASK; k++)
     if (write(waiters[k].fds[1], "x", 1) != 1)
       mt_die("write to a pipe failed");
   __atomic_store_n(&sent_usr1, 1, __ATOMIC_RELEASE);
@@ -190,7 +192,7 @@ int main(int argc, char **argv)
   for (int k = 0; k < NWAITERS; k++) {
     struct waiter *w = &waiters[k];
     pthread_join(w->thread, NULL);
-    if (k <= PSELECT) {
+    if (k <= PSELECT_NO_MASK) {
       snprintf(what, sizeof(what), "%s returned 1 with the pipe readable", names[k]);
       mt_check_int(what, w->rc == 1 && w->ready, 1);
       if (k == SELECT)
