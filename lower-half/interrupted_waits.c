@@ -12,10 +12,11 @@
  * released, issues the call again: it rewinds %rip to the syscall instruction and puts the
  * number back in %rax, as the kernel does for a call it restarts.
  *
- * A wait made again starts its timeout again where the call takes it by value (poll,
- * epoll_wait: milliseconds), as a program that retries after EINTR does; select, pselect and
- * ppoll go on with the time that was left, which the kernel wrote back into the timeout they
- * pass (glibc's wrappers pass a copy of their own).  When a signal of the application's with a
+ * A wait is made again only when it then waits for what it had left: without a timeout, or
+ * with one the kernel wrote the time left back into (select, pselect and ppoll: glibc's
+ * wrappers pass a copy of their own).  poll and epoll_wait with a timeout in milliseconds
+ * still fail with EINTR: made again, their timeout would start again in full at every
+ * checkpoint.  When a signal of the application's with a
  * handler waits to be taken and the mask after the handler lets it through, the call fails
  * with EINTR as before, as that signal would have made it natively; one the mask blocks and
  * the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made again
@@ -129,10 +130,30 @@ long mana_interrupted_wait_of(const ucontext_t *ctx)
   return 0;
 }
 
+/* 1 when call `nr` made again waits as long as what it had left: no timeout, or one the kernel
+ * wrote the time left back into.  A timeout taken by value would start again in full, and a
+ * program whose checkpoints come more often than it would never see it run out: that call
+ * keeps its EINTR, which the program can retry for the time it knows is left. */
+static int goes_on_as_it_was(const greg_t *g, long nr)
+{
+  switch (nr) {
+  case SYS_poll:
+    return (int)g[REG_RDX] < 0;
+  case SYS_epoll_wait:
+  case SYS_epoll_pwait:
+    return (int)g[REG_R10] < 0;
+  case SYS_epoll_pwait2:
+    return g[REG_R10] == 0;
+  default:
+    return 1;
+  }
+}
+
 void mana_interrupted_wait_settle(ucontext_t *ctx, long nr)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
-  if (!nr || !interrupted_at_return(g) || mana_app_signal_waits(ctx, 0))
+  if (!nr || !interrupted_at_return(g) || !goes_on_as_it_was(g, nr) ||
+      mana_app_signal_waits(ctx, 0))
     return;
   g[REG_RAX] = nr;
   g[REG_RIP] -= 2;
