@@ -30,6 +30,9 @@
  *   nanosleep, clock_nanosleep                      made in the stand-in vDSO's sleep
  *                                                    trampoline, which a checkpoint's signal
  *                                                    does not cut short (clock_calls.c)
+ *   poll with a positive timeout                    made in the stand-in's trampoline as a
+ *                                                    ppoll, whose time left survives a park
+ *                                                    (poll_timeout.c)
  *   rt_sigsuspend; ppoll, pselect6, epoll_pwait(2)  made in the stand-in's trampoline with the
  *   with a signal mask                              mask less what mana keeps open, or the
  *                                                    thread could not be parked while it
@@ -46,6 +49,7 @@
 #define _GNU_SOURCE
 #include "sigsys.h"
 #include "masked_waits.h"
+#include "poll_timeout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -389,6 +393,11 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
+  case SYS_poll: { /* only with a positive timeout */
+    int resumed;
+    mana_poll_timed(ctx, &resumed);
+    return; /* goes on in the trampoline, which makes the call */
+  }
   case SYS_rt_sigsuspend:
   case SYS_ppoll:
   case SYS_pselect6:
@@ -442,6 +451,7 @@ enum {
   L_NANOSLEEP,
   L_GETTIME,
   L_SETTIME,
+  L_POLL,
   L_PPOLL,
   L_EPOLL_PWAIT,
   L_PSELECT,
@@ -554,6 +564,7 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     JEQ(object_makers[i], L_CHECK_IP, NEXT);
   JEQ(SYS_nanosleep, L_TIME_IP, NEXT);
   JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
+  JEQ(SYS_poll, L_POLL, NEXT);
   JEQ(SYS_rt_sigsuspend, L_TIME_IP, NEXT);
   JEQ(SYS_ppoll, L_PPOLL, NEXT);
   JEQ(SYS_pselect6, L_PSELECT, NEXT);
@@ -612,6 +623,10 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
     LD_W(ARG_LO(1));
     JSET(TIMER_ABSTIME | TFD_TIMER_ABSTIME, L_TIME_IP, L_ALLOW);
   }
+  label(b, L_POLL); /* a positive timeout (poll_timeout.c): not 0, not negative */
+  LD_W(ARG_LO(2));
+  JEQ(0, L_ALLOW, NEXT);
+  JSET(0x80000000u, L_ALLOW, L_TIME_IP);
   /* waits with a mask of their own: only when they have one (masked_waits.c) */
   label(b, L_PPOLL);
   LD_W(ARG_LO(3));

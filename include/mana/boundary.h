@@ -122,7 +122,7 @@ struct mana_boundary {
   uint64_t vdso_reissue_start, vdso_reissue_end;
   uint64_t vdso_reissue_r10, vdso_sleep, vdso_sleep_resume;
   uint64_t vdso_sleep_rest, vdso_sleep_rest_resume;
-  uint64_t vdso_masked_wait;
+  uint64_t vdso_masked_wait, vdso_poll_timed;
 };
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */

@@ -1,10 +1,10 @@
 /*
  * poll_waits.c - threads waiting in the calls that any signal handler ends with EINTR (the
  * kernel never makes them again after one), each for an event only the main thread gives:
- *   - poll() on a pipe, no timeout; ppoll(), select() and pselect() (twice) on pipes with
- *     600 s: each must return 1, the pipe readable (select with more than 500 s left, which
- *     Linux writes back); ppoll and one pselect with every signal blocked while they wait,
- *     the other pselect with no mask of its own;
+ *   - poll() on pipes, once with no timeout and once with 600 s; ppoll(), select() and
+ *     pselect() (twice) on pipes with 600 s: each must return 1, the pipe readable (select
+ *     with more than 500 s left, which Linux writes back); ppoll and one pselect with every
+ *     signal blocked while they wait, the other pselect with no mask of its own;
  *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
  *     counting them): each must return -1 with EINTR only after the main thread sent its
  *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked.
@@ -32,12 +32,14 @@
 
 #include "mpitest.h"
 
-enum { POLL, PPOLL, SELECT, PSELECT, PSELECT_NO_MASK, PAUSE, SIGSUSPEND, NWAITERS };
-static const char *const names[NWAITERS] = {
-    "poll", "ppoll", "select", "pselect", "pselect with no mask", "pause", "sigsuspend"};
-/* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6). */
-static const long calls[NWAITERS] = {SYS_poll,     SYS_ppoll, SYS_pselect6,     SYS_pselect6,
-                                     SYS_pselect6, SYS_pause, SYS_rt_sigsuspend};
+enum { POLL, POLL_TIMED, PPOLL, SELECT, PSELECT, PSELECT_NO_MASK, PAUSE, SIGSUSPEND, NWAITERS };
+static const char *const names[NWAITERS] = {"poll",   "poll with 600 s", "ppoll",
+                                            "select", "pselect",         "pselect with no mask",
+                                            "pause",  "sigsuspend"};
+/* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6;
+ * under mana a poll with a timeout is a ppoll). */
+static const long calls[NWAITERS] = {SYS_poll,     SYS_poll,     SYS_ppoll, SYS_pselect6,
+                                     SYS_pselect6, SYS_pselect6, SYS_pause, SYS_rt_sigsuspend};
 
 struct waiter {
   int kind, fds[2];
@@ -75,9 +77,10 @@ static void *wait_in_call(void *arg)
   }
   __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
   switch (w->kind) {
-  case POLL: {
+  case POLL:
+  case POLL_TIMED: {
     struct pollfd p = {fd, POLLIN, 0};
-    w->rc = poll(&p, 1, -1);
+    w->rc = poll(&p, 1, w->kind == POLL ? -1 : 600000);
     w->ready = (p.revents & POLLIN) != 0;
     break;
   }
@@ -170,7 +173,7 @@ int main(int argc, char **argv)
     pid_t tid;
     while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
       pause_ms(1);
-    while (waiting_in(tid) != calls[k])
+    while (waiting_in(tid) != calls[k] && !(k == POLL_TIMED && waiting_in(tid) == SYS_ppoll))
       pause_ms(1);
   }
   const char *go = getenv("POLL_WAITS_GO");

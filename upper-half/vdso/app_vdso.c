@@ -238,6 +238,11 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          masked_waits.c); the argument that points at the mask points at
  *                          the block (for pselect6 at a {mask pointer, 8} pair there) and is
  *                          put back after the call.
+ *   mana_vdso_poll_timed   poll with a timeout: %r11 holds its milliseconds; made as a ppoll
+ *                          with that time as a timespec in the block, into which the kernel
+ *                          writes the time left when a signal interrupts it, so that the call
+ *                          made again after a checkpoint waits only for that
+ *                          (lower-half/poll_timeout.c).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 __asm__(".text\n"
@@ -245,14 +250,46 @@ __asm__(".text\n"
         ".globl mana_vdso_reissue_end\n"
         ".globl mana_vdso_reissue_r10\n"
         ".globl mana_vdso_masked_wait\n"
+        ".globl mana_vdso_poll_timed\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
         ".globl mana_vdso_sleep_rest_resume\n"
         ".type mana_vdso_reissue_r10, @function\n"
         ".type mana_vdso_masked_wait, @function\n"
+        ".type mana_vdso_poll_timed, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
+        /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
+        "mana_vdso_poll_timed:\n"
+        "  .cfi_startproc\n"
+        "  .cfi_def_cfa %rsp, 0\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  sub $176, %rsp\n"
+        "  .cfi_adjust_cfa_offset 176\n"
+        "  mov %rcx, 32(%rsp)\n"
+        "  .cfi_offset %rip, -144\n"
+        "  mov %rdx, 16(%rsp)\n"
+        "  mov %r10, 24(%rsp)\n"
+        "  mov %r11, %rax\n"
+        "  xor %edx, %edx\n"
+        "  mov $1000, %ecx\n"
+        "  div %rcx\n"
+        "  mov %rax, 0(%rsp)\n"
+        "  imul $1000000, %rdx, %rdx\n"
+        "  mov %rdx, 8(%rsp)\n"
+        "  mov %rsp, %rdx\n"
+        "  xor %r10d, %r10d\n" /* no mask: ppoll then reads no size either */
+        "  mov $271, %eax\n"
+        "  syscall\n"
+        "  mov 16(%rsp), %rdx\n"
+        "  mov 24(%rsp), %r10\n"
+        "  mov 32(%rsp), %rcx\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  add $176, %rsp\n"
+        "  .cfi_adjust_cfa_offset -176\n"
+        "  jmp *%rcx\n"
+        "  .cfi_endproc\n"
         /* block: 0 the mask, 8 its address and 16 its size (pselect6's pair), 24 the
          * application's argument register, 32 return address, 40 nr */
         "mana_vdso_masked_wait:\n"

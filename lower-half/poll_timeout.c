@@ -1,0 +1,29 @@
+/* See poll_timeout.h.
+ *
+ * poll takes its timeout in milliseconds, by value: when a checkpoint's park signal
+ * interrupts it, nothing says how much of it is left.  Made again after the park in full, the
+ * timeout would never run out in a program checkpointed more often than it; failing with
+ * EINTR, the call tells the program of a signal that, natively, never came.  So a poll with a
+ * timeout is trapped from upper-half code and made in the stand-in vDSO's trampoline
+ * (upper-half/vdso/app_vdso.c, mana_vdso_poll_timed) as the ppoll it is equivalent to, with
+ * the timeout as a timespec in the trampoline's block.  The kernel writes the time left back
+ * into that timespec when a signal interrupts the call, so the park makes it again for what is
+ * left (interrupted_waits.c), after a restart too (the block is on the thread's stack).
+ * A poll without a timeout (negative) or with 0 is not trapped.
+ *
+ * Runs in the SIGSYS handler, on the application's thread pointer: no libc. */
+#define _GNU_SOURCE
+#include "poll_timeout.h"
+
+#include <stdint.h>
+
+#include "mana/boundary.h"
+
+void mana_poll_timed(ucontext_t *ctx, int *resumed)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  g[REG_R11] = (greg_t)(uint32_t)(int)g[REG_RDX]; /* positive: the filter let no other through */
+  g[REG_RCX] = g[REG_RIP];
+  g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_poll_timed;
+  *resumed = 1;
+}
