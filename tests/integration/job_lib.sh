@@ -6,6 +6,9 @@
 #   say, fail                 one line prefixed with $me; fail exits 1
 #   wait_step FILE K          until tests/programs/iterative (ITERATIVE_PROGRESS) reported step K
 #                             or later in FILE; fails when $job is gone or after $timeout s
+#   wait_lines FILE PATTERN N WHAT
+#                             until FILE has N lines matching the grep PATTERN; fails, naming
+#                             WHAT, when $job is gone or after $timeout s
 #   ask CKPTDIR ARGS...       mana_status --ckptdir CKPTDIR ARGS --wait, asked again while the
 #                             ranks are still connecting; prints its answer, non-zero on refusal
 #   wait_job WHAT [ERRFILE]   waits for $job and clears it; fails unless it exited 0, naming
@@ -39,6 +42,15 @@ wait_step() {
     [ $SECONDS -lt $end ] || fail "no step $2 in $1 after ${timeout}s: $(tail -3 "$1")"
     kill -0 "$job" 2>/dev/null || fail "the job ended before step $2: $(tail -3 "$1")"
     sleep 0.05
+  done
+}
+
+wait_lines() {
+  local end=$((SECONDS + timeout))
+  until [ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "$3" ]; do
+    [ $SECONDS -lt $end ] || fail "$4 after ${timeout}s: $(tail -3 "$1" | tr '\n' ' ')"
+    kill -0 "$job" 2>/dev/null || fail "the job ended before $4: $(tail -3 "$1" | tr '\n' ' ')"
+    sleep 0.02
   done
 }
 

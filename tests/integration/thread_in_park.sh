@@ -25,16 +25,6 @@ me=thread_in_park.sh
 parse_job_args tests/programs/callback_thread "$@"
 job_workdir thread-in-park
 
-# wait_lines FILE PATTERN WHAT: until FILE has a line matching PATTERN from both ranks
-wait_lines() {
-  local end=$((SECONDS + timeout))
-  until [ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge 2 ]; do
-    [ $SECONDS -lt $end ] || fail "$3 after ${timeout}s: $(tail -3 "$1" | tr '\n' ' ')"
-    kill -0 "$job" 2>/dev/null || fail "the job ended before $3: $(tail -3 "$1" | tr '\n' ' ')"
-    sleep 0.02
-  done
-}
-
 # ---- natively ------------------------------------------------------------------------------
 timeout "$timeout" mpiexec.mpich -n 2 "$program" >"$work/native.out" 2>"$work/native.err" ||
   fail "the native run failed: $(tail -3 "$work/native.err")"
@@ -46,10 +36,10 @@ MANA_FAULT=park-slow-rounds CALLBACK_THREAD_GO=$work/go \
   "$bin/mana_launch" --ckptdir "$work/ck" mpiexec.mpich -n 2 "$program" \
   >"$work/run1.out" 2>"$work/run1.err" &
 job=$!
-wait_lines "$work/run1.err" "callback_thread: rank .* in the callback" "both ranks were in the op"
+wait_lines "$work/run1.err" "callback_thread: rank .* in the callback" 2 "both ranks were in the op"
 ask "$work/ck" --checkpoint --kill >"$work/ask.out" 2>&1 &
 asker=$!
-wait_lines "$work/run1.err" "MANA_FAULT=park-slow-rounds: pid .* parking" "both ranks were parking"
+wait_lines "$work/run1.err" "MANA_FAULT=park-slow-rounds: pid .* parking" 2 "both ranks were parking"
 touch "$work/go"
 say "both ranks parking for generation 1, the workers created in the op"
 wait "$asker" || fail "the checkpoint with --kill failed: $(cat "$work/ask.out")"

@@ -21,16 +21,6 @@ me=waits_in_checkpoint.sh
 parse_job_args tests/programs/poll_waits "$@"
 job_workdir waits-in-checkpoint
 
-# wait_waiting FILE: until both ranks said their threads wait
-wait_waiting() {
-  local end=$((SECONDS + timeout))
-  until [ "$(grep -c "^poll_waits: rank .* waiting" "$1" 2>/dev/null || true)" -ge 2 ]; do
-    [ $SECONDS -lt $end ] || fail "the threads did not wait after ${timeout}s: $(tail -3 "$1" | tr '\n' ' ')"
-    kill -0 "$job" 2>/dev/null || fail "the job ended before its threads waited: $(tail -3 "$1" | tr '\n' ' ')"
-    sleep 0.02
-  done
-}
-
 # differs OUT...: the diff of the outputs, together, against native (empty when equal)
 differs() {
   cat "$@" | cmp -s - "$work/native.out" && return 0
@@ -47,7 +37,7 @@ grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $
 POLL_WAITS_GO=$work/go1 "$bin/mana_launch" --ckptdir "$work/ck1" mpiexec.mpich -n 2 "$program" \
   >"$work/run1.out" 2>"$work/run1.err" &
 job=$!
-wait_waiting "$work/run1.err"
+wait_lines "$work/run1.err" "^poll_waits: rank .* waiting" 2 "both ranks' threads waited"
 out=$(ask "$work/ck1" --checkpoint) || fail "the checkpoint while the threads waited: $out"
 touch "$work/go1"
 wait_job "the job checkpointed while its threads waited" "$work/run1.err"
@@ -60,7 +50,7 @@ say "a checkpoint while the threads waited ($out): output as native"
 POLL_WAITS_GO=$work/go2 "$bin/mana_launch" --ckptdir "$work/ck2" mpiexec.mpich -n 2 "$program" \
   >"$work/run2.out" 2>"$work/run2.err" &
 job=$!
-wait_waiting "$work/run2.err"
+wait_lines "$work/run2.err" "^poll_waits: rank .* waiting" 2 "both ranks' threads waited"
 out=$(ask "$work/ck2" --checkpoint --kill) || fail "the kill checkpoint while the threads waited: $out"
 wait_job "the job after its kill checkpoint" "$work/run2.err"
 mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$work/ck2" >"$work/run3.out" 2>"$work/run3.err" &

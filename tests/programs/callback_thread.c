@@ -43,12 +43,6 @@ static void *count(void *arg)
   return NULL;
 }
 
-static void pause_ms(long ms)
-{
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 /* The user op: starts the worker (the first time), then sums. */
 static void sum_and_start(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -59,7 +53,7 @@ static void sum_and_start(void *in, void *inout, int *len, MPI_Datatype *type)
       fprintf(stderr, "callback_thread: rank %d pid %d in the callback\n", my_rank, (int)getpid());
       fflush(stderr);
       while (access(go, F_OK) != 0)
-        pause_ms(1);
+        mt_pause_ms(1);
     }
     if (pthread_create(&worker, NULL, count, NULL) != 0)
       mt_die("pthread_create failed");
@@ -93,7 +87,7 @@ int main(int argc, char **argv)
   __atomic_store_n(&asked, 1, __ATOMIC_RELEASE);
   int waited = 0;
   while (!__atomic_load_n(&answered, __ATOMIC_ACQUIRE) && waited < 20000) {
-    pause_ms(1);
+    mt_pause_ms(1);
     waited++;
   }
   mt_check_int("the worker created in the op answers after the reduction",

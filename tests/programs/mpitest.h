@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
 
 struct mt_state {
   char *buf;
@@ -349,6 +351,29 @@ static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask)
     sigemptyset(&sa.sa_mask);
   if (sigaction(sig, &sa, NULL) != 0)
     mt_die("sigaction failed");
+}
+
+/* The system call thread `tid` of this process waits in (the first field of its
+ * /proc/self/task/TID/syscall), or -1. */
+static inline long mt_waiting_in(pid_t tid)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+  FILE *f = fopen(path, "re");
+  long nr = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &nr) != 1)
+      nr = -1;
+    fclose(f);
+  }
+  return nr;
+}
+
+/* Sleeps `ms` milliseconds (nanosleep: no signal of the program's ends it early here). */
+static inline void mt_pause_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
 }
 
 /* n MPI calls that change nothing (MPI_Type_size): steps of rank 0's call count, so that

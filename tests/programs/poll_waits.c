@@ -125,27 +125,6 @@ static void *wait_in_call(void *arg)
   return NULL;
 }
 
-/* The system call thread `tid` waits in (the first field of its /proc syscall file), or -1. */
-static long waiting_in(pid_t tid)
-{
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-  FILE *f = fopen(path, "re");
-  long nr = -1;
-  if (f) {
-    if (fscanf(f, "%ld", &nr) != 1)
-      nr = -1;
-    fclose(f);
-  }
-  return nr;
-}
-
-static void pause_ms(long ms)
-{
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 int main(int argc, char **argv)
 {
   /* Blocked in every thread (MPI's too) but where a waiter takes them. */
@@ -172,16 +151,16 @@ int main(int argc, char **argv)
   for (int k = 0; k < NWAITERS; k++) {
     pid_t tid;
     while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
-      pause_ms(1);
-    while (waiting_in(tid) != calls[k] && !(k == POLL_TIMED && waiting_in(tid) == SYS_ppoll))
-      pause_ms(1);
+      mt_pause_ms(1);
+    while (mt_waiting_in(tid) != calls[k] && !(k == POLL_TIMED && mt_waiting_in(tid) == SYS_ppoll))
+      mt_pause_ms(1);
   }
   const char *go = getenv("POLL_WAITS_GO");
   if (go) {
     fprintf(stderr, "poll_waits: rank %d pid %d waiting\n", rank, (int)getpid());
     fflush(stderr);
     while (access(go, F_OK) != 0)
-      pause_ms(5);
+      mt_pause_ms(5);
   }
   for (int k = POLL; k <= PSELECT_NO_MASK; k++)
     if (write(waiters[k].fds[1], "x", 1) != 1)

@@ -86,22 +86,6 @@ static void *poller(void *arg)
   return NULL;
 }
 
-/* The system call the thread waits in (the first field of /proc/self/task/TID/syscall), or
- * -1. */
-static long waiting_in(pid_t tid)
-{
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-  FILE *f = fopen(path, "re");
-  long nr = -1;
-  if (f) {
-    if (fscanf(f, "%ld", &nr) != 1)
-      nr = -1;
-    fclose(f);
-  }
-  return nr;
-}
-
 static pid_t wait_tid(volatile pid_t *tid)
 {
   pid_t t;
@@ -145,11 +129,11 @@ int main(int argc, char **argv)
     fflush(stderr);
   } else {
     long nr; /* under mana, the rest of a sleep a checkpoint interrupted is a ppoll */
-    while ((nr = waiting_in(s)) != SYS_nanosleep && nr != SYS_clock_nanosleep && nr != SYS_ppoll)
+    while ((nr = mt_waiting_in(s)) != SYS_nanosleep && nr != SYS_clock_nanosleep && nr != SYS_ppoll)
       usleep(1000);
-    while (waiting_in(r) != SYS_read)
+    while (mt_waiting_in(r) != SYS_read)
       usleep(1000);
-    while (waiting_in(p) != SYS_poll)
+    while (mt_waiting_in(p) != SYS_poll)
       usleep(1000);
     kill(getpid(), SIGUSR1);
     kill(getpid(), SIGUSR2);

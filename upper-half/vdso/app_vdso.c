@@ -245,6 +245,26 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          (lower-half/poll_timeout.c).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
+/* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
+ * block's first 48 bytes lie below the red zone), the return address kept at 32 in it, and CFI
+ * that describes the application's frame as the caller's. */
+#define BLOCK_ENTER                \
+  "  .cfi_startproc\n"             \
+  "  .cfi_def_cfa %rsp, 0\n"       \
+  "  .cfi_register %rip, %rcx\n"   \
+  "  sub $176, %rsp\n"             \
+  "  .cfi_adjust_cfa_offset 176\n" \
+  "  mov %rcx, 32(%rsp)\n"         \
+  "  .cfi_offset %rip, -144\n"
+#define BLOCK_LEAVE                 \
+  "  mov 32(%rsp), %rcx\n"          \
+  "  .cfi_register %rip, %rcx\n"    \
+  "  add $176, %rsp\n"              \
+  "  .cfi_adjust_cfa_offset -176\n" \
+  "  jmp *%rcx\n"                   \
+  "  .cfi_endproc\n"
+
+/* clang-format off */
 __asm__(".text\n"
         ".globl mana_vdso_reissue_start\n"
         ".globl mana_vdso_reissue_end\n"
@@ -262,13 +282,7 @@ __asm__(".text\n"
         "mana_vdso_reissue_start:\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
         "mana_vdso_poll_timed:\n"
-        "  .cfi_startproc\n"
-        "  .cfi_def_cfa %rsp, 0\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  sub $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset 176\n"
-        "  mov %rcx, 32(%rsp)\n"
-        "  .cfi_offset %rip, -144\n"
+        BLOCK_ENTER
         "  mov %rdx, 16(%rsp)\n"
         "  mov %r10, 24(%rsp)\n"
         "  mov %r11, %rax\n"
@@ -284,22 +298,11 @@ __asm__(".text\n"
         "  syscall\n"
         "  mov 16(%rsp), %rdx\n"
         "  mov 24(%rsp), %r10\n"
-        "  mov 32(%rsp), %rcx\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  add $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset -176\n"
-        "  jmp *%rcx\n"
-        "  .cfi_endproc\n"
+        BLOCK_LEAVE
         /* block: 0 the mask, 8 its address and 16 its size (pselect6's pair), 24 the
          * application's argument register, 32 return address, 40 nr */
         "mana_vdso_masked_wait:\n"
-        "  .cfi_startproc\n"
-        "  .cfi_def_cfa %rsp, 0\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  sub $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset 176\n"
-        "  mov %rcx, 32(%rsp)\n"
-        "  .cfi_offset %rip, -144\n"
+        BLOCK_ENTER
         "  mov %rax, 40(%rsp)\n"
         "  mov %r11, 0(%rsp)\n"
         "  mov %rsp, 8(%rsp)\n"
@@ -344,24 +347,13 @@ __asm__(".text\n"
         "3:\n"
         "  mov 24(%rsp), %r8\n"
         "5:\n"
-        "  mov 32(%rsp), %rcx\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  add $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset -176\n"
-        "  jmp *%rcx\n"
-        "  .cfi_endproc\n"
+        BLOCK_LEAVE
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved r10, 24 saved rdx, 32 return address, 40 nr.
          * The CFI describes the application's frame as the caller's (at entry its %rsp is the
          * application's, its return address in %rcx), so that debuggers and the unwinder
          * see through a thread waiting here. */
         "mana_vdso_reissue_r10:\n"
-        "  .cfi_startproc\n"
-        "  .cfi_def_cfa %rsp, 0\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  sub $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset 176\n"
-        "  mov %rcx, 32(%rsp)\n"
-        "  .cfi_offset %rip, -144\n"
+        BLOCK_ENTER
         "  mov %rax, 40(%rsp)\n"
         "  mov %r10, 16(%rsp)\n"
         "  mov %rdx, 24(%rsp)\n"
@@ -372,12 +364,7 @@ __asm__(".text\n"
         "  syscall\n"
         "  mov 16(%rsp), %r10\n"
         "  mov 24(%rsp), %rdx\n"
-        "  mov 32(%rsp), %rcx\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  add $176, %rsp\n"
-        "  .cfi_adjust_cfa_offset -176\n"
-        "  jmp *%rcx\n"
-        "  .cfi_endproc\n"
+        BLOCK_LEAVE
         /* the sleep block at the 16-aligned %rsp; %rbx (saved) keeps where the return
          * address is */
         "mana_vdso_sleep:\n"
@@ -484,3 +471,4 @@ __asm__(".text\n"
         "  mov %rdx, 16(%rsp)\n"
         "  ret\n"
         "  .cfi_endproc\n");
+/* clang-format on */
