@@ -1,0 +1,129 @@
+/* Unit tests of the waits a park makes again (lower-half/interrupted_waits.c): a thread blocked
+ * in poll() is noted from /proc as the checkpoint thread does, then signalled; the handler,
+ * standing in for the park signal's, finds the call in its frame and settles it.  What poll()
+ * then returns to the thread shows whether the call was made again or failed with EINTR. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../lower-half/interrupted_waits.h"
+
+uint64_t mana_app_cannot_block; /* mana/signals.h: the lower half defines it */
+
+static int fds[2];
+static int timeout_ms;
+static volatile pid_t waiter_tid;
+static volatile long found_nr = -1;
+static volatile int handled, usr2_handled, send_usr2;
+static int rc, err;
+
+/* Stands in for the park signal's handler: the lookup before parking, the settling after. */
+static void on_park(int sig, siginfo_t *info, void *uc)
+{
+  (void)sig, (void)info;
+  long nr = mana_interrupted_wait_of(uc);
+  if (send_usr2) /* a signal of the program's that comes while the thread is parked */
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGUSR2);
+  mana_interrupted_wait_settle(uc, nr);
+  found_nr = nr;
+  __atomic_store_n(&handled, 1, __ATOMIC_RELEASE);
+}
+
+static void on_usr2(int sig)
+{
+  (void)sig;
+  usr2_handled++;
+}
+
+static void *waiter(void *arg)
+{
+  (void)arg;
+  struct pollfd p = {fds[0], POLLIN, 0};
+  __atomic_store_n(&waiter_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  rc = poll(&p, 1, timeout_ms);
+  err = errno;
+  return NULL;
+}
+
+static long waiting_in(pid_t tid)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+  FILE *f = fopen(path, "re");
+  long nr = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &nr) != 1)
+      nr = -1;
+    fclose(f);
+  }
+  return nr;
+}
+
+/* A waiter in poll(timeout), noted first when `note`, signalled, then given its event. */
+static void run(int timeout, int note)
+{
+  struct sigaction sa = {0};
+  sa.sa_sigaction = on_park;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+  struct sigaction sa2 = {0};
+  sa2.sa_handler = on_usr2; /* no SA_RESTART, as if that mattered for poll */
+  cr_assert_eq(sigaction(SIGUSR2, &sa2, NULL), 0);
+  cr_assert_eq(pipe(fds), 0);
+  timeout_ms = timeout;
+  waiter_tid = 0;
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, waiter, NULL), 0);
+  pid_t tid;
+  while ((tid = __atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE)) == 0 || waiting_in(tid) != SYS_poll)
+    usleep(1000);
+  mana_interrupted_waits_reset();
+  if (note)
+    mana_interrupted_waits_note(tid);
+  cr_assert_eq(syscall(SYS_tgkill, getpid(), tid, SIGUSR1), 0);
+  while (!__atomic_load_n(&handled, __ATOMIC_ACQUIRE))
+    usleep(1000);
+  /* made again, the call returns the event; failed, it returned -1 already, whenever it comes */
+  cr_assert_eq(write(fds[1], "x", 1), 1);
+  pthread_join(t, NULL);
+}
+
+Test(interrupted_waits, a_noted_poll_without_timeout_is_made_again)
+{
+  run(-1, 1);
+  cr_expect_eq(found_nr, SYS_poll, "the handler found call %ld", found_nr);
+  cr_expect_eq(rc, 1, "poll returned %d (errno %d) instead of the event", rc, err);
+}
+
+Test(interrupted_waits, an_unnoted_poll_fails_with_eintr_as_before)
+{
+  run(-1, 0);
+  cr_expect_eq(found_nr, 0);
+  cr_expect(rc == -1 && err == EINTR, "poll returned %d (errno %d)", rc, err);
+}
+
+Test(interrupted_waits, a_signal_of_the_program_during_the_park_still_ends_the_poll)
+{
+  send_usr2 = 1;
+  run(-1, 1);
+  cr_expect_eq(found_nr, SYS_poll);
+  cr_expect(rc == -1 && err == EINTR, "poll returned %d (errno %d)", rc, err);
+  cr_expect_eq(usr2_handled, 1);
+}
+
+Test(interrupted_waits, a_poll_with_a_timeout_by_value_keeps_its_eintr)
+{
+  run(600000, 1); /* made again it would wait the 600 s again in full */
+  cr_expect_eq(found_nr, SYS_poll);
+  cr_expect(rc == -1 && err == EINTR, "poll returned %d (errno %d)", rc, err);
+}
