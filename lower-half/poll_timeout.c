@@ -19,11 +19,10 @@
 
 #include "mana/boundary.h"
 
-void mana_poll_timed(ucontext_t *ctx, int *resumed)
+void mana_poll_timed(ucontext_t *ctx)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
   g[REG_R11] = (greg_t)(uint32_t)(int)g[REG_RDX]; /* positive: the filter let no other through */
   g[REG_RCX] = g[REG_RIP];
   g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_poll_timed;
-  *resumed = 1;
 }

@@ -5,7 +5,7 @@
 #include <ucontext.h>
 
 /* SIGSYS for a poll with a positive timeout from upper-half code: sets ctx up to make it in
- * the stand-in's trampoline as a ppoll with that timeout; *resumed is set, %rax left alone. */
-void mana_poll_timed(ucontext_t *ctx, int *resumed);
+ * the stand-in's trampoline as a ppoll with that timeout (the caller leaves %rax alone). */
+void mana_poll_timed(ucontext_t *ctx);
 
 #endif

@@ -393,11 +393,9 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
-  case SYS_poll: { /* only with a positive timeout */
-    int resumed;
-    mana_poll_timed(ctx, &resumed);
+  case SYS_poll: /* only with a positive timeout */
+    mana_poll_timed(ctx);
     return; /* goes on in the trampoline, which makes the call */
-  }
   case SYS_rt_sigsuspend:
   case SYS_ppoll:
   case SYS_pselect6:

@@ -26,6 +26,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "waiting_in.h"
+
 struct mt_state {
   char *buf;
   size_t len, cap;
@@ -353,23 +355,7 @@ static inline void mt_on_signal(int sig, void (*fn)(int), int full_mask)
     mt_die("sigaction failed");
 }
 
-/* The system call thread `tid` of this process waits in (the first field of its
- * /proc/self/task/TID/syscall), or -1. */
-static inline long mt_waiting_in(pid_t tid)
-{
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-  FILE *f = fopen(path, "re");
-  long nr = -1;
-  if (f) {
-    if (fscanf(f, "%ld", &nr) != 1)
-      nr = -1;
-    fclose(f);
-  }
-  return nr;
-}
-
-/* Sleeps `ms` milliseconds (nanosleep: no signal of the program's ends it early here). */
+/* Sleeps about `ms` milliseconds: the pause between two looks at a condition. */
 static inline void mt_pause_ms(long ms)
 {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../lower-half/interrupted_waits.h"
+#include "../programs/waiting_in.h"
 
 uint64_t mana_app_cannot_block; /* mana/signals.h: the lower half defines it */
 
@@ -54,20 +55,6 @@ static void *waiter(void *arg)
   return NULL;
 }
 
-static long waiting_in(pid_t tid)
-{
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-  FILE *f = fopen(path, "re");
-  long nr = -1;
-  if (f) {
-    if (fscanf(f, "%ld", &nr) != 1)
-      nr = -1;
-    fclose(f);
-  }
-  return nr;
-}
-
 /* A waiter in poll(timeout), noted first when `note`, signalled, then given its event. */
 static void run(int timeout, int note)
 {
@@ -85,7 +72,8 @@ static void run(int timeout, int note)
   pthread_t t;
   cr_assert_eq(pthread_create(&t, NULL, waiter, NULL), 0);
   pid_t tid;
-  while ((tid = __atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE)) == 0 || waiting_in(tid) != SYS_poll)
+  while ((tid = __atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE)) == 0 ||
+         mt_waiting_in(tid) != SYS_poll)
     usleep(1000);
   mana_interrupted_waits_reset();
   if (note)
