@@ -115,6 +115,7 @@ static void fill_boundary(const struct mana_upper_start *up, int launching)
   b->ldso_base = up->ldso_base;
   b->stack_low = up->stack_low;
   b->stack_high = up->stack_high;
+  b->app_path = up->app_path;
   b->n_extra_ranges = 0;
   if (up->non_pie.end)
     b->extra_ranges[b->n_extra_ranges++] = up->non_pie;

@@ -94,7 +94,7 @@ int mana_load_upper(struct mana_window *w, const char *app_path, const char *vds
                                    .base = ldso.bias,
                                    .sysinfo_ehdr = vdso.bias,
                                    .execfn = app_path};
-  out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov);
+  out->sp = mana_build_stack(low, low + size, argv, envp, kernel_auxv, &ov, &out->app_path);
   if (!out->sp) {
     return mana_fail(err, errlen, 0, "arguments and environment do not fit the upper half's stack");
   }

@@ -16,6 +16,7 @@ struct mana_upper_start {
   uint64_t app_base, ldso_base, stack_low, stack_high;
   struct mana_range non_pie; /* the application's span if it is not PIE, else {0,0} */
   uint64_t vdso_base;        /* mana's stand-in for the vDSO: its ELF header */
+  uint64_t app_path;         /* the application's absolute path, a string on that stack */
 };
 
 /* Loads ld.so, the application and `vdso_path` (mana's stand-in for the vDSO, named to ld.so

@@ -32,7 +32,8 @@ static size_t count(char *const v[])
 }
 
 uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char *const envp[],
-                          const Elf64_auxv_t *kernel_auxv, const struct mana_auxv_overrides *ov)
+                          const Elf64_auxv_t *kernel_auxv, const struct mana_auxv_overrides *ov,
+                          uint64_t *execfn_at)
 {
   struct cursor c = {low, high};
   size_t argc = count(argv), envc = count(envp), auxc = 0;
@@ -40,6 +41,7 @@ uint64_t mana_build_stack(uint64_t low, uint64_t high, char *const argv[], char 
     auxc++;
 
   uint64_t execfn = push_string(&c, ov->execfn);
+  *execfn_at = execfn;
   uint64_t platform = push_string(&c, "x86_64");
   unsigned char random[16];
   if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random))

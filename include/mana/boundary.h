@@ -123,7 +123,18 @@ struct mana_boundary {
   uint64_t vdso_reissue_r10, vdso_sleep, vdso_sleep_resume;
   uint64_t vdso_sleep_rest, vdso_sleep_rest_resume;
   uint64_t vdso_masked_wait, vdso_poll_timed;
+
+  /* The application's absolute path (the AT_EXECFN string on the upper half's stack), for
+   * debuggers: ld.so names the main program "" in its list of objects (mana_gdb, below). */
+  uint64_t app_path;
 };
+
+/* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have
+ * no debug information for mana_lh; it checks the magic and the version first. */
+_Static_assert(offsetof(struct mana_boundary, version) == 8, "mana_gdb.py: version");
+_Static_assert(offsetof(struct mana_boundary, app_base) == 192, "mana_gdb.py: app_base");
+_Static_assert(offsetof(struct mana_boundary, ldso_base) == 200, "mana_gdb.py: ldso_base");
+_Static_assert(offsetof(struct mana_boundary, app_path) == 432, "mana_gdb.py: app_path");
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */
 #define MANA_CC_SPOILED_REASON                                                              \

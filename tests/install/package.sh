@@ -55,6 +55,7 @@ say "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 contents=$(dpkg-deb -c "$deb")
 for f in "$prefix/bin/mana_launch" "$prefix/bin/mana_lh" "$prefix/bin/mana_restart" \
          "$prefix/bin/mana_status" "$prefix/bin/mana_coordinator" "$prefix/bin/mana_chain" \
+         "$prefix/bin/mana_gdb" "$prefix/share/mana/mana_gdb.py" \
          "$prefix/lib/mana/libmpich.so.12" "$prefix/lib/mana/mana_vdso.so" \
          "$prefix/libexec/mana/slurm/mana-epilog" \
          "$prefix/share/man/man1/mana_launch.1" "$prefix/share/modulefiles/mana/$version" \

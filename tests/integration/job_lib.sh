@@ -46,8 +46,9 @@ wait_step() {
 }
 
 wait_lines() {
-  local end=$((SECONDS + timeout))
-  until [ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -ge "$3" ]; do
+  local end=$((SECONDS + timeout)) n
+  # no count at all while the job has not created FILE yet
+  until n=$(grep -c -- "$2" "$1" 2>/dev/null) || true; [ "${n:-0}" -ge "$3" ]; do
     [ $SECONDS -lt $end ] || fail "$4 after ${timeout}s: $(tail -3 "$1" | tr '\n' ' ')"
     kill -0 "$job" 2>/dev/null || fail "the job ended before $4: $(tail -3 "$1" | tr '\n' ' ')"
     sleep 0.02

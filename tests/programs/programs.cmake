@@ -82,6 +82,7 @@ set(MANA_TEST_PROGRAMS
   sleep_woken:2
   callback_thread:2
   poll_waits:2
+  gdb_frames:2
   app_pipes:2
   dev_files:2
   dir_handles:2

@@ -11,7 +11,8 @@ packages=(build-essential cmake pkg-config python3 gfortran
           libadios-examples libadios-mpich-dev libadios-bin libtachyon-mpich-0-dev
           mocassin mocassin-benchmarks libblas-dev  # tests/realapps
           perl xz-utils  # MPICH's test suite (tests/mpich): runtests, the orig tarball
-          clang-format)  # the test style.format
+          clang-format  # the test style.format
+          gdb)  # mana_gdb (tests/integration/gdb_upper.sh)
 [ "${MANA_WITH_SLURM:-0}" = 1 ] && packages+=(slurm-wlm munge)
 
 missing=()
