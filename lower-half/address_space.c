@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
+#include "mana/upper_window.h"
 #include "mana/mpi_threads.h"
 #include "mana/park.h"
-#include "mana/upper_window.h"
 
 /* Settings for libraries of the lower half that read their environment in constructors, before
  * main runs (libucs parses its configuration at load time): they only take effect through a
@@ -92,4 +92,11 @@ int mana_reserve_window(void)
   }
   mana_window_init(&mana_the_window, MANA_WINDOW_BASE + MANA_CONTROL_AREA_SIZE, MANA_WINDOW_END);
   return 0;
+}
+
+void mana_window_exclude_free_from_cores(void)
+{
+  const struct mana_window *w = &mana_the_window;
+  for (uint32_t i = 0; i < w->n_free; i++)
+    mana_exclude_from_cores(w->free[i].start, w->free[i].end - w->free[i].start);
 }

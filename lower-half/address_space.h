@@ -3,6 +3,12 @@
 #ifndef MANA_ADDRESS_SPACE_H
 #define MANA_ADDRESS_SPACE_H
 
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "mana/raw_syscall.h"
+
 /* Names (comma-separated) of the variables mana_lh added to its own environment; they are
  * removed again from the upper half's. */
 #define MANA_LH_ENV_ADDED "MANA_LH_ENV_ADDED"
@@ -17,5 +23,20 @@ int mana_build_brk_wall(void);
 
 /* Reserves the whole window PROT_NONE and maps the boundary page at its start. */
 int mana_reserve_window(void);
+
+/* Leaves a reservation of mana's out of core dumps (MADV_DONTDUMP): a rank's core would
+ * otherwise hold the window's terabyte of address space as zeros, and gdb's gcore, or a core
+ * piped to a handler, writes every byte of it.  Not for the application's own PROT_NONE
+ * ranges (a malloc arena's tail): the pages it later makes accessible would inherit the flag.
+ * A raw system call: the SIGSYS handler calls it on the upper half's thread pointer. */
+static inline void mana_exclude_from_cores(uint64_t addr, uint64_t len)
+{
+  mana_raw_syscall4(SYS_madvise, (long)addr, (long)len, MADV_DONTDUMP, 0);
+}
+
+/* The same for every range the window allocator holds free: at launch, the whole window but
+ * its control area; at restart, once the allocator's state is back from the image (the
+ * application's reservations are not free there, and stay in cores). */
+void mana_window_exclude_free_from_cores(void);
 
 #endif

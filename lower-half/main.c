@@ -206,6 +206,7 @@ int main(int argc, char **argv, char **envp)
   }
   if (mana_build_brk_wall() != 0 || mana_reserve_window() != 0)
     return 1;
+  mana_window_exclude_free_from_cores();
 
   struct mana_upper_start up;
   char app_vdso[PATH_MAX + 16];

@@ -77,6 +77,7 @@
 #include "park.h"
 #include "mana/upper_window.h"
 #include "huge_pages.h"
+#include "address_space.h"
 #include "app_fd_origin.h"
 #include "clock_calls.h"
 #include "sysv_shm_calls.h"
@@ -98,7 +99,10 @@ static int reserve(uint64_t addr, uint64_t len)
 {
   long r = raw_mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                     -1, 0);
-  return r < 0 ? (int)r : 0;
+  if (r < 0)
+    return (int)r;
+  mana_exclude_from_cores(addr, len);
+  return 0;
 }
 
 static uint64_t page_up(uint64_t v)
@@ -177,8 +181,10 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
      * since the move, leave its mapping alone and lose the range from the allocator. */
     long q = raw_mmap(old, old_len, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-    if (q == (long)old)
+    if (q == (long)old) {
+      mana_exclude_from_cores(old, old_len);
       mana_window_free(w, old, old_len);
+    }
   }
   return r;
 }

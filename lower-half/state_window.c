@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "address_space.h"
 #include "image.h"
 #include "mana/image_blobs.h"
 #include "state.h"
@@ -33,6 +34,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
   }
   memcpy(&mana_the_window, saved, len);
   mana_the_window.lock = 0;
+  mana_window_exclude_free_from_cores();
   return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 
+#include "address_space.h"
 #include "huge_pages.h"
 #include "mana/raw_syscall.h"
 #include "mana/upper_window.h"
@@ -169,9 +170,11 @@ static long serve_shmat(int app_id, uint64_t addr, long flags)
     return -ENOMEM;
   r = raw3(SYS_shmat, kid, (long)addr, flags | SHM_REMAP);
   if (r < 0 || mana_sysv_shm_remember_attach(addr, len) != 0) {
-    if (r >= 0) /* untracked, shmdt could not put the reservation back: undo */
+    if (r >= 0) { /* untracked, shmdt could not put the reservation back: undo */
       mana_raw_syscall6(SYS_mmap, (long)addr, (long)len, PROT_NONE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+      mana_exclude_from_cores(addr, len);
+    }
     mana_window_free(w, addr, len);
     return r < 0 ? r : -ENOMEM;
   }
@@ -189,6 +192,7 @@ static long serve_shmdt(uint64_t addr)
     mana_sysv_shm_remember_attach(addr, len);
     return r;
   }
+  mana_exclude_from_cores(addr, len);
   mana_window_free(&mana_the_window, addr, len);
   return 0;
 }

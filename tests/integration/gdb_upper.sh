@@ -9,9 +9,12 @@
 # ranks together must be, with mana_gdb,
 #   1. under mana_launch,
 #   2. after a checkpoint with --kill and a restart (the upper half now maps no files),
+#   3. in core files gcore wrote of the restarted ranks (mana_gdb --core),
 # the same as plain gdb gives natively (gdb alone shows "??" above mana_lh's frames under
-# mana: no chain at all).  Then
-#   3. a breakpoint set with mana_gdb in the application (frames_released) must stop both
+# mana: no chain at all).  Such a core must be at most 16 times a native rank's: gcore writes
+# every private reservation, and before mana left its own out of cores (MADV_DONTDUMP) it
+# wrote the window's terabyte of address space.  Then
+#   4. a breakpoint set with mana_gdb in the application (frames_released) must stop both
 #      restarted ranks, which then end normally under gdb.
 #
 # usage: gdb_upper.sh --bin DIR --program PATH [--timeout S]
@@ -62,6 +65,11 @@ job=$!
 wait_lines "$work/native.err" "^gdb_frames: rank .* waiting" 2 "both native ranks waited"
 native_pids=$(waiting_pids "$work/native.err")
 backtraces "$work/native.gdb" gdb -q -- $native_pids
+p=$(echo $native_pids | cut -d' ' -f1)
+timeout "$timeout" gcore -o "$work/native-core" "$p" >"$work/gcore.out" 2>&1 ||
+  fail "gcore of native pid $p failed: $(tail -3 "$work/gcore.out" | tr '\n' ' ')"
+native_core=$(stat -c %s "$work/native-core.$p")
+rm -f "$work/native-core.$p"
 touch "$work/go0"
 wait_job "the native run" "$work/native.err"
 grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
@@ -95,7 +103,23 @@ backtraces "$work/restart.gdb" "$bin/mana_gdb" -- $pids
 same_chains "after a restart" "$work/restart.gdb"
 say "after a restart: $(wc -l <"$work/restart.gdb.chains") chains as native"
 
-# ---- 3. a breakpoint in the application, in the restarted ranks -----------------------------
+# ---- 3. core files of the restarted ranks ----------------------------------------------------
+: >"$work/core.gdb"
+for p in $pids; do
+  timeout "$timeout" gcore -o "$work/core" "$p" >"$work/gcore.out" 2>&1 ||
+    fail "gcore of pid $p failed: $(tail -3 "$work/gcore.out" | tr '\n' ' ')"
+  size=$(stat -c %s "$work/core.$p")
+  [ "$size" -le $((16 * native_core)) ] ||
+    fail "the core of pid $p is $((size >> 20)) MiB, over 16 times a native rank's $((native_core >> 20)) MiB: mana's reservations are in it"
+  timeout "$timeout" "$bin/mana_gdb" -batch --core "$work/core.$p" -ex "thread apply all bt" \
+    >>"$work/core.gdb" 2>&1 || fail "mana_gdb --core on pid $p's core failed: $(tail -3 "$work/core.gdb")"
+  rm -f "$work/core.$p"
+  sizes="${sizes:+$sizes, }$((size >> 20)) MiB"
+done
+same_chains "from core files" "$work/core.gdb"
+say "from core files ($sizes; a native rank's $((native_core >> 20)) MiB): $(wc -l <"$work/core.gdb.chains") chains as native"
+
+# ---- 4. a breakpoint in the application, in the restarted ranks -----------------------------
 # gdb stays attached through the rest of the job: mana's SIGSYS and park signals pass without a
 # stop, and each rank ends normally under it.
 gdbs=()
@@ -120,4 +144,4 @@ say "a breakpoint in frames_released: hit in both restarted ranks, which then en
 
 cat "$work/run1.out" "$work/run2.out" | cmp -s - "$work/native.out" ||
   fail "the output across the restart differs from native: $(cat "$work/run1.out" "$work/run2.out" | diff "$work/native.out" - | head -5 | tr '\n' ' ')"
-say "PASS: the application's frames as native under mana and after a restart; output as native"
+say "PASS: the application's frames as native under mana, after a restart and in core files; output as native"
