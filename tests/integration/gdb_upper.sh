@@ -8,7 +8,8 @@
 # functions (the frames whose source is gdb_frames.c, innermost first).  The chains of the two
 # ranks together must be, with mana_gdb,
 #   1. under mana_launch,
-#   2. after a checkpoint with --kill and a restart (the upper half now maps no files),
+#   2. after a checkpoint with --kill and a restart (the upper half now maps no files; the
+#      ranks named by number, mana_gdb --rank),
 #   3. in core files gcore wrote of the restarted ranks (mana_gdb --core),
 # the same as plain gdb gives natively (gdb alone shows "??" above mana_lh's frames under
 # mana: no chain at all).  Such a core must be at most 16 times a native rank's: gcore writes
@@ -99,7 +100,12 @@ until pids=$("$bin/mana_status" --ckptdir "$work/ck" --json 2>/dev/null |
   kill -0 "$job" 2>/dev/null || fail "the restarted job ended: $(tail -3 "$work/run2.err" | tr '\n' ' ')"
   sleep 0.1
 done
-backtraces "$work/restart.gdb" "$bin/mana_gdb" -- $pids
+: >"$work/restart.gdb"
+for r in 0 1; do # by rank number: mana_gdb asks mana_status for the pid
+  timeout "$timeout" "$bin/mana_gdb" --rank "$r" --ckptdir "$work/ck" -batch \
+    -ex "thread apply all bt" >>"$work/restart.gdb" 2>&1 ||
+    fail "mana_gdb --rank $r failed: $(tail -3 "$work/restart.gdb" | tr '\n' ' ')"
+done
 same_chains "after a restart" "$work/restart.gdb"
 say "after a restart: $(wc -l <"$work/restart.gdb.chains") chains as native"
 
