@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "mana/boundary.h"
-#include "mana/upper_window.h"
 #include "mana/mpi_threads.h"
 #include "mana/park.h"
+#include "mana/upper_window.h"
 
 /* Settings for libraries of the lower half that read their environment in constructors, before
  * main runs (libucs parses its configuration at load time): they only take effect through a

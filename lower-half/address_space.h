@@ -24,11 +24,11 @@ int mana_build_brk_wall(void);
 /* Reserves the whole window PROT_NONE and maps the boundary page at its start. */
 int mana_reserve_window(void);
 
-/* Leaves a reservation of mana's out of core dumps (MADV_DONTDUMP): a rank's core would
- * otherwise hold the window's terabyte of address space as zeros, and gdb's gcore, or a core
- * piped to a handler, writes every byte of it.  Not for the application's own PROT_NONE
- * ranges (a malloc arena's tail): the pages it later makes accessible would inherit the flag.
- * A raw system call: the SIGSYS handler calls it on the upper half's thread pointer. */
+/* Leaves a reservation of mana's out of core dumps (MADV_DONTDUMP).  The kernel leaves out
+ * ranges never touched anyway, but gdb's gcore cannot tell them apart and writes the window's
+ * terabyte of address space as zeros.  Not for the application's own PROT_NONE ranges (a
+ * malloc arena's tail): the pages it later makes accessible would inherit the flag.  A raw
+ * system call: the SIGSYS handler calls it on the upper half's thread pointer. */
 static inline void mana_exclude_from_cores(uint64_t addr, uint64_t len)
 {
   mana_raw_syscall4(SYS_madvise, (long)addr, (long)len, MADV_DONTDUMP, 0);

@@ -133,7 +133,6 @@ struct mana_boundary {
  * no debug information for mana_lh; it checks the magic and the version first. */
 _Static_assert(offsetof(struct mana_boundary, version) == 8, "mana_gdb.py: version");
 _Static_assert(offsetof(struct mana_boundary, app_base) == 192, "mana_gdb.py: app_base");
-_Static_assert(offsetof(struct mana_boundary, ldso_base) == 200, "mana_gdb.py: ldso_base");
 _Static_assert(offsetof(struct mana_boundary, app_path) == 432, "mana_gdb.py: app_path");
 
 /* Why a checkpoint is refused when mana_stub_cc.spoiled says so. */
