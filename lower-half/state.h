@@ -72,6 +72,7 @@ int mana_fork_advice_lift(char *err, size_t errlen);
 void mana_fork_advice_give_back(void);
 extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
 extern const struct mana_state_ops mana_state_eventfds; /* state_eventfds.c */
+extern const struct mana_state_ops mana_state_epolls;   /* state_epolls.c */
 extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
 extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
 extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */

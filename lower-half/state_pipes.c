@@ -7,8 +7,8 @@
  * running job finds its pipe as it was.
  *
  * Everything else the application made that is not a file (sockets, timerfds, signalfds,
- * epoll and inotify instances, a pipe whose other end is in another process; eventfds are
- * state_eventfds.c's)
+ * inotify instances, a pipe whose other end is in another process; eventfds are
+ * state_eventfds.c's, epoll instances state_epolls.c's, which says when one cannot come back)
  * cannot come back: a checkpoint is refused while one is open (mana_app_fds_unrestorable).
  * Before, a restarted rank found such descriptors closed, or reused by MPI's own, and wrote
  * into them. */
@@ -31,6 +31,7 @@
 #include "mana/fail.h"
 #include "mana/image_blobs.h"
 #include "state.h"
+#include "state_epolls.h"
 
 /* One descriptor of an application's pipe. */
 struct pipe_end {
@@ -89,7 +90,7 @@ static const char *kind_of(const struct stat *st)
     return "a socket";
   if (S_ISFIFO(st->st_mode))
     return "a pipe whose other end is not in this process";
-  return "a timerfd, signalfd, epoll or inotify descriptor";
+  return "a timerfd, signalfd or inotify descriptor";
 }
 
 int mana_app_fds_unrestorable(char *why, size_t len)
@@ -102,9 +103,13 @@ int mana_app_fds_unrestorable(char *why, size_t len)
     for (size_t j = 0; j < n && S_ISFIFO(list[i].st.st_mode); j++)
       other_end |= list[j].st.st_ino == list[i].st.st_ino &&
                    is_pipe_end_for(&list[j], !is_pipe_end_for(&list[i], 1));
-    if ((S_ISFIFO(list[i].st.st_mode) && other_end) ||
-        (mana_app_anon_identity(list[i].fd) & 0xff) == MANA_ANON_EVENTFD)
+    uint64_t anon = mana_app_anon_identity(list[i].fd) & 0xff;
+    if ((S_ISFIFO(list[i].st.st_mode) && other_end) || anon == MANA_ANON_EVENTFD)
       continue;
+    if (anon == MANA_ANON_EPOLL) {
+      found = mana_epoll_unrestorable(list[i].fd, why, len);
+      continue;
+    }
     snprintf(why, len,
              "the application holds %s (descriptor %d), which a restart could not give back",
              kind_of(&list[i].st), list[i].fd);

@@ -5,8 +5,8 @@
 #include <stddef.h>
 
 /* 1 with the reason when the application holds a descriptor a restart could not give back:
- * a socket, an eventfd, timerfd, signalfd, epoll or inotify instance, or a pipe whose other
- * end is not in this process.  Call with the application's threads parked. */
+ * a socket, a timerfd, signalfd or inotify instance, an epoll instance watching a descriptor
+ * that no longer holds its file, or a pipe whose other end is not in this process.  Call with the application's threads parked. */
 int mana_app_fds_unrestorable(char *why, size_t len);
 
 #endif

@@ -24,6 +24,7 @@ enum mana_blob_type {
   MANA_BLOB_THREAD_NAMES = 19,   /* the name of each parked thread */
   MANA_BLOB_EVENTFDS = 20,       /* the upper half's eventfds: descriptors, flags, counts */
   MANA_BLOB_CLOCKS = 21,         /* the clocks' readings at the checkpoint and their offsets */
+  MANA_BLOB_EPOLLS = 22,         /* the upper half's epoll instances and their watches */
 };
 
 #endif

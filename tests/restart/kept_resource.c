@@ -15,10 +15,18 @@
  *   thread_timer  a POSIX timer notifying by SIGEV_THREAD (glibc runs the function on a thread
  *            of its own, which the kernel signals by id), armed for an hour and read every
  *            step (lower-half/state_posix_timers.c).
- *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|thread_timer STEPS
- *          STEP_MS
- * Rank 0 prints "child started", "eventfd made" or "timer made" (also for timerfd) once it
- * holds it (for
+ *   epoll    an event loop: an epoll instance watching a pipe (level-triggered), an eventfd
+ *            (edge-triggered), a one-shot eventfd re-armed every third step through a
+ *            duplicate of the instance, and a second epoll instance that watches a third
+ *            eventfd; every step posts to all of them, waits without blocking and adds up the
+ *            data of what was reported (not kept: lower-half/state_epolls.c gives them back);
+ *   epoll_stale  an epoll instance watching a pipe's read end through a descriptor closed
+ *            after a dup (the watch stays, keyed by the closed number, which a restart could
+ *            not add again: refused); every step writes a byte, waits and reads it.
+ *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|thread_timer|epoll|
+ *          epoll_stale STEPS STEP_MS
+ * Rank 0 prints "child started", "eventfd made" (also for epoll) or "timer made" (also for
+ * timerfd) once it holds it (for
  * eventfd_closed, "eventfd made and closed"), then STEPS
  * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
@@ -29,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -36,6 +45,67 @@
 
 static FILE *child;
 static int efd = -1, tfd = -1;
+/* epoll: the outer instance and its duplicate, the inner one, the pipe's ends and the
+ * edge-triggered, one-shot and inner eventfds */
+static int ep = -1, ep_stale = -1, ep_dup, ep_inner, pipe_rd, pipe_wr, ev_edge, ev_once, ev_inner;
+enum { DATA_PIPE = 1, DATA_EDGE = 2, DATA_ONCE = 4, DATA_INNER = 8 };
+
+static int watch(int epfd, int fd, uint32_t events, uint64_t data)
+{
+  struct epoll_event ev = {.events = events, .data.u64 = data};
+  return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int make_event_loop(void)
+{
+  int p[2];
+  if (pipe(p) != 0)
+    return -1;
+  pipe_rd = p[0];
+  pipe_wr = p[1];
+  ep = epoll_create1(EPOLL_CLOEXEC);
+  ep_inner = epoll_create1(0);
+  ev_edge = eventfd(0, EFD_NONBLOCK);
+  ev_once = eventfd(0, EFD_NONBLOCK);
+  ev_inner = eventfd(0, EFD_NONBLOCK);
+  ep_dup = ep >= 0 ? fcntl(ep, F_DUPFD_CLOEXEC, 40) : -1;
+  if (ep < 0 || ep_inner < 0 || ev_edge < 0 || ev_once < 0 || ev_inner < 0 || ep_dup < 0)
+    return -1;
+  return watch(ep, pipe_rd, EPOLLIN, DATA_PIPE) | watch(ep, ev_edge, EPOLLIN | EPOLLET, DATA_EDGE) |
+         watch(ep_dup, ev_once, EPOLLIN | EPOLLONESHOT, DATA_ONCE) |
+         watch(ep_inner, ev_inner, EPOLLIN, 99) | watch(ep, ep_inner, EPOLLIN, DATA_INNER);
+}
+
+/* One turn of the event loop: the sum of the data of what was reported, times ten plus the
+ * number of events; -1000 for each call that failed. */
+static long event_loop_turn(int step)
+{
+  uint64_t one = 1, count;
+  char byte = 'x';
+  long failed = 0, sum = 0;
+  failed += write(pipe_wr, &byte, 1) != 1;
+  failed += write(ev_edge, &one, 8) != 8;
+  failed += write(ev_once, &one, 8) != 8;
+  failed += write(ev_inner, &one, 8) != 8;
+  struct epoll_event evs[8];
+  int n = epoll_wait(ep, evs, 8, 0);
+  failed += n < 0;
+  for (int i = 0; i < n; i++)
+    sum += (long)evs[i].data.u64;
+  failed += read(pipe_rd, &byte, 1) != 1;
+  failed += read(ev_once, &count, 8) != 8;
+  if (step % 3 == 2) {
+    failed += read(ev_edge, &count, 8) != 8;
+    struct epoll_event again = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = DATA_ONCE};
+    failed += epoll_ctl(ep_dup, EPOLL_CTL_MOD, ev_once, &again) != 0;
+  }
+  if (step % 2 == 1) {
+    failed += read(ev_inner, &count, 8) != 8;
+    struct epoll_event inner;
+    failed += epoll_wait(ep_inner, &inner, 1, 0) != 0; /* drained: nothing to report */
+  }
+  return failed ? -1000 * failed : sum * 10 + (n > 0 ? n : 0);
+}
 static timer_t timer;
 static int have_timer;
 
@@ -68,6 +138,21 @@ static void take(const char *what)
       fflush(stdout);
       return;
     }
+  } else if (strcmp(what, "epoll") == 0) {
+    if (make_event_loop() == 0) {
+      efd = -2; /* held: the loop's descriptors */
+      printf("eventfd made\n");
+    }
+  } else if (strcmp(what, "epoll_stale") == 0) {
+    int p[2];
+    ep_stale = epoll_create1(0);
+    if (ep_stale >= 0 && pipe(p) == 0 && watch(ep_stale, p[0], EPOLLIN, DATA_PIPE) == 0) {
+      pipe_rd = dup(p[0]);
+      pipe_wr = p[1];
+      close(p[0]);
+      efd = -2;
+      printf("eventfd made\n");
+    }
   } else if (strcmp(what, "timerfd") == 0) {
     struct itimerspec hour = {{0, 0}, {3600, 0}};
     tfd = timerfd_create(CLOCK_MONOTONIC, 0);
@@ -84,7 +169,7 @@ static void take(const char *what)
     if (have_timer)
       printf("timer made\n");
   }
-  if (!child && efd < 0 && tfd < 0 && !have_timer) {
+  if (!child && efd == -1 && tfd < 0 && !have_timer) {
     fprintf(stderr, "kept_resource: cannot make a %s\n", what);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -96,6 +181,14 @@ static long use(int step, long total)
 {
   if (child)
     fprintf(child, "step %d total %ld\n", step, total);
+  if (ep >= 0)
+    return event_loop_turn(step);
+  if (ep_stale >= 0) {
+    char byte = 'x';
+    struct epoll_event ev;
+    int n = write(pipe_wr, &byte, 1) == 1 ? epoll_wait(ep_stale, &ev, 1, 0) : -1;
+    return n == 1 && read(pipe_rd, &byte, 1) == 1 ? (long)ev.data.u64 : -1000;
+  }
   uint64_t one = 1, count = 0;
   if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one))
     return step % 3 == 2 && read(efd, &count, sizeof(count)) == sizeof(count) ? (long)count : 0;
