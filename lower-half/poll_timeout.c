@@ -11,18 +11,26 @@
  * left (interrupted_waits.c), after a restart too (the block is on the thread's stack).
  * A poll without a timeout (negative) or with 0 is not trapped.
  *
+ * epoll_wait takes its timeout the same way, and epoll_pwait2's timespec is not written back.
+ * An epoll_wait with a positive timeout (or an epoll_pwait without a mask, the same call) is
+ * made in mana_vdso_epoll_timed: an epoll_wait that does not wait, and while it finds nothing,
+ * a ppoll for the epoll descriptor's readiness with the time left in the block, as above.
+ *
  * Runs in the SIGSYS handler, on the application's thread pointer: no libc. */
 #define _GNU_SOURCE
 #include "poll_timeout.h"
 
 #include <stdint.h>
+#include <sys/syscall.h>
 
 #include "mana/boundary.h"
 
-void mana_poll_timed(ucontext_t *ctx)
+void mana_poll_timed(ucontext_t *ctx, long nr)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
-  g[REG_R11] = (greg_t)(uint32_t)(int)g[REG_RDX]; /* positive: the filter let no other through */
+  int poll = nr == SYS_poll;
+  /* positive: the filter let no other through */
+  g[REG_R11] = (greg_t)(uint32_t)(int)g[poll ? REG_RDX : REG_R10];
   g[REG_RCX] = g[REG_RIP];
-  g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_poll_timed;
+  g[REG_RIP] = (greg_t)(poll ? MANA_BOUNDARY->vdso_poll_timed : MANA_BOUNDARY->vdso_epoll_timed);
 }

@@ -30,8 +30,8 @@
  *   nanosleep, clock_nanosleep                      made in the stand-in vDSO's sleep
  *                                                    trampoline, which a checkpoint's signal
  *                                                    does not cut short (clock_calls.c)
- *   poll with a positive timeout                    made in the stand-in's trampoline as a
- *                                                    ppoll, whose time left survives a park
+ *   poll, epoll_wait (epoll_pwait without a mask)   made in the stand-in's trampolines with a
+ *   with a positive timeout                         ppoll, whose time left survives a park
  *                                                    (poll_timeout.c)
  *   rt_sigsuspend; ppoll, pselect6, epoll_pwait(2)  made in the stand-in's trampoline with the
  *   with a signal mask                              mask less what mana keeps open, or the
@@ -400,12 +400,18 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     ret = mana_written_files_open(info->si_syscall, args);
     break;
   case SYS_poll: /* only with a positive timeout */
-    mana_poll_timed(ctx);
+  case SYS_epoll_wait:
+    mana_poll_timed(ctx, info->si_syscall);
     return; /* goes on in the trampoline, which makes the call */
+  case SYS_epoll_pwait:
+    if (!args[4]) { /* no mask: an epoll_wait, trapped for its positive timeout */
+      mana_poll_timed(ctx, info->si_syscall);
+      return;
+    }
+    __attribute__((fallthrough));
   case SYS_rt_sigsuspend:
   case SYS_ppoll:
   case SYS_pselect6:
-  case SYS_epoll_pwait:
   case SYS_epoll_pwait2: {
     int resumed;
     ret = mana_masked_wait(ctx, info->si_syscall, &resumed);
@@ -456,8 +462,10 @@ enum {
   L_GETTIME,
   L_SETTIME,
   L_POLL,
+  L_EPOLL_WAIT,
   L_PPOLL,
   L_EPOLL_PWAIT,
+  L_EPOLL_PWAIT2,
   L_PSELECT,
   L_TIME_IP, /* four labels: a range (emit_range) */
   L_FIRST_RANGE = L_TIME_IP + 4
@@ -569,11 +577,12 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_nanosleep, L_TIME_IP, NEXT);
   JEQ(SYS_clock_nanosleep, L_NANOSLEEP, NEXT);
   JEQ(SYS_poll, L_POLL, NEXT);
+  JEQ(SYS_epoll_wait, L_EPOLL_WAIT, NEXT);
   JEQ(SYS_rt_sigsuspend, L_TIME_IP, NEXT);
   JEQ(SYS_ppoll, L_PPOLL, NEXT);
   JEQ(SYS_pselect6, L_PSELECT, NEXT);
   JEQ(SYS_epoll_pwait, L_EPOLL_PWAIT, NEXT);
-  JEQ(SYS_epoll_pwait2, L_EPOLL_PWAIT, NEXT);
+  JEQ(SYS_epoll_pwait2, L_EPOLL_PWAIT2, NEXT);
   if (clocks) {
     JEQ(SYS_futex, L_FUTEX, NEXT);
     JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
@@ -637,11 +646,20 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(0, NEXT, L_TIME_IP);
   LD_W(ARG_LO(3) + 4);
   JEQ(0, L_ALLOW, L_TIME_IP);
-  label(b, L_EPOLL_PWAIT);
+  label(b, L_EPOLL_PWAIT); /* without a mask, an epoll_wait (below) */
+  LD_W(ARG_LO(4));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(4) + 4);
+  JEQ(0, L_EPOLL_WAIT, L_TIME_IP);
+  label(b, L_EPOLL_PWAIT2);
   LD_W(ARG_LO(4));
   JEQ(0, NEXT, L_TIME_IP);
   LD_W(ARG_LO(4) + 4);
   JEQ(0, L_ALLOW, L_TIME_IP);
+  label(b, L_EPOLL_WAIT); /* a positive timeout (poll_timeout.c) */
+  LD_W(ARG_LO(3));
+  JEQ(0, L_ALLOW, NEXT);
+  JSET(0x80000000u, L_ALLOW, L_TIME_IP);
   label(b, L_PSELECT); /* its sixth argument points at the mask's pointer and size */
   LD_W(ARG_LO(5));
   JEQ(0, NEXT, L_TIME_IP);

@@ -243,6 +243,11 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          writes the time left when a signal interrupts it, so that the call
  *                          made again after a checkpoint waits only for that
  *                          (lower-half/poll_timeout.c).
+ *   mana_vdso_epoll_timed  epoll_wait (or epoll_pwait without a mask) with a timeout: %r11
+ *                          holds its milliseconds.  epoll_wait without waiting, and while it
+ *                          finds nothing, a ppoll for the epoll descriptor's readiness with
+ *                          the time left as a timespec in the block, as above; then
+ *                          epoll_wait again (another thread may have taken the events).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
@@ -271,6 +276,7 @@ __asm__(".text\n"
         ".globl mana_vdso_reissue_r10\n"
         ".globl mana_vdso_masked_wait\n"
         ".globl mana_vdso_poll_timed\n"
+        ".globl mana_vdso_epoll_timed\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
@@ -278,6 +284,7 @@ __asm__(".text\n"
         ".type mana_vdso_reissue_r10, @function\n"
         ".type mana_vdso_masked_wait, @function\n"
         ".type mana_vdso_poll_timed, @function\n"
+        ".type mana_vdso_epoll_timed, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
@@ -297,6 +304,45 @@ __asm__(".text\n"
         "  mov $271, %eax\n"
         "  syscall\n"
         "  mov 16(%rsp), %rdx\n"
+        "  mov 24(%rsp), %r10\n"
+        BLOCK_LEAVE
+        /* block: 0 tv_sec, 8 tv_nsec, 16 the pollfd, 24 saved r10, 32 return address, 40 saved
+         * rdi, 48 saved rsi, 56 saved rdx */
+        "mana_vdso_epoll_timed:\n"
+        BLOCK_ENTER
+        "  mov %rdi, 40(%rsp)\n"
+        "  mov %rsi, 48(%rsp)\n"
+        "  mov %rdx, 56(%rsp)\n"
+        "  mov %r10, 24(%rsp)\n"
+        "  mov %edi, 16(%rsp)\n"
+        "  movl $1, 20(%rsp)\n" /* POLLIN, no revents */
+        "  mov %r11, %rax\n"
+        "  xor %edx, %edx\n"
+        "  mov $1000, %ecx\n"
+        "  div %rcx\n"
+        "  mov %rax, 0(%rsp)\n"
+        "  imul $1000000, %rdx, %rdx\n"
+        "  mov %rdx, 8(%rsp)\n"
+        "1:\n"
+        "  mov 40(%rsp), %rdi\n"
+        "  mov 48(%rsp), %rsi\n"
+        "  mov 56(%rsp), %rdx\n"
+        "  xor %r10d, %r10d\n"
+        "  mov $232, %eax\n" /* epoll_wait, without waiting */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jnz 2f\n"
+        "  lea 16(%rsp), %rdi\n"
+        "  mov $1, %esi\n"
+        "  mov %rsp, %rdx\n"
+        "  mov $271, %eax\n" /* ppoll, %r10 0: no mask */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jg 1b\n"
+        "2:\n"
+        "  mov 40(%rsp), %rdi\n"
+        "  mov 48(%rsp), %rsi\n"
+        "  mov 56(%rsp), %rdx\n"
         "  mov 24(%rsp), %r10\n"
         BLOCK_LEAVE
         /* block: 0 the mask, 8 its address and 16 its size (pselect6's pair), 24 the
