@@ -107,6 +107,11 @@ for r in 0 1; do # by rank number: mana_gdb asks mana_status for the pid
     fail "mana_gdb --rank $r failed: $(tail -3 "$work/restart.gdb" | tr '\n' ' ')"
 done
 same_chains "after a restart" "$work/restart.gdb"
+# a rank the job does not have: one line and status 1, without starting gdb
+rc=0
+"$bin/mana_gdb" --rank 7 --ckptdir "$work/ck" -batch >"$work/norank.out" 2>&1 || rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$work/norank.out")" -eq 1 ] && grep -q "no rank 7" "$work/norank.out" ||
+  fail "mana_gdb --rank 7 of a 2-rank job: status $rc, said: $(tr '\n' ' ' <"$work/norank.out")"
 say "after a restart: $(wc -l <"$work/restart.gdb.chains") chains as native"
 
 # ---- 3. core files of the restarted ranks ----------------------------------------------------
