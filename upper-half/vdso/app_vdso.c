@@ -269,6 +269,16 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
   "  jmp *%rcx\n"                   \
   "  .cfi_endproc\n"
 
+/* The milliseconds in %r11 as a timespec at the block's start (clobbers %rax, %rcx, %rdx). */
+#define MS_TO_BLOCK_TIMESPEC      \
+  "  mov %r11, %rax\n"            \
+  "  xor %edx, %edx\n"            \
+  "  mov $1000, %ecx\n"           \
+  "  div %rcx\n"                  \
+  "  mov %rax, 0(%rsp)\n"         \
+  "  imul $1000000, %rdx, %rdx\n" \
+  "  mov %rdx, 8(%rsp)\n"
+
 /* clang-format off */
 __asm__(".text\n"
         ".globl mana_vdso_reissue_start\n"
@@ -292,13 +302,7 @@ __asm__(".text\n"
         BLOCK_ENTER
         "  mov %rdx, 16(%rsp)\n"
         "  mov %r10, 24(%rsp)\n"
-        "  mov %r11, %rax\n"
-        "  xor %edx, %edx\n"
-        "  mov $1000, %ecx\n"
-        "  div %rcx\n"
-        "  mov %rax, 0(%rsp)\n"
-        "  imul $1000000, %rdx, %rdx\n"
-        "  mov %rdx, 8(%rsp)\n"
+        MS_TO_BLOCK_TIMESPEC
         "  mov %rsp, %rdx\n"
         "  xor %r10d, %r10d\n" /* no mask: ppoll then reads no size either */
         "  mov $271, %eax\n"
@@ -316,13 +320,7 @@ __asm__(".text\n"
         "  mov %r10, 24(%rsp)\n"
         "  mov %edi, 16(%rsp)\n"
         "  movl $1, 20(%rsp)\n" /* POLLIN, no revents */
-        "  mov %r11, %rax\n"
-        "  xor %edx, %edx\n"
-        "  mov $1000, %ecx\n"
-        "  div %rcx\n"
-        "  mov %rax, 0(%rsp)\n"
-        "  imul $1000000, %rdx, %rdx\n"
-        "  mov %rdx, 8(%rsp)\n"
+        MS_TO_BLOCK_TIMESPEC
         "1:\n"
         "  mov 40(%rsp), %rdi\n"
         "  mov 48(%rsp), %rsi\n"
