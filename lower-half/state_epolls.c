@@ -93,18 +93,13 @@ static int same_file(int tfd, uint64_t ino, uint32_t sdev)
          st.st_dev == makedev(sdev >> 20, sdev & 0xfffff);
 }
 
-struct capturing {
-  struct saved_watch base;
-  int failed;
-};
-
+/* `arg`: the instance's record, which each of its watches copies. */
 static int capture_watch(int tfd, uint32_t events, uint64_t data, uint64_t ino, uint32_t sdev,
                          void *arg)
 {
   (void)ino;
   (void)sdev;
-  struct capturing *c = arg;
-  struct saved_watch w = c->base;
+  struct saved_watch w = *(const struct saved_watch *)arg;
   w.tfd = tfd;
   w.events = events;
   w.data = data;
@@ -125,22 +120,22 @@ static int capture(char *err, size_t errlen)
     if (e->d_name[0] == '.' || fd == dirfd(dir) ||
         (mana_app_anon_identity(fd) & 0xff) != MANA_ANON_EPOLL || !mana_app_anon_fd_made(fd))
       continue;
-    struct capturing c = {{fd, 0, -1, -1, 0, 0, 0}, 0};
+    struct saved_watch c = {fd, 0, -1, -1, 0, 0, 0};
     int64_t pos;
-    if (mana_fd_info(fd, &c.base.flags, &pos) != 0) {
+    if (mana_fd_info(fd, &c.flags, &pos) != 0) {
       rc = mana_fail(err, errlen, errno, "cannot read the application's epoll descriptor %d", fd);
       break;
     }
-    for (size_t i = 0; i < n_saved && c.base.dup_of < 0; i++)
+    for (size_t i = 0; i < n_saved && c.dup_of < 0; i++)
       if (saved[i].dup_of < 0 && syscall(SYS_kcmp, self, self, KCMP_FILE, saved[i].epfd, fd) == 0)
-        c.base.dup_of = saved[i].epfd;
+        c.dup_of = saved[i].epfd;
     size_t before = n_saved;
-    if (c.base.dup_of < 0 && each_watch(fd, capture_watch, &c) != 0) {
+    if (c.dup_of < 0 && each_watch(fd, capture_watch, &c) != 0) {
       rc = mana_fail(err, errlen, errno ? errno : ENOMEM,
                      "cannot read the watches of the application's epoll descriptor %d", fd);
       break;
     }
-    if (n_saved == before && add(&c.base) != 0) /* no watch, or a duplicate */
+    if (n_saved == before && add(&c) != 0) /* no watch, or a duplicate */
       rc = mana_fail(err, errlen, ENOMEM, "the application's epoll descriptors");
   }
   closedir(dir);
