@@ -3,12 +3,17 @@
 #define _GNU_SOURCE
 #include "app_fds.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "app_fd_origin.h"
 #include "mana/fail.h"
 
 int mana_fd_info(int fd, int32_t *flags, int64_t *pos)
@@ -83,4 +88,58 @@ int mana_fd_write_all(int fd, const char *data, uint64_t bytes)
     put += (uint64_t)w;
   }
   return 0;
+}
+
+int mana_app_anon_fds(uint64_t kind, int (*fn)(int fd, int dup_of, char *err, size_t errlen),
+                      char *err, size_t errlen)
+{
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir)
+    return mana_fail(err, errlen, errno, "cannot list /proc/self/fd");
+  int *firsts = NULL, rc = 0;
+  size_t n_firsts = 0, cap = 0;
+  pid_t self = getpid();
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(dir)) != NULL) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] == '.' || fd == dirfd(dir) || (mana_app_anon_identity(fd) & 0xff) != kind ||
+        !mana_app_anon_fd_made(fd))
+      continue;
+    int dup_of = -1;
+    for (size_t i = 0; i < n_firsts && dup_of < 0; i++)
+      if (syscall(SYS_kcmp, self, self, KCMP_FILE, firsts[i], fd) == 0)
+        dup_of = firsts[i];
+    if (dup_of < 0) {
+      if (n_firsts == cap) {
+        cap = cap ? 2 * cap : 8;
+        int *more = realloc(firsts, cap * sizeof(*more));
+        if (!more) {
+          rc = mana_fail(err, errlen, ENOMEM, "cannot list /proc/self/fd");
+          break;
+        }
+        firsts = more;
+      }
+      firsts[n_firsts++] = fd;
+    }
+    rc = fn(fd, dup_of, err, errlen) ? -1 : 0;
+  }
+  free(firsts);
+  closedir(dir);
+  return rc;
+}
+
+int mana_fd_info_field(int fd, const char *name, const char *format, void *out)
+{
+  char path[64], line[256];
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return -1;
+  size_t len = strlen(name);
+  int found = 0;
+  while (!found && fgets(line, sizeof(line), f))
+    found = strncmp(line, name, len) == 0 && line[len] == ':' &&
+            sscanf(line + len + 1, format, out) == 1;
+  fclose(f);
+  return found ? 0 : -1;
 }

@@ -28,4 +28,16 @@ int mana_fd_write_all(int fd, const char *data, uint64_t bytes);
 int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, char *err,
                   size_t errlen);
 
+/* Calls fn(fd, dup_of, err, errlen) for each descriptor of the anonymous kind `kind`
+ * (MANA_ANON_*, app_fd_origin.h) that the application made or duplicated, in /proc/self/fd's
+ * order; dup_of is -1, or an earlier such descriptor, itself no duplicate, of the same open
+ * file (kcmp).  Stops at the first fn that fails (returns non-zero, err filled).  0, or -1 with
+ * err filled. */
+int mana_app_anon_fds(uint64_t kind, int (*fn)(int fd, int dup_of, char *err, size_t errlen),
+                      char *err, size_t errlen);
+
+/* The value of fdinfo line "NAME: VALUE" of `fd` read with `format` (one conversion) into
+ * `out`; 0, or -1 when the file or the line is missing. */
+int mana_fd_info_field(int fd, const char *name, const char *format, void *out);
+
 #endif

@@ -13,17 +13,14 @@
 #define _GNU_SOURCE
 #include "state_epolls.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "app_fd_origin.h"
@@ -106,40 +103,26 @@ static int capture_watch(int tfd, uint32_t events, uint64_t data, uint64_t ino, 
   return add(&w);
 }
 
+static int capture_one(int fd, int dup_of, char *err, size_t errlen)
+{
+  struct saved_watch c = {fd, 0, dup_of, -1, 0, 0, 0};
+  int64_t pos;
+  if (mana_fd_info(fd, &c.flags, &pos) != 0)
+    return mana_fail(err, errlen, errno, "cannot read the application's epoll descriptor %d", fd);
+  size_t before = n_saved;
+  errno = 0;
+  if (dup_of < 0 && each_watch(fd, capture_watch, &c) != 0)
+    return mana_fail(err, errlen, errno ? errno : ENOMEM,
+                     "cannot read the watches of the application's epoll descriptor %d", fd);
+  if (n_saved == before && add(&c) != 0) /* no watch, or a duplicate */
+    return mana_fail(err, errlen, ENOMEM, "the application's epoll descriptors");
+  return 0;
+}
+
 static int capture(char *err, size_t errlen)
 {
   n_saved = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (!dir)
-    return mana_fail(err, errlen, errno, "cannot list /proc/self/fd");
-  struct dirent *e;
-  int rc = 0;
-  pid_t self = getpid();
-  while (rc == 0 && (e = readdir(dir)) != NULL) {
-    int fd = atoi(e->d_name);
-    if (e->d_name[0] == '.' || fd == dirfd(dir) ||
-        (mana_app_anon_identity(fd) & 0xff) != MANA_ANON_EPOLL || !mana_app_anon_fd_made(fd))
-      continue;
-    struct saved_watch c = {fd, 0, -1, -1, 0, 0, 0};
-    int64_t pos;
-    if (mana_fd_info(fd, &c.flags, &pos) != 0) {
-      rc = mana_fail(err, errlen, errno, "cannot read the application's epoll descriptor %d", fd);
-      break;
-    }
-    for (size_t i = 0; i < n_saved && c.dup_of < 0; i++)
-      if (saved[i].dup_of < 0 && syscall(SYS_kcmp, self, self, KCMP_FILE, saved[i].epfd, fd) == 0)
-        c.dup_of = saved[i].epfd;
-    size_t before = n_saved;
-    if (c.dup_of < 0 && each_watch(fd, capture_watch, &c) != 0) {
-      rc = mana_fail(err, errlen, errno ? errno : ENOMEM,
-                     "cannot read the watches of the application's epoll descriptor %d", fd);
-      break;
-    }
-    if (n_saved == before && add(&c) != 0) /* no watch, or a duplicate */
-      rc = mana_fail(err, errlen, ENOMEM, "the application's epoll descriptors");
-  }
-  closedir(dir);
-  return rc;
+  return mana_app_anon_fds(MANA_ANON_EPOLL, capture_one, err, errlen);
 }
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)

@@ -5,15 +5,12 @@
  * the application held one.  Which eventfds are the application's: app_fd_origin.c (by
  * descriptor number and the kernel's id of the eventfd: they share one inode with UCX's). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "app_fd_origin.h"
@@ -57,45 +54,33 @@ static int read_eventfd(int fd, struct saved_eventfd *s)
   return have_count ? 0 : -1;
 }
 
+static int capture_one(int fd, int dup_of, char *err, size_t errlen)
+{
+  if (n_saved == saved_cap) {
+    size_t cap = saved_cap ? 2 * saved_cap : 8;
+    struct saved_eventfd *more = realloc(saved, cap * sizeof(*more));
+    if (!more)
+      return mana_fail(err, errlen, ENOMEM, "the application's eventfds");
+    saved = more;
+    saved_cap = cap;
+  }
+  struct saved_eventfd *s = &saved[n_saved];
+  int64_t pos;
+  *s = (struct saved_eventfd){fd, 0, -1, 0, 0};
+  if (mana_fd_info(fd, &s->flags, &pos) != 0 || read_eventfd(fd, s) != 0)
+    return mana_fail(err, errlen, errno, "cannot read the application's eventfd at descriptor %d",
+                     fd);
+  for (size_t i = 0; i < n_saved && dup_of >= 0 && s->dup_of < 0; i++)
+    if (saved[i].fd == dup_of)
+      s->dup_of = (int32_t)i;
+  n_saved++;
+  return 0;
+}
+
 static int capture(char *err, size_t errlen)
 {
   n_saved = 0;
-  DIR *dir = opendir("/proc/self/fd");
-  if (!dir)
-    return mana_fail(err, errlen, errno, "cannot list /proc/self/fd");
-  struct dirent *e;
-  int rc = 0;
-  pid_t self = getpid();
-  while (rc == 0 && (e = readdir(dir)) != NULL) {
-    int fd = atoi(e->d_name);
-    if (e->d_name[0] == '.' || fd == dirfd(dir) ||
-        (mana_app_anon_identity(fd) & 0xff) != MANA_ANON_EVENTFD || !mana_app_anon_fd_made(fd))
-      continue;
-    if (n_saved == saved_cap) {
-      size_t cap = saved_cap ? 2 * saved_cap : 8;
-      struct saved_eventfd *more = realloc(saved, cap * sizeof(*more));
-      if (!more) {
-        rc = mana_fail(err, errlen, ENOMEM, "the application's eventfds");
-        break;
-      }
-      saved = more;
-      saved_cap = cap;
-    }
-    struct saved_eventfd *s = &saved[n_saved];
-    int64_t pos;
-    *s = (struct saved_eventfd){fd, 0, -1, 0, 0};
-    if (mana_fd_info(fd, &s->flags, &pos) != 0 || read_eventfd(fd, s) != 0) {
-      rc = mana_fail(err, errlen, errno, "cannot read the application's eventfd at descriptor %d",
-                     fd);
-      break;
-    }
-    for (size_t i = 0; i < n_saved && s->dup_of < 0; i++)
-      if (syscall(SYS_kcmp, self, self, KCMP_FILE, saved[i].fd, fd) == 0)
-        s->dup_of = (int32_t)i;
-    n_saved++;
-  }
-  closedir(dir);
-  return rc;
+  return mana_app_anon_fds(MANA_ANON_EVENTFD, capture_one, err, errlen);
 }
 
 static int dump(struct mana_image_writer *w, char *err, size_t errlen)
