@@ -18,6 +18,8 @@ int mana_app_fd_made(uint64_t dev, uint64_t ino);
  * (`to` gets `from`'s note, or none).  Raw system calls only. */
 uint64_t mana_app_anon_identity(long fd);
 #define MANA_ANON_EVENTFD 1 /* the kind in mana_app_anon_identity's low byte */
+#define MANA_ANON_TIMERFD 2
+#define MANA_ANON_SIGNALFD 3
 #define MANA_ANON_EPOLL 4
 int mana_app_anon_fd_made(long fd);
 void mana_app_anon_fd_dup(long from, long to);

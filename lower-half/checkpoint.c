@@ -34,6 +34,8 @@ const struct mana_state_ops *const mana_state_kinds[] = {
     &mana_state_fork_advice,   /* madvise: after every kind that maps over the memory */
     &mana_state_pipes,         /* the application's pipes, with their bytes */
     &mana_state_eventfds,      /* its eventfds, with their counts */
+    &mana_state_timerfds,      /* its timerfds: made here, armed as the threads resume */
+    &mana_state_signalfds,     /* its signalfds */
     &mana_state_epolls,        /* its epoll instances: after what they watch */
     &mana_state_pending,       /* signals waiting on threads */
     &mana_state_umask,         /* the file mode creation mask */

@@ -150,6 +150,8 @@ void mana_park_self(int in_signal_handler_arg)
     futex_wake_all(&parked);
     while (release_word == release)
       futex_wait(&release_word, release);
+    if (r->is_main)
+      mana_state_pending_requeue((uint32_t)mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0), 0);
     r->state = MANA_THREAD_RUNNING;
     if (!in_signal_handler)
       mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
@@ -161,6 +163,8 @@ void mana_park_self(int in_signal_handler_arg)
   /* Its pending signals, again: every signal is still blocked here, so they wait for the mask
    * the thread had (restored below or by the signal frame), as they did before. */
   uint32_t pid = (uint32_t)mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+  if (r->is_main)
+    mana_state_pending_requeue(pid, r->tid);
   for (int sig = 1; sig <= 64; sig++) {
     siginfo_t timer_info;
     if (!(r->pending_signals & (1ull << (sig - 1))))

@@ -18,7 +18,8 @@
  *   pipe, pipe2, socketpair, socket,                made as asked, and the new object noted as
  *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
  *   epoll_create(1), inotify_init(1), timer_create  restart cannot give all of them back, and
- *                                                    gives POSIX timers back by id
+ *                                                    gives POSIX timers back by id; a signalfd
+ *                                                    without mana's signals in its mask
  *   shmget, shmat, shmdt, shmctl                    System V shared memory: attached in the
  *                                                    window, the application's ids kept valid
  *                                                    across restarts (sysv_shm_calls.c)
@@ -79,6 +80,7 @@
 #include "huge_pages.h"
 #include "address_space.h"
 #include "app_fd_origin.h"
+#include "app_memory.h"
 #include "clock_calls.h"
 #include "sysv_shm_calls.h"
 #include "written_files.h"
@@ -282,6 +284,21 @@ uint64_t mana_sigsys_blocked_kept_open(void)
  * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
  * What the application sees is the mask it asked for: the real one plus those of its bits
  * that mana keeps open. */
+/* A signalfd reads the signals of its mask that are pending, blocked or not: one with the
+ * park signal in it (sigfillset, the usual way) took a park signal meant for the thread
+ * waiting in its read, and the application read signal 62 while the checkpoint waited for
+ * that thread.  So mana's signals are taken out of the mask, as out of the thread's. */
+static long serve_signalfd(long nr, long fd, uint64_t mask_at, uint64_t size, long flags)
+{
+  uint64_t mask;
+  if (size != sizeof(mask))
+    return mana_raw_syscall4(nr, fd, (long)mask_at, (long)size, flags);
+  if (mana_read_app(&mask, mask_at, sizeof(mask)) != 0)
+    return -EFAULT;
+  mask = mana_app_sigmask(mask);
+  return mana_raw_syscall4(nr, fd, (long)&mask, (long)size, flags);
+}
+
 static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint64_t oldset,
                               uint64_t setsize)
 {
@@ -353,11 +370,14 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
       mana_app_fd_note(pair[1]);
     }
     break;
+  case SYS_signalfd:
+  case SYS_signalfd4:
+    ret = serve_signalfd(info->si_syscall, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
+    mana_app_fd_note(ret);
+    break;
   case SYS_socket:
   case SYS_eventfd:
   case SYS_eventfd2:
-  case SYS_signalfd:
-  case SYS_signalfd4:
   case SYS_timerfd_create:
   case SYS_epoll_create:
   case SYS_epoll_create1:

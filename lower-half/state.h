@@ -72,10 +72,19 @@ int mana_fork_advice_lift(char *err, size_t errlen);
 void mana_fork_advice_give_back(void);
 extern const struct mana_state_ops mana_state_pipes;    /* state_pipes.c */
 extern const struct mana_state_ops mana_state_eventfds; /* state_eventfds.c */
-extern const struct mana_state_ops mana_state_epolls;   /* state_epolls.c */
-extern const struct mana_state_ops mana_state_pending;  /* state_pending.c */
-extern const struct mana_state_ops mana_state_umask;    /* state_umask.c */
-extern const struct mana_state_ops mana_state_timers;   /* state_timers.c */
+extern const struct mana_state_ops mana_state_timerfds; /* state_timerfds.c */
+/* Next to mana_state_timers_arm: the timerfds, made at restore, armed. */
+void mana_state_timerfds_arm(void);
+extern const struct mana_state_ops mana_state_signalfds; /* state_signalfds.c */
+extern const struct mana_state_ops mana_state_epolls;    /* state_epolls.c */
+extern const struct mana_state_ops mana_state_pending;   /* state_pending.c */
+/* On the main thread, every signal blocked, once released from a park (tid 0: the signals
+ * taken off the process's queue at the capture, queued to the process again) or resumed in a
+ * restarted process (its id: the image's, queued to it): each with its siginfo (raw: the
+ * upper half's FS). */
+void mana_state_pending_requeue(uint32_t pid, uint32_t tid);
+extern const struct mana_state_ops mana_state_umask;  /* state_umask.c */
+extern const struct mana_state_ops mana_state_timers; /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:
  * the interval timers restored, armed (an expiry earlier would run the application's handler
  * on the lower half's thread pointer). */

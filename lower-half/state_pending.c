@@ -8,14 +8,21 @@
  * each parked thread's pending set from /proc; a restarted thread sends each one to itself
  * again before its own mask is back (mana_park_self), so it is delivered when the program
  * would have taken it.  Signals pending on the whole process (blocked by every thread) are
- * sent again to the main thread.  A real-time signal queued several times comes back once,
- * without its value, but for the signal of an application's POSIX timer, which comes back as
- * that timer sends it (state_posix_timers.c). */
+ * sent again to the main thread, each instance with its siginfo (the value sigqueue sent, the
+ * sender): the checkpoint thread takes them off the process's queue with sigtimedwait while
+ * every application thread is parked, and the main thread queues them again, in their order,
+ * as it is released (the kernel lets only the thread whose id is the process's queue a
+ * signal with the siginfo of a kill); without a parked main thread they stay where they are.
+ * Before, a signal queued twice came back once and without its value, and a program that
+ * passes values through a signalfd read 0.  On a thread, a real-time signal queued several
+ * times still comes back once, without its value, but for the signal of an application's
+ * POSIX timer, which comes back as that timer sends it (state_posix_timers.c). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "image.h"
 #include "mana/image_blobs.h"
@@ -24,6 +31,7 @@
 #include "park.h"
 #include "state.h"
 #include "mana/fail.h"
+#include "mana/raw_syscall.h"
 
 struct saved_pending {
   uint32_t tid; /* the thread's id when it parked; 0: pending on the whole process */
@@ -59,25 +67,67 @@ static uint64_t read_set(const char *path, const char *key)
 static struct saved_pending saved[MANA_MAX_THREADS + 1];
 static uint32_t n_saved;
 
+/* The instances pending on the whole process, in their order (MANA_BLOB_PENDING_SIGINFO); more
+ * than this many come back as bits, once. */
+#define MAX_SHARED 1024
+static siginfo_t shared[MAX_SHARED];
+static uint32_t n_shared;
+
+/* The signals POSIX timers send (/proc/self/timers): left on the queue, where the kernel keeps
+ * a timer's own entry, which it re-arms from when the signal is taken; queued again as a plain
+ * signal, the timer's next expiry would queue a second one. */
+static uint64_t timer_signals(void)
+{
+  FILE *f = fopen("/proc/self/timers", "re");
+  char line[128];
+  uint64_t set = 0;
+  int sig;
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "signal: %d/", &sig) == 1 && sig >= 1 && sig <= 64)
+      set |= 1ull << (sig - 1);
+  if (f)
+    fclose(f);
+  return set;
+}
+
+static void capture_shared(uint64_t set)
+{
+  set &= ~timer_signals();
+  sigset_t want;
+  sigemptyset(&want);
+  for (int sig = 1; sig <= 64; sig++)
+    if (set & (1ull << (sig - 1)))
+      sigaddset(&want, sig);
+  const struct timespec none = {0, 0};
+  n_shared = 0;
+  while (n_shared < MAX_SHARED && sigtimedwait(&want, &shared[n_shared], &none) > 0)
+    n_shared++;
+}
+
 static int capture(char *err, size_t errlen)
 {
   (void)err, (void)errlen;
   uint32_t n = 0;
+  int main_parked = 0;
   const struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
     const struct mana_thread_record *t = &area->threads[i];
     if (t->state != MANA_THREAD_PARKED)
       continue;
+    main_parked |= t->is_main != 0;
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/task/%u/status", t->tid);
     uint64_t set = read_set(path, "SigPnd:");
     if (set)
       saved[n++] = (struct saved_pending){t->tid, 0, set};
   }
-  uint64_t shared = read_set("/proc/self/status", "ShdPnd:");
-  if (shared)
-    saved[n++] = (struct saved_pending){0, 0, shared};
+  uint64_t on_process = read_set("/proc/self/status", "ShdPnd:");
+  if (on_process)
+    saved[n++] = (struct saved_pending){0, 0, on_process};
   n_saved = n;
+  n_shared = 0;
+  if (on_process && main_parked)
+    capture_shared(on_process);
   return 0;
 }
 
@@ -86,7 +136,40 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   if (mana_image_add_blob(w, MANA_BLOB_PENDING_SIGNALS, saved, n_saved * sizeof(saved[0])) != 0) {
     return mana_fail(err, errlen, 0, "pending signals: %s", mana_image_writer_error(w));
   }
+  if (n_shared &&
+      mana_image_add_blob(w, MANA_BLOB_PENDING_SIGINFO, shared, n_shared * sizeof(shared[0])) != 0)
+    return mana_fail(err, errlen, 0, "the signals pending on the process: %s",
+                     mana_image_writer_error(w));
   return 0;
+}
+
+/* The signals that come back with their siginfo. */
+static uint64_t restore_shared(struct mana_image_reader *r)
+{
+  const siginfo_t *got;
+  size_t len;
+  uint64_t sent = 0;
+  n_shared = 0;
+  if (mana_image_blob(r, MANA_BLOB_PENDING_SIGINFO, (const void **)&got, &len) != 0)
+    return 0; /* none, or an image from before they were saved */
+  for (size_t i = 0; i < len / sizeof(*got) && n_shared < MAX_SHARED; i++) {
+    int sig = got[i].si_signo;
+    if (sig < 1 || sig > 64 || ((1ull << (sig - 1)) & mana_own()))
+      continue;
+    shared[n_shared++] = got[i];
+    sent |= 1ull << (sig - 1);
+  }
+  return sent;
+}
+
+void mana_state_pending_requeue(uint32_t pid, uint32_t tid)
+{
+  for (uint32_t i = 0; i < n_shared; i++)
+    if (tid)
+      mana_raw_syscall4(SYS_rt_tgsigqueueinfo, pid, tid, shared[i].si_signo, (long)&shared[i]);
+    else
+      mana_raw_syscall4(SYS_rt_sigqueueinfo, pid, shared[i].si_signo, (long)&shared[i], 0);
+  n_shared = 0;
 }
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
@@ -97,6 +180,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       len % sizeof(*saved) != 0) {
     return mana_fail(err, errlen, 0, "pending signals missing or malformed in the image");
   }
+  uint64_t with_info = restore_shared(r);
   /* The records came back with the window; they still carry the old thread ids. */
   struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++)
@@ -106,7 +190,7 @@ static int restore(struct mana_image_reader *r, char *err, size_t errlen)
       struct mana_thread_record *t = &area->threads[i];
       if (t->state == MANA_THREAD_PARKED &&
           (saved[k].tid ? t->tid == saved[k].tid : t->is_main != 0)) {
-        t->pending_signals |= saved[k].signals & ~mana_own();
+        t->pending_signals |= saved[k].signals & ~mana_own() & (saved[k].tid ? ~0ull : ~with_info);
         break;
       }
     }

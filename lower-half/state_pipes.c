@@ -6,10 +6,10 @@
  * checkpoint captures, with every application thread parked, and written back at once, so the
  * running job finds its pipe as it was.
  *
- * Everything else the application made that is not a file (sockets, timerfds, signalfds,
- * inotify instances, a pipe whose other end is in another process; eventfds are
- * state_eventfds.c's, epoll instances state_epolls.c's, which says when one cannot come back)
- * cannot come back: a checkpoint is refused while one is open (mana_app_fds_unrestorable).
+ * Everything else the application made that is not a file (sockets, inotify instances, a pipe
+ * whose other end is in another process; eventfds, timerfds and signalfds are the kinds of
+ * state_eventfds.c, state_timerfds.c and state_signalfds.c, epoll instances state_epolls.c's,
+ * which says when one cannot come back) cannot come back: a checkpoint is refused while one is open (mana_app_fds_unrestorable).
  * Before, a restarted rank found such descriptors closed, or reused by MPI's own, and wrote
  * into them. */
 #define _GNU_SOURCE
@@ -90,7 +90,7 @@ static const char *kind_of(const struct stat *st)
     return "a socket";
   if (S_ISFIFO(st->st_mode))
     return "a pipe whose other end is not in this process";
-  return "a timerfd, signalfd or inotify descriptor";
+  return "an inotify descriptor";
 }
 
 int mana_app_fds_unrestorable(char *why, size_t len)
@@ -104,7 +104,8 @@ int mana_app_fds_unrestorable(char *why, size_t len)
       other_end |= list[j].st.st_ino == list[i].st.st_ino &&
                    is_pipe_end_for(&list[j], !is_pipe_end_for(&list[i], 1));
     uint64_t anon = mana_app_anon_identity(list[i].fd) & 0xff;
-    if ((S_ISFIFO(list[i].st.st_mode) && other_end) || anon == MANA_ANON_EVENTFD)
+    if ((S_ISFIFO(list[i].st.st_mode) && other_end) || anon == MANA_ANON_EVENTFD ||
+        anon == MANA_ANON_TIMERFD || anon == MANA_ANON_SIGNALFD)
       continue;
     if (anon == MANA_ANON_EPOLL) {
       found = mana_epoll_unrestorable(list[i].fd, why, len);

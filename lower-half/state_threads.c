@@ -149,6 +149,7 @@ int mana_threads_resume(char *err, size_t errlen)
     return -1;
   mana_state_timers_arm();
   mana_state_posix_timers_arm();
+  mana_state_timerfds_arm();
   struct mana_park_area *area = MANA_PARK;
   for (uint32_t i = 0; i < MANA_MAX_THREADS; i++) {
     struct mana_thread_record *t = &area->threads[i];

@@ -15,7 +15,7 @@
  *     CLOCK_MONOTONIC and a timerfd on CLOCK_BOOTTIME armed for now + 20 ms (absolute), each
  *     end after 15 ms to 60 s of CLOCK_REALTIME (too early: the kernel got the application's
  *     time; the upper bound keeps a wait for days from hanging the test; the timers are
- *     deleted before the round's Allreduce: a timerfd refuses a checkpoint);
+ *     deleted before the round's Allreduce, where the checkpoints fall);
  * and a helper thread waits the whole run on a condition variable with a deadline an hour
  * away, woken at the end: a wait that times out early means its deadline moved.  Then an
  * Allreduce on MPI_COMM_WORLD (the checkpoints fall there).

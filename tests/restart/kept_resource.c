@@ -9,7 +9,18 @@
  *            gives it back, with its count);
  *   eventfd_dup  the same through a duplicate (fcntl F_DUPFD_CLOEXEC) of an eventfd whose
  *            first descriptor is closed at once;
- *   timerfd  a timerfd armed for an hour, read every step (lower-half/state_pipes.c);
+ *   timerfd  timerfds (not kept: lower-half/state_timerfds.c gives them back): one armed for
+ *            an hour, one for an hour of wall-clock time (absolute, TFD_TIMER_CANCEL_ON_SET),
+ *            one of an hour's interval that expired once unread, one that expired once and is
+ *            read only at the end through a duplicate, and one armed for 200 us and waited
+ *            for every step; each step counts the armed ones whose time left is in range;
+ *   signalfd signalfds (not kept: lower-half/state_signalfds.c): every even step queues
+ *            SIGUSR2 with the step as value to the process, every odd one reads it from a
+ *            signalfd, and every fifth SIGRTMIN+2 read at the next from a duplicate of
+ *            another, so a checkpoint may fall while one waits; a thread waits all along in a
+ *            blocking read of a signalfd of every other signal (sigfillset, as is usual), for
+ *            the SIGRTMIN+3 sent to it at the end;
+ *   inotify  an inotify instance watching the working directory (refused, state_pipes.c);
  *   eventfd_closed  an eventfd made and closed at once (nothing is kept: a checkpoint must be
  *            taken, lower-half/app_fd_origin.c);
  *   thread_timer  a POSIX timer notifying by SIGEV_THREAD (glibc runs the function on a thread
@@ -23,10 +34,10 @@
  *   epoll_stale  an epoll instance watching a pipe's read end through a descriptor closed
  *            after a dup (the watch stays, keyed by the closed number, which a restart could
  *            not add again: refused); every step writes a byte, waits and reads it.
- *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|thread_timer|epoll|
- *          epoll_stale STEPS STEP_MS
- * Rank 0 prints "child started", "eventfd made" (also for epoll) or "timer made" (also for
- * timerfd) once it holds it (for
+ *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|signalfd|inotify|
+ *          thread_timer|epoll|epoll_stale STEPS STEP_MS
+ * Rank 0 prints "child started", "eventfd made" (also for epoll, signalfd and inotify) or
+ * "timer made" (also for timerfd) once it holds it (for
  * eventfd_closed, "eventfd made and closed"), then STEPS
  * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
@@ -36,15 +47,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 static FILE *child;
-static int efd = -1, tfd = -1;
+static int efd = -1, tfd = -1, ifd = -1;
 /* epoll: the outer instance and its duplicate, the inner one, the pipe's ends and the
  * edge-triggered, one-shot and inner eventfds */
 static int ep = -1, ep_stale = -1, ep_dup, ep_inner, pipe_rd, pipe_wr, ev_edge, ev_once, ev_inner;
@@ -106,6 +121,145 @@ static long event_loop_turn(int step)
   }
   return failed ? -1000 * failed : sum * 10 + (n > 0 ? n : 0);
 }
+/* timerfd: armed for an hour, for an hour of wall-clock time, an hour's interval, expired
+ * once and its duplicate, and the one waited for every step */
+static int t_hour = -1, t_wall, t_period, t_done, t_done_dup, t_step;
+
+static int arm(int fd, int flags, time_t value_s, long value_ns, time_t interval_s)
+{
+  struct itimerspec its = {{interval_s, 0}, {value_s, value_ns}};
+  return fd < 0 ? -1 : timerfd_settime(fd, flags, &its, NULL);
+}
+
+/* Waits for timerfd `fd` to expire, without reading it. */
+static int expired(int fd)
+{
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 10000) == 1 ? 0 : -1;
+}
+
+static int make_timerfds(void)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  t_hour = timerfd_create(CLOCK_MONOTONIC, 0);
+  t_wall = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+  t_period = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK);
+  t_done = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+  t_step = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+  t_done_dup = t_done >= 0 ? fcntl(t_done, F_DUPFD_CLOEXEC, 40) : -1;
+  if (arm(t_hour, 0, 3600, 0, 0) || arm(t_period, 0, 0, 1000000, 3600) ||
+      arm(t_wall, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, now.tv_sec + 3600, 0, 0) ||
+      arm(t_done, 0, 0, 1000000, 0) || t_step < 0 || t_done_dup < 0)
+    return -1;
+  return expired(t_period) | expired(t_done);
+}
+
+/* 1 when timerfd `fd` is armed with a time left in (low, high] seconds. */
+static int left_in(int fd, time_t low, time_t high)
+{
+  struct itimerspec its;
+  if (timerfd_gettime(fd, &its) != 0)
+    return 0;
+  time_t s = its.it_value.tv_sec + (its.it_value.tv_nsec > 0);
+  return s > low && s <= high;
+}
+
+static long timerfd_turn(void)
+{
+  uint64_t count = 0;
+  long n =
+      left_in(t_hour, 3000, 3600) + left_in(t_wall, 3000, 3600) + left_in(t_period, 3000, 3600);
+  if (arm(t_step, 0, 0, 200000, 0) == 0 && expired(t_step) == 0 &&
+      read(t_step, &count, sizeof(count)) == sizeof(count))
+    n += 10 * (long)count;
+  return n;
+}
+
+/* The expirations waiting on a timerfd, read at the end: -1 when none. */
+static long expirations(int fd)
+{
+  uint64_t count;
+  return read(fd, &count, sizeof(count)) == sizeof(count) ? (long)count : -1;
+}
+
+/* signalfd: the signalfd of SIGUSR2, a duplicate of that of SIGRTMIN+2, and the thread that
+ * waits on one of every other signal */
+static int s_fd = -1, s_dup;
+static pthread_t s_waiter;
+static char s_waiter_saw[64];
+
+static void *wait_every_signal(void *arg)
+{
+  (void)arg;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, NULL);
+  sigdelset(&all, SIGUSR2); /* the main thread's */
+  sigdelset(&all, SIGRTMIN + 2);
+  int fd = signalfd(-1, &all, SFD_CLOEXEC);
+  struct signalfd_siginfo si;
+  ssize_t n = fd >= 0 ? read(fd, &si, sizeof(si)) : -1;
+  if (n != sizeof(si))
+    snprintf(s_waiter_saw, sizeof(s_waiter_saw), "no signal (%zd)", n);
+  else
+    snprintf(s_waiter_saw, sizeof(s_waiter_saw), "signal SIGRTMIN%+d value %d",
+             (int)si.ssi_signo - SIGRTMIN, si.ssi_int);
+  return NULL;
+}
+
+/* Before MPI_Init, on every rank, so that every thread blocks them (a thread that does not
+ * would take SIGUSR2 and end the process, natively too). */
+static void block_signals_read(void)
+{
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGUSR2);
+  sigaddset(&mask, SIGRTMIN + 2);
+  sigaddset(&mask, SIGRTMIN + 3);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+static int make_signalfds(void)
+{
+  sigset_t usr2, rt2;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  sigemptyset(&rt2);
+  sigaddset(&rt2, SIGRTMIN + 2);
+  s_fd = signalfd(-1, &usr2, SFD_NONBLOCK);
+  int rt = signalfd(-1, &rt2, SFD_NONBLOCK | SFD_CLOEXEC);
+  s_dup = rt >= 0 ? fcntl(rt, F_DUPFD_CLOEXEC, 40) : -1;
+  return s_dup < 0 || pthread_create(&s_waiter, NULL, wait_every_signal, NULL) != 0 ? -1 : 0;
+}
+
+static long send_value(int sig, int value)
+{
+  union sigval v = {.sival_int = value};
+  return sigqueue(getpid(), sig, v) == 0 ? 0 : -1000;
+}
+
+/* The value of the signal read from `fd`, or -1000 when none or another came. */
+static long read_value(int fd, int sig)
+{
+  struct signalfd_siginfo si;
+  if (read(fd, &si, sizeof(si)) != sizeof(si) || (int)si.ssi_signo != sig)
+    return -1000;
+  return si.ssi_int;
+}
+
+static long signalfd_turn(int step)
+{
+  long v = 0;
+  if (step % 5 == 0)
+    v += send_value(SIGRTMIN + 2, 1000 + step);
+  else if (step % 5 == 1)
+    v += read_value(s_dup, SIGRTMIN + 2);
+  if (step % 2 == 0)
+    return v + send_value(SIGUSR2, step);
+  return v + read_value(s_fd, SIGUSR2);
+}
+
 static timer_t timer;
 static int have_timer;
 
@@ -154,10 +308,21 @@ static void take(const char *what)
       printf("eventfd made\n");
     }
   } else if (strcmp(what, "timerfd") == 0) {
-    struct itimerspec hour = {{0, 0}, {3600, 0}};
-    tfd = timerfd_create(CLOCK_MONOTONIC, 0);
-    if (tfd >= 0 && timerfd_settime(tfd, 0, &hour, NULL) == 0)
+    if (make_timerfds() == 0) {
+      tfd = t_hour;
       printf("timer made\n");
+    }
+  } else if (strcmp(what, "signalfd") == 0) {
+    if (make_signalfds() == 0) {
+      efd = -2; /* held: the signalfds */
+      printf("eventfd made\n");
+    }
+  } else if (strcmp(what, "inotify") == 0) {
+    ifd = inotify_init1(IN_CLOEXEC);
+    if (ifd >= 0 && inotify_add_watch(ifd, ".", IN_CREATE) >= 0) {
+      efd = -2;
+      printf("eventfd made\n");
+    }
   } else if (strcmp(what, "thread_timer") == 0) {
     struct sigevent sev;
     memset(&sev, 0, sizeof(sev));
@@ -189,12 +354,13 @@ static long use(int step, long total)
     int n = write(pipe_wr, &byte, 1) == 1 ? epoll_wait(ep_stale, &ev, 1, 0) : -1;
     return n == 1 && read(pipe_rd, &byte, 1) == 1 ? (long)ev.data.u64 : -1000;
   }
+  if (s_fd >= 0)
+    return signalfd_turn(step);
+  if (t_hour >= 0)
+    return timerfd_turn();
   uint64_t one = 1, count = 0;
   if (efd >= 0 && write(efd, &one, sizeof(one)) == sizeof(one))
     return step % 3 == 2 && read(efd, &count, sizeof(count)) == sizeof(count) ? (long)count : 0;
-  struct itimerspec remaining;
-  if (tfd >= 0 && timerfd_gettime(tfd, &remaining) == 0 && remaining.it_value.tv_sec > 0)
-    return 1;
   struct itimerspec left;
   if (have_timer && timer_gettime(timer, &left) == 0 && left.it_value.tv_sec > 0)
     return 1;
@@ -203,10 +369,12 @@ static long use(int step, long total)
 
 int main(int argc, char **argv)
 {
+  const char *what = argc > 1 ? argv[1] : "child";
+  if (strcmp(what, "signalfd") == 0)
+    block_signals_read();
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *what = argc > 1 ? argv[1] : "child";
   int steps = argc > 2 ? atoi(argv[2]) : 40;
   int step_ms = argc > 3 ? atoi(argv[3]) : 50;
   if (rank == 0)
@@ -224,6 +392,15 @@ int main(int argc, char **argv)
   }
   if (child)
     printf("child exited with status %d\n", pclose(child));
+  if (t_hour >= 0)
+    printf("timerfd expirations waiting: %ld and %ld\n", expirations(t_done_dup),
+           expirations(t_period));
+  if (s_fd >= 0) {
+    union sigval v = {.sival_int = 4242};
+    pthread_sigqueue(s_waiter, SIGRTMIN + 3, v);
+    pthread_join(s_waiter, NULL);
+    printf("the waiting thread read %s\n", s_waiter_saw);
+  }
   if (efd >= 0)
     close(efd);
   if (tfd >= 0)
