@@ -15,9 +15,10 @@
  * A wait is made again only when it then waits for what it had left: without a timeout, or
  * with one the kernel wrote the time left back into (select, pselect and ppoll: glibc's
  * wrappers pass a copy of their own; the application's poll and epoll_wait with a timeout
- * are made with a ppoll for this, poll_timeout.c).  Any other call with a timeout taken by
- * value (epoll_pwait with a mask, epoll_pwait2) keeps its EINTR: made again, its timeout
- * would start again in full at every checkpoint.  When a signal of the application's with a
+ * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
+ * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout taken by value that reaches
+ * the kernel as it is (none the filter sees does) would keep its EINTR: made again, its
+ * timeout would start again in full at every checkpoint.  When a signal of the application's with a
  * handler waits to be taken and the mask after the handler lets it through, the call fails
  * with EINTR as before, as that signal would have made it natively; one the mask blocks and
  * the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made again

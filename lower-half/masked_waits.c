@@ -10,6 +10,13 @@
  * application cannot block (mana/signals.h), as rt_sigprocmask gets it.  The handler cannot
  * make them itself: a thread waiting inside it could not be parked either.
  *
+ * An epoll_pwait with a mask and a timeout, or an epoll_pwait2 with a timeout (trapped with
+ * or without a mask: a thread's own mask makes the same wait), takes its timeout by value, or
+ * by a pointer the kernel does not write back: made again after a park it would wait in full,
+ * so the park let it fail with EINTR instead.  It is made in mana_vdso_epoll_masked_timed, as
+ * epoll_wait with a timeout is (poll_timeout.c): an epoll_pwait that does not wait, and a
+ * ppoll for the epoll descriptor with the time left, both with the mask.
+ *
  * Runs in the SIGSYS handler, on the application's thread pointer: raw system calls only. */
 #define _GNU_SOURCE
 #include "masked_waits.h"
@@ -19,6 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "app_memory.h"
 #include "mana/boundary.h"
@@ -53,6 +61,21 @@ static long mask_of(const greg_t *g, long nr, uint64_t *addr, uint64_t *size)
   }
 }
 
+/* 1 when the call is an epoll wait with a timeout that waits (mana_vdso_epoll_masked_timed);
+ * 0 for one whose timeout is none, zero or one the kernel refuses (made as it is), or -EFAULT. */
+static long epoll_timed(const greg_t *g, long nr)
+{
+  if (nr == SYS_epoll_pwait)
+    return (int)g[REG_R10] > 0;
+  if (nr != SYS_epoll_pwait2 || !g[REG_R10])
+    return 0;
+  struct timespec ts;
+  long r = mana_read_app(&ts, (uint64_t)g[REG_R10], sizeof(ts));
+  if (r != 0)
+    return r;
+  return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000 && (ts.tv_sec || ts.tv_nsec);
+}
+
 long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
@@ -68,13 +91,18 @@ long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
     if (r != 0)
       return r;
   } else {
-    /* pselect6 with a null mask in its pair: the thread's own mask makes the same wait */
+    /* pselect6 with a null mask in its pair, epoll_pwait2 with none: the thread's own mask
+     * makes the same wait */
     memcpy(&mask, &ctx->uc_sigmask, sizeof(mask));
   }
+  long timed = epoll_timed(g, nr);
+  if (timed < 0)
+    return timed;
   g[REG_R11] = (greg_t)mana_app_sigmask(mask);
   g[REG_RCX] = g[REG_RIP];
   g[REG_RAX] = nr;
-  g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_masked_wait;
+  g[REG_RIP] =
+      (greg_t)(timed ? MANA_BOUNDARY->vdso_epoll_masked_timed : MANA_BOUNDARY->vdso_masked_wait);
   *resumed = 1;
   return 0;
 }

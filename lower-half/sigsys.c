@@ -35,9 +35,10 @@
  *   with a positive timeout                         ppoll, whose time left survives a park
  *                                                    (poll_timeout.c)
  *   rt_sigsuspend; ppoll, pselect6, epoll_pwait(2)  made in the stand-in's trampoline with the
- *   with a signal mask                              mask less what mana keeps open, or the
- *                                                    thread could not be parked while it
- *                                                    waits (masked_waits.c)
+ *   with a signal mask; epoll_pwait2 with a         mask less what mana keeps open, or the
+ *   timeout                                         thread could not be parked while it
+ *                                                    waits; an epoll wait with a timeout in one
+ *                                                    that keeps the time left (masked_waits.c)
  *   clock_gettime, futex waits with a               only while the application's clocks are
  *   CLOCK_MONOTONIC deadline, timer_settime,        offset (a restart on another boot,
  *   timerfd_settime (absolute)                      clock_calls.c): given the kernel's time;
@@ -671,10 +672,14 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(0, NEXT, L_TIME_IP);
   LD_W(ARG_LO(4) + 4);
   JEQ(0, L_EPOLL_WAIT, L_TIME_IP);
-  label(b, L_EPOLL_PWAIT2);
+  label(b, L_EPOLL_PWAIT2); /* with a mask, or a timeout (masked_waits.c) */
   LD_W(ARG_LO(4));
   JEQ(0, NEXT, L_TIME_IP);
   LD_W(ARG_LO(4) + 4);
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(3));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(3) + 4);
   JEQ(0, L_ALLOW, L_TIME_IP);
   label(b, L_EPOLL_WAIT); /* a positive timeout (poll_timeout.c) */
   LD_W(ARG_LO(3));

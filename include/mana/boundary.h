@@ -25,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 9
+#define MANA_BOUNDARY_VERSION 10
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -129,6 +129,8 @@ struct mana_boundary {
   uint64_t app_path;
 
   uint64_t vdso_epoll_timed; /* the stand-in's trampoline for epoll_wait with a timeout */
+  /* ... and for epoll_pwait with a mask and a timeout, epoll_pwait2 with a timeout */
+  uint64_t vdso_epoll_masked_timed;
 };
 
 /* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have

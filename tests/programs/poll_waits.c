@@ -5,15 +5,17 @@
  *     pselect() (twice) on pipes with 600 s: each must return 1, the pipe readable (select
  *     with more than 500 s left, which Linux writes back); ppoll and one pselect with every
  *     signal blocked while they wait, the other pselect with no mask of its own;
- *   - epoll_wait(), and epoll_pwait() without a mask, with 600 s, each on an epoll instance of
- *     its own that watches a pipe: each must return the one event, with its data;
+ *   - epoll_wait(), epoll_pwait() without a mask and with every signal blocked, and
+ *     epoll_pwait2() without a mask and with every signal blocked, with 600 s, each on an epoll
+ *     instance of its own that watches a pipe: each must return the one event, with its data;
  *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
  *     counting them): each must return -1 with EINTR only after the main thread sent its
  *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
- * trampolines that keep the time left, lower-half/poll_timeout.c; the epoll instance comes
+ * trampolines that keep the time left, lower-half/poll_timeout.c, and so are the epoll waits
+ * with a mask or epoll_pwait2's timespec, lower-half/masked_waits.c; the epoll instance comes
  * back at a restart, lower-half/state_epolls.c).  And the masks that block every signal must not
  * block the park signal, or the threads cannot be parked and the checkpoint is aborted
  * (lower-half/masked_waits.c).
@@ -46,6 +48,9 @@ enum {
   PSELECT_NO_MASK,
   EPOLL_TIMED,
   EPOLL_PWAIT_TIMED,
+  EPOLL_PWAIT_MASKED,
+  EPOLL_PWAIT2_TIMED,
+  EPOLL_PWAIT2_MASKED,
   PAUSE,
   SIGSUSPEND,
   NWAITERS
@@ -58,13 +63,22 @@ static const char *const names[NWAITERS] = {"poll",
                                             "pselect with no mask",
                                             "epoll_wait with 600 s",
                                             "epoll_pwait with 600 s and no mask",
+                                            "epoll_pwait with 600 s and every signal blocked",
+                                            "epoll_pwait2 with 600 s and no mask",
+                                            "epoll_pwait2 with 600 s and every signal blocked",
                                             "pause",
                                             "sigsuspend"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6;
  * under mana a poll or an epoll wait with a timeout is a ppoll). */
 static const long calls[NWAITERS] = {
-    SYS_poll,     SYS_poll,       SYS_ppoll,       SYS_pselect6, SYS_pselect6,
-    SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait, SYS_pause,    SYS_rt_sigsuspend};
+    SYS_poll,         SYS_poll,       SYS_ppoll,        SYS_pselect6,    SYS_pselect6,
+    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,  SYS_epoll_pwait, SYS_epoll_pwait2,
+    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend};
+
+static int is_epoll(int kind)
+{
+  return kind >= EPOLL_TIMED && kind <= EPOLL_PWAIT2_MASKED;
+}
 
 struct waiter {
   int kind, fds[2];
@@ -100,7 +114,7 @@ static void *wait_in_call(void *arg)
     sigaddset(&one, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
   }
-  if (w->kind != EPOLL_TIMED && w->kind != EPOLL_PWAIT_TIMED) /* those once their instance is */
+  if (!is_epoll(w->kind)) /* those once their instance is */
     __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
   switch (w->kind) {
   case POLL:
@@ -138,16 +152,24 @@ static void *wait_in_call(void *arg)
     break;
   }
   case EPOLL_TIMED:
-  case EPOLL_PWAIT_TIMED: {
+  case EPOLL_PWAIT_TIMED:
+  case EPOLL_PWAIT_MASKED:
+  case EPOLL_PWAIT2_TIMED:
+  case EPOLL_PWAIT2_MASKED: {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 77}, got = {0, {0}};
+    struct timespec ts = {600, 0};
     if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
       w->rc = -2;
       break;
     }
     __atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    w->rc = w->kind == EPOLL_TIMED ? epoll_wait(ep, &got, 1, 600000)
-                                   : epoll_pwait(ep, &got, 1, 600000, NULL);
+    if (w->kind == EPOLL_TIMED)
+      w->rc = epoll_wait(ep, &got, 1, 600000);
+    else if (w->kind == EPOLL_PWAIT_TIMED || w->kind == EPOLL_PWAIT_MASKED)
+      w->rc = epoll_pwait(ep, &got, 1, 600000, w->kind == EPOLL_PWAIT_MASKED ? &all : NULL);
+    else
+      w->rc = epoll_pwait2(ep, &got, 1, &ts, w->kind == EPOLL_PWAIT2_MASKED ? &all : NULL);
     w->ready = (got.events & EPOLLIN) && got.data.u64 == 77;
     break;
   }
@@ -193,8 +215,7 @@ int main(int argc, char **argv)
     while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
       mt_pause_ms(1);
     while (mt_waiting_in(tid) != calls[k] &&
-           !((k == POLL_TIMED || k == EPOLL_TIMED || k == EPOLL_PWAIT_TIMED) &&
-             mt_waiting_in(tid) == SYS_ppoll))
+           !((k == POLL_TIMED || is_epoll(k)) && mt_waiting_in(tid) == SYS_ppoll))
       mt_pause_ms(1);
   }
   const char *go = getenv("POLL_WAITS_GO");
@@ -204,7 +225,7 @@ int main(int argc, char **argv)
     while (access(go, F_OK) != 0)
       mt_pause_ms(5);
   }
-  for (int k = POLL; k <= EPOLL_PWAIT_TIMED; k++)
+  for (int k = POLL; k <= EPOLL_PWAIT2_MASKED; k++)
     if (write(waiters[k].fds[1], "x", 1) != 1)
       mt_die("write to a pipe failed");
   __atomic_store_n(&sent_usr1, 1, __ATOMIC_RELEASE);
@@ -216,7 +237,7 @@ int main(int argc, char **argv)
   for (int k = 0; k < NWAITERS; k++) {
     struct waiter *w = &waiters[k];
     pthread_join(w->thread, NULL);
-    if (k <= EPOLL_PWAIT_TIMED) {
+    if (k <= EPOLL_PWAIT2_MASKED) {
       snprintf(what, sizeof(what), "%s returned 1 with the pipe readable", names[k]);
       mt_check_int(what, w->rc == 1 && w->ready, 1);
       if (k == SELECT)

@@ -248,6 +248,12 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          finds nothing, a ppoll for the epoll descriptor's readiness with
  *                          the time left as a timespec in the block, as above; then
  *                          epoll_wait again (another thread may have taken the events).
+ *   mana_vdso_epoll_masked_timed  epoll_pwait with a mask and a timeout, epoll_pwait2 with a
+ *                          timeout: %r11 holds the mask, as for mana_vdso_masked_wait.  The
+ *                          same loop as mana_vdso_epoll_timed, each call made with the mask:
+ *                          epoll_pwait without waiting, then a ppoll with the time left
+ *                          (epoll_pwait's milliseconds, or a copy of epoll_pwait2's
+ *                          timespec, which the kernel does not write back).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
@@ -287,6 +293,7 @@ __asm__(".text\n"
         ".globl mana_vdso_masked_wait\n"
         ".globl mana_vdso_poll_timed\n"
         ".globl mana_vdso_epoll_timed\n"
+        ".globl mana_vdso_epoll_masked_timed\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
@@ -295,6 +302,7 @@ __asm__(".text\n"
         ".type mana_vdso_masked_wait, @function\n"
         ".type mana_vdso_poll_timed, @function\n"
         ".type mana_vdso_epoll_timed, @function\n"
+        ".type mana_vdso_epoll_masked_timed, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
@@ -342,6 +350,57 @@ __asm__(".text\n"
         "  mov 48(%rsp), %rsi\n"
         "  mov 56(%rsp), %rdx\n"
         "  mov 24(%rsp), %r10\n"
+        BLOCK_LEAVE
+        /* block: 0 tv_sec, 8 tv_nsec, 16 the pollfd, 24 saved r10, 32 return address, 40 saved
+         * rdi, 48 saved rsi, 56 saved rdx, 64 the mask, 72 saved r8, 80 saved r9 */
+        "mana_vdso_epoll_masked_timed:\n"
+        BLOCK_ENTER
+        "  mov %rdi, 40(%rsp)\n"
+        "  mov %rsi, 48(%rsp)\n"
+        "  mov %rdx, 56(%rsp)\n"
+        "  mov %r10, 24(%rsp)\n"
+        "  mov %r8, 72(%rsp)\n"
+        "  mov %r9, 80(%rsp)\n"
+        "  mov %r11, 64(%rsp)\n"
+        "  mov %edi, 16(%rsp)\n"
+        "  movl $1, 20(%rsp)\n" /* POLLIN, no revents */
+        "  cmp $441, %eax\n" /* epoll_pwait2: a copy of its timespec */
+        "  jne 3f\n"
+        "  mov 0(%r10), %r11\n"
+        "  mov %r11, 0(%rsp)\n"
+        "  mov 8(%r10), %r11\n"
+        "  mov %r11, 8(%rsp)\n"
+        "  jmp 1f\n"
+        "3:\n" /* epoll_pwait: its milliseconds, an int (positive: the handler checked) */
+        "  movslq %r10d, %r11\n"
+        MS_TO_BLOCK_TIMESPEC
+        "1:\n"
+        "  mov 40(%rsp), %rdi\n"
+        "  mov 48(%rsp), %rsi\n"
+        "  mov 56(%rsp), %rdx\n"
+        "  xor %r10d, %r10d\n"
+        "  lea 64(%rsp), %r8\n"
+        "  mov $8, %r9d\n"
+        "  mov $281, %eax\n" /* epoll_pwait with the mask, without waiting */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jnz 2f\n"
+        "  lea 16(%rsp), %rdi\n"
+        "  mov $1, %esi\n"
+        "  mov %rsp, %rdx\n"
+        "  lea 64(%rsp), %r10\n"
+        "  mov $8, %r8d\n"
+        "  mov $271, %eax\n" /* ppoll with the mask */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jg 1b\n"
+        "2:\n"
+        "  mov 40(%rsp), %rdi\n"
+        "  mov 48(%rsp), %rsi\n"
+        "  mov 56(%rsp), %rdx\n"
+        "  mov 24(%rsp), %r10\n"
+        "  mov 72(%rsp), %r8\n"
+        "  mov 80(%rsp), %r9\n"
         BLOCK_LEAVE
         /* block: 0 the mask, 8 its address and 16 its size (pselect6's pair), 24 the
          * application's argument register, 32 return address, 40 nr */
