@@ -281,10 +281,6 @@ uint64_t mana_sigsys_blocked_kept_open(void)
   return view ? view->blocked : 0;
 }
 
-/* The thread's mask is the one the signal frame restores when the handler returns: the new
- * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
- * What the application sees is the mask it asked for: the real one plus those of its bits
- * that mana keeps open. */
 /* A signalfd reads the signals of its mask that are pending, blocked or not: one with the
  * park signal in it (sigfillset, the usual way) took a park signal meant for the thread
  * waiting in its read, and the application read signal 62 while the checkpoint waited for
@@ -300,6 +296,10 @@ static long serve_signalfd(long nr, long fd, uint64_t mask_at, uint64_t size, lo
   return mana_raw_syscall4(nr, fd, (long)&mask, (long)size, flags);
 }
 
+/* The thread's mask is the one the signal frame restores when the handler returns: the new
+ * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
+ * What the application sees is the mask it asked for: the real one plus those of its bits
+ * that mana keeps open. */
 static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint64_t oldset,
                               uint64_t setsize)
 {

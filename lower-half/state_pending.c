@@ -11,8 +11,9 @@
  * sent again to the main thread, each instance with its siginfo (the value sigqueue sent, the
  * sender): the checkpoint thread takes them off the process's queue with sigtimedwait while
  * every application thread is parked, and the main thread queues them again, in their order,
- * as it is released (the kernel lets only the thread whose id is the process's queue a
- * signal with the siginfo of a kill); without a parked main thread they stay where they are.
+ * as it is released (the kernel lets a process queue itself a signal with a kill's siginfo
+ * only from the thread whose id is the process id); without a parked main thread they stay
+ * where they are.
  * Before, a signal queued twice came back once and without its value, and a program that
  * passes values through a signalfd read 0.  On a thread, a real-time signal queued several
  * times still comes back once, without its value, but for the signal of an application's
@@ -21,6 +22,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -67,11 +69,23 @@ static uint64_t read_set(const char *path, const char *key)
 static struct saved_pending saved[MANA_MAX_THREADS + 1];
 static uint32_t n_saved;
 
-/* The instances pending on the whole process, in their order (MANA_BLOB_PENDING_SIGINFO); more
- * than this many come back as bits, once. */
-#define MAX_SHARED 1024
-static siginfo_t shared[MAX_SHARED];
-static uint32_t n_shared;
+/* The instances pending on the whole process, in their order (MANA_BLOB_PENDING_SIGINFO). */
+static siginfo_t *shared;
+static uint32_t n_shared, shared_cap;
+
+/* Room for one more; 0, or -1 without memory. */
+static int shared_room(void)
+{
+  if (n_shared < shared_cap)
+    return 0;
+  uint32_t cap = shared_cap ? 2 * shared_cap : 16;
+  siginfo_t *more = realloc(shared, cap * sizeof(*more));
+  if (!more)
+    return -1;
+  shared = more;
+  shared_cap = cap;
+  return 0;
+}
 
 /* The signals POSIX timers send (/proc/self/timers): left on the queue, where the kernel keeps
  * a timer's own entry, which it re-arms from when the signal is taken; queued again as a plain
@@ -100,7 +114,9 @@ static void capture_shared(uint64_t set)
       sigaddset(&want, sig);
   const struct timespec none = {0, 0};
   n_shared = 0;
-  while (n_shared < MAX_SHARED && sigtimedwait(&want, &shared[n_shared], &none) > 0)
+  /* Without memory for one more, the rest stay queued: there for the resumed process, not
+   * in the image. */
+  while (shared_room() == 0 && sigtimedwait(&want, &shared[n_shared], &none) > 0)
     n_shared++;
 }
 
@@ -152,7 +168,7 @@ static uint64_t restore_shared(struct mana_image_reader *r)
   n_shared = 0;
   if (mana_image_blob(r, MANA_BLOB_PENDING_SIGINFO, (const void **)&got, &len) != 0)
     return 0; /* none, or an image from before they were saved */
-  for (size_t i = 0; i < len / sizeof(*got) && n_shared < MAX_SHARED; i++) {
+  for (size_t i = 0; i < len / sizeof(*got) && shared_room() == 0; i++) {
     int sig = got[i].si_signo;
     if (sig < 1 || sig > 64 || ((1ull << (sig - 1)) & mana_own()))
       continue;
