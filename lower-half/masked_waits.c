@@ -13,7 +13,7 @@
  * An epoll_pwait with a mask and a timeout, or an epoll_pwait2 with a timeout (trapped with
  * or without a mask: a thread's own mask makes the same wait), takes its timeout by value, or
  * by a pointer the kernel does not write back: made again after a park it would wait in full,
- * so the park let it fail with EINTR instead.  It is made in mana_vdso_epoll_masked_timed, as
+ * so the park let it fail with EINTR instead.  It is made in mana_vdso_epoll_timed, as
  * epoll_wait with a timeout is (poll_timeout.c): an epoll_pwait that does not wait, and a
  * ppoll for the epoll descriptor with the time left, both with the mask.
  *
@@ -61,7 +61,7 @@ static long mask_of(const greg_t *g, long nr, uint64_t *addr, uint64_t *size)
   }
 }
 
-/* 1 when the call is an epoll wait with a timeout that waits (mana_vdso_epoll_masked_timed);
+/* 1 when the call is an epoll wait with a timeout that waits (mana_vdso_epoll_timed);
  * 0 for one whose timeout is none, zero or one the kernel refuses (made as it is), or -EFAULT. */
 static long epoll_timed(const greg_t *g, long nr)
 {
@@ -101,8 +101,7 @@ long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
   g[REG_R11] = (greg_t)mana_app_sigmask(mask);
   g[REG_RCX] = g[REG_RIP];
   g[REG_RAX] = nr;
-  g[REG_RIP] =
-      (greg_t)(timed ? MANA_BOUNDARY->vdso_epoll_masked_timed : MANA_BOUNDARY->vdso_masked_wait);
+  g[REG_RIP] = (greg_t)(timed ? MANA_BOUNDARY->vdso_epoll_timed : MANA_BOUNDARY->vdso_masked_wait);
   *resumed = 1;
   return 0;
 }

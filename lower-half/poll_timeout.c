@@ -13,24 +13,35 @@
  *
  * epoll_wait takes its timeout the same way, and epoll_pwait2's timespec is not written back.
  * An epoll_wait with a positive timeout (or an epoll_pwait without a mask, the same call) is
- * made in mana_vdso_epoll_timed: an epoll_wait that does not wait, and while it finds nothing,
- * a ppoll for the epoll descriptor's readiness with the time left in the block, as above.
+ * made in mana_vdso_epoll_timed: an epoll_pwait that does not wait, and while it finds
+ * nothing, a ppoll for the epoll descriptor's readiness with the time left in the block, as
+ * above, both with the thread's own mask (the trampoline also serves the epoll waits with a
+ * mask of their own, masked_waits.c).
  *
  * Runs in the SIGSYS handler, on the application's thread pointer: no libc. */
 #define _GNU_SOURCE
 #include "poll_timeout.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "mana/boundary.h"
+#include "mana/signals.h"
 
 void mana_poll_timed(ucontext_t *ctx, long nr)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
-  int poll = nr == SYS_poll;
-  /* positive: the filter let no other through */
-  g[REG_R11] = (greg_t)(uint32_t)(int)g[poll ? REG_RDX : REG_R10];
   g[REG_RCX] = g[REG_RIP];
-  g[REG_RIP] = (greg_t)(poll ? MANA_BOUNDARY->vdso_poll_timed : MANA_BOUNDARY->vdso_epoll_timed);
+  if (nr == SYS_poll) {
+    /* positive: the filter let no other through */
+    g[REG_R11] = (greg_t)(uint32_t)(int)g[REG_RDX];
+    g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_poll_timed;
+    return;
+  }
+  uint64_t mask;
+  memcpy(&mask, &ctx->uc_sigmask, sizeof(mask));
+  g[REG_R11] = (greg_t)mana_app_sigmask(mask);
+  g[REG_RAX] = nr;
+  g[REG_RIP] = (greg_t)MANA_BOUNDARY->vdso_epoll_timed;
 }

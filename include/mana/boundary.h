@@ -128,9 +128,7 @@ struct mana_boundary {
    * debuggers: ld.so names the main program "" in its list of objects (mana_gdb, below). */
   uint64_t app_path;
 
-  uint64_t vdso_epoll_timed; /* the stand-in's trampoline for epoll_wait with a timeout */
-  /* ... and for epoll_pwait with a mask and a timeout, epoll_pwait2 with a timeout */
-  uint64_t vdso_epoll_masked_timed;
+  uint64_t vdso_epoll_timed; /* the stand-in's trampoline for the epoll waits with a timeout */
 };
 
 /* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have

@@ -14,9 +14,9 @@
 # Before lower-half/interrupted_waits.c the park signal made each of these calls fail with
 # EINTR at the checkpoint; before lower-half/masked_waits.c the masked ones blocked the park
 # signal, and the checkpoint was aborted after 10 s; before mana_vdso_epoll_timed
-# (lower-half/poll_timeout.c) epoll_wait failed with EINTR, and before
-# mana_vdso_epoll_masked_timed (lower-half/masked_waits.c) epoll_pwait with a mask and
-# epoll_pwait2 did; before lower-half/state_epolls.c
+# (lower-half/poll_timeout.c) epoll_wait failed with EINTR, and until it served them too
+# (lower-half/masked_waits.c) epoll_pwait with a mask and epoll_pwait2 did; before
+# lower-half/state_epolls.c
 # the epoll instances refused the checkpoint.
 #
 # usage: waits_in_checkpoint.sh --bin DIR --program PATH [--timeout S]

@@ -243,17 +243,15 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          writes the time left when a signal interrupts it, so that the call
  *                          made again after a checkpoint waits only for that
  *                          (lower-half/poll_timeout.c).
- *   mana_vdso_epoll_timed  epoll_wait (or epoll_pwait without a mask) with a timeout: %r11
- *                          holds its milliseconds.  epoll_wait without waiting, and while it
- *                          finds nothing, a ppoll for the epoll descriptor's readiness with
- *                          the time left as a timespec in the block, as above; then
- *                          epoll_wait again (another thread may have taken the events).
- *   mana_vdso_epoll_masked_timed  epoll_pwait with a mask and a timeout, epoll_pwait2 with a
- *                          timeout: %r11 holds the mask, as for mana_vdso_masked_wait.  The
- *                          same loop as mana_vdso_epoll_timed, each call made with the mask:
- *                          epoll_pwait without waiting, then a ppoll with the time left
- *                          (epoll_pwait's milliseconds, or a copy of epoll_pwait2's
- *                          timespec, which the kernel does not write back).
+ *   mana_vdso_epoll_timed  epoll_wait, epoll_pwait and epoll_pwait2 with a timeout: %r11 holds
+ *                          the mask the calls are made with (the call's own, or the thread's,
+ *                          less the signals mana keeps open, as for mana_vdso_masked_wait).
+ *                          epoll_pwait without waiting, and while it finds nothing, a ppoll for
+ *                          the epoll descriptor's readiness with the time left as a timespec
+ *                          in the block (from the milliseconds of epoll_wait and epoll_pwait,
+ *                          or a copy of epoll_pwait2's timespec, which the kernel does not
+ *                          write back), as above; then epoll_pwait again (another thread may
+ *                          have taken the events).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
@@ -293,7 +291,6 @@ __asm__(".text\n"
         ".globl mana_vdso_masked_wait\n"
         ".globl mana_vdso_poll_timed\n"
         ".globl mana_vdso_epoll_timed\n"
-        ".globl mana_vdso_epoll_masked_timed\n"
         ".globl mana_vdso_sleep\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
@@ -302,7 +299,6 @@ __asm__(".text\n"
         ".type mana_vdso_masked_wait, @function\n"
         ".type mana_vdso_poll_timed, @function\n"
         ".type mana_vdso_epoll_timed, @function\n"
-        ".type mana_vdso_epoll_masked_timed, @function\n"
         ".type mana_vdso_sleep, @function\n"
         "mana_vdso_reissue_start:\n"
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
@@ -319,41 +315,8 @@ __asm__(".text\n"
         "  mov 24(%rsp), %r10\n"
         BLOCK_LEAVE
         /* block: 0 tv_sec, 8 tv_nsec, 16 the pollfd, 24 saved r10, 32 return address, 40 saved
-         * rdi, 48 saved rsi, 56 saved rdx */
-        "mana_vdso_epoll_timed:\n"
-        BLOCK_ENTER
-        "  mov %rdi, 40(%rsp)\n"
-        "  mov %rsi, 48(%rsp)\n"
-        "  mov %rdx, 56(%rsp)\n"
-        "  mov %r10, 24(%rsp)\n"
-        "  mov %edi, 16(%rsp)\n"
-        "  movl $1, 20(%rsp)\n" /* POLLIN, no revents */
-        MS_TO_BLOCK_TIMESPEC
-        "1:\n"
-        "  mov 40(%rsp), %rdi\n"
-        "  mov 48(%rsp), %rsi\n"
-        "  mov 56(%rsp), %rdx\n"
-        "  xor %r10d, %r10d\n"
-        "  mov $232, %eax\n" /* epoll_wait, without waiting */
-        "  syscall\n"
-        "  test %rax, %rax\n"
-        "  jnz 2f\n"
-        "  lea 16(%rsp), %rdi\n"
-        "  mov $1, %esi\n"
-        "  mov %rsp, %rdx\n"
-        "  mov $271, %eax\n" /* ppoll, %r10 0: no mask */
-        "  syscall\n"
-        "  test %rax, %rax\n"
-        "  jg 1b\n"
-        "2:\n"
-        "  mov 40(%rsp), %rdi\n"
-        "  mov 48(%rsp), %rsi\n"
-        "  mov 56(%rsp), %rdx\n"
-        "  mov 24(%rsp), %r10\n"
-        BLOCK_LEAVE
-        /* block: 0 tv_sec, 8 tv_nsec, 16 the pollfd, 24 saved r10, 32 return address, 40 saved
          * rdi, 48 saved rsi, 56 saved rdx, 64 the mask, 72 saved r8, 80 saved r9 */
-        "mana_vdso_epoll_masked_timed:\n"
+        "mana_vdso_epoll_timed:\n"
         BLOCK_ENTER
         "  mov %rdi, 40(%rsp)\n"
         "  mov %rsi, 48(%rsp)\n"
@@ -371,7 +334,7 @@ __asm__(".text\n"
         "  mov 8(%r10), %r11\n"
         "  mov %r11, 8(%rsp)\n"
         "  jmp 1f\n"
-        "3:\n" /* epoll_pwait: its milliseconds, an int (positive: the handler checked) */
+        "3:\n" /* epoll_wait, epoll_pwait: milliseconds, an int (positive: the filter checked) */
         "  movslq %r10d, %r11\n"
         MS_TO_BLOCK_TIMESPEC
         "1:\n"
