@@ -9,7 +9,8 @@
  * Everything else the application made that is not a file (sockets, inotify instances, a pipe
  * whose other end is in another process; eventfds, timerfds and signalfds are the kinds of
  * state_eventfds.c, state_timerfds.c and state_signalfds.c, epoll instances state_epolls.c's,
- * which says when one cannot come back) cannot come back: a checkpoint is refused while one is open (mana_app_fds_unrestorable).
+ * which says when one cannot come back) cannot come back: a checkpoint is refused while one
+ * is open (mana_app_fds_unrestorable).
  * Before, a restarted rank found such descriptors closed, or reused by MPI's own, and wrote
  * into them. */
 #define _GNU_SOURCE
