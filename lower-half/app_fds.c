@@ -128,6 +128,19 @@ int mana_app_anon_fds(uint64_t kind, int (*fn)(int fd, int dup_of, char *err, si
   return rc;
 }
 
+int mana_room_for(void **arr, size_t *cap, size_t n, size_t size)
+{
+  if (n < *cap)
+    return 0;
+  size_t more = *cap ? 2 * *cap : 8;
+  void *bigger = realloc(*arr, more * size);
+  if (!bigger)
+    return -1;
+  *arr = bigger;
+  *cap = more;
+  return 0;
+}
+
 int mana_fd_info_field(int fd, const char *name, const char *format, void *out)
 {
   char path[64], line[256];

@@ -36,6 +36,10 @@ int mana_fd_place(int fd, int at, int32_t flags, int64_t pos, const char *what, 
 int mana_app_anon_fds(uint64_t kind, int (*fn)(int fd, int dup_of, char *err, size_t errlen),
                       char *err, size_t errlen);
 
+/* Makes room for element n of the array at *arr (capacity *cap elements of `size` bytes),
+ * doubling it when full: 0, or -1 without memory (the array is left as it was). */
+int mana_room_for(void **arr, size_t *cap, size_t n, size_t size);
+
 /* The value of fdinfo line "NAME: VALUE" of `fd` read with `format` (one conversion) into
  * `out`; 0, or -1 when the file or the line is missing. */
 int mana_fd_info_field(int fd, const char *name, const char *format, void *out);

@@ -18,11 +18,11 @@
  * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
  * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout taken by value that reaches
  * the kernel as it is (none the filter sees does) would keep its EINTR: made again, its
- * timeout would start again in full at every checkpoint.  When a signal of the application's with a
- * handler waits to be taken and the mask after the handler lets it through, the call fails
- * with EINTR as before, as that signal would have made it natively; one the mask blocks and
- * the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made again
- * at once, as natively.
+ * timeout would start again in full at every checkpoint.  When a signal of the application's
+ * with a handler waits to be taken and the mask after the handler lets it through, the call
+ * fails with EINTR as before, as that signal would have made it natively; one the mask blocks
+ * and the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made
+ * again at once, as natively.
  *
  * The entries live in lower-half memory: a thread resumed after a restart has the call's
  * number in its handler's frame, found before it parked. */

@@ -56,14 +56,8 @@ static int read_eventfd(int fd, struct saved_eventfd *s)
 
 static int capture_one(int fd, int dup_of, char *err, size_t errlen)
 {
-  if (n_saved == saved_cap) {
-    size_t cap = saved_cap ? 2 * saved_cap : 8;
-    struct saved_eventfd *more = realloc(saved, cap * sizeof(*more));
-    if (!more)
-      return mana_fail(err, errlen, ENOMEM, "the application's eventfds");
-    saved = more;
-    saved_cap = cap;
-  }
+  if (mana_room_for((void **)&saved, &saved_cap, n_saved, sizeof(*saved)) != 0)
+    return mana_fail(err, errlen, ENOMEM, "the application's eventfds");
   struct saved_eventfd *s = &saved[n_saved];
   int64_t pos;
   *s = (struct saved_eventfd){fd, 0, -1, 0, 0};

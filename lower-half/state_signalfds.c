@@ -34,14 +34,8 @@ static size_t n_saved, saved_cap;
 
 static int capture_one(int fd, int dup_of, char *err, size_t errlen)
 {
-  if (n_saved == saved_cap) {
-    size_t cap = saved_cap ? 2 * saved_cap : 8;
-    struct saved_signalfd *more = realloc(saved, cap * sizeof(*more));
-    if (!more)
-      return mana_fail(err, errlen, ENOMEM, "the application's signalfds");
-    saved = more;
-    saved_cap = cap;
-  }
+  if (mana_room_for((void **)&saved, &saved_cap, n_saved, sizeof(*saved)) != 0)
+    return mana_fail(err, errlen, ENOMEM, "the application's signalfds");
   struct saved_signalfd *s = &saved[n_saved];
   unsigned long long mask;
   int64_t pos;

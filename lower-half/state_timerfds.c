@@ -97,14 +97,8 @@ static int read_timerfd(int fd, struct saved_timerfd *s)
 
 static int capture_one(int fd, int dup_of, char *err, size_t errlen)
 {
-  if (n_saved == saved_cap) {
-    size_t cap = saved_cap ? 2 * saved_cap : 8;
-    struct saved_timerfd *more = realloc(saved, cap * sizeof(*more));
-    if (!more)
-      return mana_fail(err, errlen, ENOMEM, "the application's timerfds");
-    saved = more;
-    saved_cap = cap;
-  }
+  if (mana_room_for((void **)&saved, &saved_cap, n_saved, sizeof(*saved)) != 0)
+    return mana_fail(err, errlen, ENOMEM, "the application's timerfds");
   struct saved_timerfd *s = &saved[n_saved];
   *s = (struct saved_timerfd){.fd = fd, .dup_of = dup_of};
   errno = 0;

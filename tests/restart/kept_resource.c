@@ -36,8 +36,8 @@
  *            not add again: refused); every step writes a byte, waits and reads it.
  *   usage: kept_resource child|eventfd|eventfd_dup|eventfd_closed|timerfd|signalfd|inotify|
  *          thread_timer|epoll|epoll_stale STEPS STEP_MS
- * Rank 0 prints "child started", "eventfd made" (also for epoll, signalfd and inotify) or
- * "timer made" (also for timerfd) once it holds it (for
+ * Rank 0 prints "child started", "eventfd made" (also for epoll), "signalfd made",
+ * "inotify made" or "timer made" (also for timerfd) once it holds it (for
  * eventfd_closed, "eventfd made and closed"), then STEPS
  * steps of an Allreduce, a use of the resource and STEP_MS of sleep, a line per 10 steps. */
 #define _GNU_SOURCE
@@ -315,13 +315,13 @@ static void take(const char *what)
   } else if (strcmp(what, "signalfd") == 0) {
     if (make_signalfds() == 0) {
       efd = -2; /* held: the signalfds */
-      printf("eventfd made\n");
+      printf("signalfd made\n");
     }
   } else if (strcmp(what, "inotify") == 0) {
     ifd = inotify_init1(IN_CLOEXEC);
     if (ifd >= 0 && inotify_add_watch(ifd, ".", IN_CREATE) >= 0) {
       efd = -2;
-      printf("eventfd made\n");
+      printf("inotify made\n");
     }
   } else if (strcmp(what, "thread_timer") == 0) {
     struct sigevent sev;

@@ -334,7 +334,8 @@ __asm__(".text\n"
         "  mov 8(%r10), %r11\n"
         "  mov %r11, 8(%rsp)\n"
         "  jmp 1f\n"
-        "3:\n" /* epoll_wait, epoll_pwait: milliseconds, an int (positive: the filter checked) */
+        /* epoll_wait, epoll_pwait: milliseconds, an int (the filter or handler saw it positive) */
+        "3:\n"
         "  movslq %r10d, %r11\n"
         MS_TO_BLOCK_TIMESPEC
         "1:\n"
