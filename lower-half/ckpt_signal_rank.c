@@ -1,9 +1,13 @@
 /* The checkpoint signal on a rank (ckpt_signal_rank.h).
  *
- * The handler may run on any thread, the application's included (with the upper half's thread
- * pointer), so it only writes a byte into a pipe with a raw system call; a lower-half thread
- * reads it and asks the coordinator on a control connection of its own.  Every rank that gets
- * the signal asks; the coordinator makes one checkpoint of all the requests (join=1). */
+ * Every thread of the application blocks it (mana/signals.h), and so do the lower half's
+ * threads but one: the thread below that asks the coordinator, which the kernel therefore
+ * picks for a signal sent to the process.  Before, the main thread took it, and a poll or
+ * select it waited in ended with EINTR.  The handler still writes only a byte into a pipe with
+ * a raw system call, as it would on any thread (a thread-directed send reaches the thread
+ * named), and the asking thread reads it and asks the coordinator on a control connection of
+ * its own.  Every rank that gets the signal asks; the coordinator makes one checkpoint of all
+ * the requests (join=1). */
 #define _GNU_SOURCE
 #include "ckpt_signal_rank.h"
 
@@ -85,6 +89,13 @@ int mana_ckpt_signal_install(void)
     return -1;
   }
   mana_sigsys_keep_aside(signo, &app);
+  /* The calling thread becomes the application's main thread (or, restarting, the restart's),
+   * and the threads made from it inherit the mask; until the asking thread runs, the signal
+   * waits pending. */
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, signo);
+  pthread_sigmask(SIG_BLOCK, &one, NULL);
   return 0;
 }
 
@@ -93,8 +104,16 @@ static void *ask(void *arg)
   (void)arg;
   char name[16], buf[64], err[512];
   ckpt_signal_name(signo, name, sizeof(name));
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, signo);
   for (;;) {
+    /* The one thread the kernel can give the signal to, while it waits for it: one that comes
+     * while it talks to the coordinator waits pending, and its handler runs here once the
+     * talk is over. */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
     ssize_t n = read(wake[0], buf, sizeof(buf));
+    pthread_sigmask(SIG_BLOCK, &one, NULL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)

@@ -249,7 +249,7 @@ void mana_clock_sleep_rewind(ucontext_t *ctx)
   struct mana_sleep_block *k = (struct mana_sleep_block *)(uintptr_t)g[REG_RSP];
   if (ip == b->vdso_sleep_resume) { /* its first interruption */
     memcpy(&k->app_mask, &ctx->uc_sigmask, sizeof(k->app_mask));
-    k->app_view_mask = k->app_mask | mana_sigsys_blocked_kept_open();
+    k->app_view_mask = mana_sigsys_app_view(k->app_mask);
   } else if (ip != b->vdso_sleep_rest_resume) {
     return;
   }

@@ -20,6 +20,7 @@
 #include "interrupted_waits.h"
 #include "mpi_threads.h"
 #include "park_libc.h"
+#include "sigsys.h"
 #include "state.h"
 
 #include <dirent.h>
@@ -176,7 +177,7 @@ void mana_park_self(int in_signal_handler_arg)
   }
   r->pending_signals = 0;
   if (!in_signal_handler) {
-    r->sigmask = mana_app_sigmask(r->sigmask);
+    r->sigmask = mana_sigsys_restarted_mask(r->sigmask, r->upper_fs);
     mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);
   }
   if (b->restart_resume)
@@ -233,7 +234,16 @@ static void park_on_signal(void *uc_)
     note_declined(raw_gettid());
     return; /* signalled again in a moment (mana_park_all) */
   }
+  /* volatile: read back from the stack after a resume in a restarted process */
+  volatile uint32_t restarts = b->restarted;
   mana_park_self(1);
+  if (b->restarted != restarts) { /* the mask the handler's return puts back */
+    ucontext_t *uc = uc_;
+    uint64_t mask;
+    __builtin_memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
+    mask = mana_sigsys_restarted_mask(mask, fs);
+    __builtin_memcpy(&uc->uc_sigmask, &mask, sizeof(mask));
+  }
 }
 
 static void on_park_signal(int sig, siginfo_t *info, void *uc_)

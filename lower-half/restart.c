@@ -100,6 +100,7 @@ int mana_restart_from(const char *path, char *err, size_t errlen)
   if (mana_park_install(MANA_PARK_SIGNAL) != 0 || mana_seccomp_install() != 0) {
     return mana_fail(err, errlen, 0, "cannot re-arm parking and the seccomp filter");
   }
+  mana_sigsys_kept_blocked_restored();
   if (mana_ckpt_signal_install() != 0) /* after the restore: it keeps the application's aside */
     return mana_fail(err, errlen, 0, "cannot install the checkpoint signal's handler");
   if (mana_mpi_threads_restore(err, errlen) != 0)

@@ -14,7 +14,11 @@
  *   rt_sigprocmask                                  made with SIGSYS and the park signal taken
  *                                                    out of the new mask (mana/signals.h: a
  *                                                    trap while SIGSYS is blocked kills the
- *                                                    process)
+ *                                                    process) and the checkpoint signal put in
+ *   execve, execveat                                made with the mask the application sees,
+ *                                                    which the new program starts with (not
+ *                                                    with the SIGSYS handler's, nor with the
+ *                                                    checkpoint signal blocked for mana)
  *   pipe, pipe2, socketpair, socket,                made as asked, and the new object noted as
  *   eventfd(2), signalfd(4), timerfd_create,        the application's (app_fd_origin.c): a
  *   epoll_create(1), inotify_init(1), timer_create  restart cannot give all of them back, and
@@ -198,6 +202,7 @@ struct kernel_sigaction {
 };
 
 uint64_t mana_app_cannot_block = MANA_SIGNALS_APP_CANNOT_BLOCK;
+uint64_t mana_app_kept_blocked;
 
 /* The SIGSYS, park-signal and checkpoint-signal dispositions the upper half asked for.  Kept,
  * reported back, never installed: mana's handlers must stay. */
@@ -219,7 +224,14 @@ void mana_sigsys_keep_aside(int sig, const void *app_act)
 {
   __builtin_memcpy(&app_ckpt, app_act, sizeof(app_ckpt));
   ckpt_signo = sig;
-  mana_app_cannot_block |= 1ull << (sig - 1);
+  mana_app_kept_blocked = 1ull << (sig - 1);
+  MANA_PARK->kept_blocked = mana_app_kept_blocked;
+}
+
+void mana_sigsys_kept_blocked_restored(void)
+{
+  MANA_PARK->kept_blocked_before = MANA_PARK->kept_blocked;
+  MANA_PARK->kept_blocked = 0;
 }
 
 int mana_sigsys_kept_aside(int sig, void *app_act)
@@ -275,10 +287,18 @@ static struct mana_app_mask *app_mask_of(uint64_t fs, int claim)
   return NULL;
 }
 
-uint64_t mana_sigsys_blocked_kept_open(void)
+uint64_t mana_sigsys_app_view(uint64_t mask)
 {
   const struct mana_app_mask *view = app_mask_of(mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase), 0);
-  return view ? view->blocked : 0;
+  return (mask & ~mana_app_kept_blocked) | (view ? view->blocked : 0);
+}
+
+uint64_t mana_sigsys_restarted_mask(uint64_t mask, uint64_t upper_fs)
+{
+  uint64_t before = MANA_PARK->kept_blocked_before;
+  const struct mana_app_mask *view = app_mask_of(upper_fs, 0);
+  uint64_t asked = view ? view->blocked : 0;
+  return mana_app_sigmask((mask & ~before) | (asked & before));
 }
 
 /* A signalfd reads the signals of its mask that are pending, blocked or not: one with the
@@ -292,21 +312,21 @@ static long serve_signalfd(long nr, long fd, uint64_t mask_at, uint64_t size, lo
     return mana_raw_syscall4(nr, fd, (long)mask_at, (long)size, flags);
   if (mana_read_app(&mask, mask_at, sizeof(mask)) != 0)
     return -EFAULT;
-  mask = mana_app_sigmask(mask);
+  mask &= ~mana_app_managed_signals();
   return mana_raw_syscall4(nr, fd, (long)&mask, (long)size, flags);
 }
 
 /* The thread's mask is the one the signal frame restores when the handler returns: the new
- * mask is written there, never with SIGSYS, the park signal or the checkpoint signal in it.
- * What the application sees is the mask it asked for: the real one plus those of its bits
- * that mana keeps open. */
+ * mask is written there, never with SIGSYS or the park signal in it, always with the
+ * checkpoint signal.  What the application sees is the mask it asked for: the real one with
+ * the bits of those signals as it asked them. */
 static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint64_t oldset,
                               uint64_t setsize)
 {
   uint64_t *mask = (uint64_t *)(void *)&ctx->uc_sigmask;
   uint64_t fs = mana_get_fs((int)MANA_BOUNDARY->have_fsgsbase);
   struct mana_app_mask *view = app_mask_of(fs, 0);
-  uint64_t cur = *mask | (view ? view->blocked : 0), want;
+  uint64_t cur = (*mask & ~mana_app_kept_blocked) | (view ? view->blocked : 0), want;
   if (setsize != 8)
     return -EINVAL;
   if (set) {
@@ -321,15 +341,29 @@ static long serve_sigprocmask(ucontext_t *ctx, uint64_t how, uint64_t set, uint6
     else
       return -EINVAL;
     *mask = mana_app_sigmask(want) & ~(MANA_SIGBIT(SIGKILL) | MANA_SIGBIT(SIGSTOP));
-    uint64_t kept_open = want & mana_app_cannot_block;
-    if (kept_open && !view)
+    uint64_t asked = want & mana_app_managed_signals();
+    if (asked && !view)
       view = app_mask_of(fs, 1);
     if (view)
-      view->blocked = kept_open;
+      view->blocked = asked;
   }
   if (oldset)
     __builtin_memcpy((void *)oldset, &cur, sizeof(cur));
   return 0;
+}
+
+/* The new program starts with the thread's mask at the call, which in this handler is the
+ * handler's: so the call is made with the mask the application sees, and if it fails the
+ * handler's is put back. */
+static long serve_exec(const ucontext_t *ctx, long nr, const long *args)
+{
+  uint64_t app, handler;
+  __builtin_memcpy(&app, &ctx->uc_sigmask, sizeof(app));
+  app = mana_sigsys_app_view(app);
+  mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&app, (long)&handler, 8);
+  long ret = mana_raw_syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
+  mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&handler, 0, 8);
+  return ret;
 }
 
 static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
@@ -359,6 +393,10 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_rt_sigprocmask:
     mana_trap_stats.signal_calls++;
     ret = serve_sigprocmask(ctx, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10]);
+    break;
+  case SYS_execve:
+  case SYS_execveat:
+    ret = serve_exec(ctx, info->si_syscall, args);
     break;
   case SYS_pipe:
   case SYS_pipe2:
@@ -585,6 +623,8 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_mremap, L_MREMAP, NEXT);
   JEQ(SYS_rt_sigaction, L_CHECK_IP, NEXT);
   JEQ(SYS_rt_sigprocmask, L_CHECK_IP, NEXT);
+  JEQ(SYS_execve, L_CHECK_IP, NEXT);
+  JEQ(SYS_execveat, L_CHECK_IP, NEXT);
   JEQ(SYS_openat, L_OPENAT, NEXT);
   JEQ(SYS_open, L_OPEN, NEXT);
   JEQ(SYS_creat, L_CHECK_IP, NEXT);

@@ -13,15 +13,25 @@ int mana_seccomp_install(void);
 
 /* The checkpoint signal is mana's from now on: what the application installs for it is kept
  * aside (app_act: the kernel's struct sigaction, the application's disposition so far), and
- * no mask of the application's blocks it. */
+ * every mask of the application's blocks it (mana/signals.h). */
 void mana_sigsys_keep_aside(int sig, const void *app_act);
+/* In a restarted process, before the checkpoint signal of this run is kept aside (if it has
+ * one): the restored threads' masks still block the one of the run that wrote the image,
+ * which mana_sigsys_restarted_mask takes out again. */
+void mana_sigsys_kept_blocked_restored(void);
 /* 1 with the application's disposition of sig (unless app_act is NULL) if it is kept aside,
  * else 0. */
 int mana_sigsys_kept_aside(int sig, void *app_act);
 
-/* The signals the calling application thread (on its own thread pointer) asked to block that
- * mana keeps open (the checkpoint signal): its mask as it sees it is the kernel's plus these. */
-uint64_t mana_sigsys_blocked_kept_open(void);
+/* The kernel mask `mask` of the calling application thread (on its own thread pointer) as the
+ * application sees it: with the bits of the signals mana decides on (SIGSYS, the park signal,
+ * the checkpoint signal) as the thread last asked them. */
+uint64_t mana_sigsys_app_view(uint64_t mask);
+
+/* A mask a thread of the image had (upper_fs: its thread pointer), for the same thread resumed in this restarted process:
+ * the checkpoint signal of the run that wrote the image blocked only if the application asked
+ * for it, this run's blocked (mana/signals.h). */
+uint64_t mana_sigsys_restarted_mask(uint64_t mask, uint64_t upper_fs);
 
 /* Set once upper-half code has asked for MADV_DONTFORK or MADV_WIPEONFORK (trapped): from then
  * on a checkpoint looks for such memory (state_fork_advice.c). */

@@ -46,7 +46,7 @@ struct saved_pending {
  * and the set*id broadcast), whose handlers act on an operation of the old process. */
 static uint64_t mana_own(void)
 {
-  return mana_app_cannot_block | (1ull << 31) | (1ull << 32);
+  return mana_app_managed_signals() | (1ull << 31) | (1ull << 32);
 }
 
 /* The hexadecimal set after `key` in a /proc status file, or 0 (also when unreadable). */

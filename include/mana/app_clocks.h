@@ -58,8 +58,8 @@ enum {
  * would have let the signal's handler run first and slept on (sleep(10) cut short by SIGALRM
  * during a checkpoint slept the whole 10 s).  The mask is put back at the end with
  * rt_sigprocmask, trapped like the application's own calls, so it is given as the application
- * sees it: with the signals it blocked that mana keeps open (the checkpoint signal), or mana
- * would forget that the application blocked them. */
+ * sees it: with the bits of the signals whose blocking mana decides as the application asked
+ * them (mana/signals.h), or mana would forget what it asked. */
 struct mana_sleep_block {
   int64_t nr, rdi, rsi, rdx, r10, r8, r9; /* the application's call, its registers */
   int64_t deadline_sec, deadline_nsec;    /* the kernel's absolute time (the call's argument) */

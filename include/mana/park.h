@@ -59,14 +59,18 @@ struct mana_park_area {
     uint64_t entry, eh_frame_hdr;
     uint64_t lo, hi, fde;
   } libc_leaves[MANA_MAX_LIBC_LEAVES];
-  /* The signals an application thread asked to block that mana keeps open on it (SIGSYS, the
-   * park signal, the checkpoint signal: mana/signals.h), so that asking for its mask tells it
-   * what it set (lower-half/sigsys.c).  By upper-half thread pointer, which a restart keeps;
-   * an entry is claimed by the first such request and never given back (glibc sets a new
-   * thread's whole mask first, so a reused thread pointer starts afresh). */
+  /* The signals an application thread asked to block among those whose blocking mana decides
+   * (SIGSYS and the park signal kept open, the checkpoint signal kept blocked:
+   * mana/signals.h), so that asking for its mask tells it what it set (lower-half/sigsys.c).
+   * By upper-half thread pointer, which a restart keeps; an entry is claimed by the first such
+   * request and never given back (glibc sets a new thread's whole mask first, so a reused
+   * thread pointer starts afresh). */
   struct mana_app_mask {
     uint64_t upper_fs, blocked;
   } app_masks[MANA_MAX_APP_MASKS];
+  /* The checkpoint signal every application thread blocks (mana/signals.h), as a mask; in a
+   * restarted process, until the threads resume, the one of the run that wrote the image. */
+  uint64_t kept_blocked, kept_blocked_before;
 };
 
 _Static_assert(sizeof(struct mana_park_area) <= MANA_PARK_AREA_SIZE, "park area too small");

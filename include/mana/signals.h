@@ -11,7 +11,8 @@
  * The application's own masks are sanitized too (the filter traps upper-half
  * rt_sigprocmask and rt_sigaction): a thread of the application that blocks every signal
  * still gets SIGSYS, or its next malloc that needs a new mapping would kill the process, and
- * still gets the park signal, or a checkpoint could never park it. */
+ * still gets the park signal, or a checkpoint could never park it; and every thread of the
+ * application blocks the checkpoint signal, which only a thread of mana's takes. */
 #ifndef MANA_SIGNALS_H
 #define MANA_SIGNALS_H
 
@@ -43,16 +44,28 @@ static inline void mana_sigset_block_all(sigset_t *set)
   sigdelset(set, SIGTRAP);
 }
 
-/* What the application can never block in this process: MANA_SIGNALS_APP_CANNOT_BLOCK, plus
- * the checkpoint signal when the job has one (lower-half/ckpt_signal_rank.c), or a rank whose
- * threads all block it would never ask for the checkpoint.  Defined in the lower half. */
+/* What the application can never block in this process: MANA_SIGNALS_APP_CANNOT_BLOCK.
+ * Defined in the lower half. */
 extern uint64_t mana_app_cannot_block;
+
+/* What every thread of the application blocks whatever it asks: the checkpoint signal when the
+ * job has one (lower-half/ckpt_signal_rank.c).  It comes from outside (Slurm, mpiexec) to the
+ * whole process, and the kernel gives such a signal to a thread that does not block it: a
+ * thread of the application waiting in poll, select or epoll_wait would end with EINTR if its
+ * handler ran there, so only mana's own thread takes it.  Defined in the lower half. */
+extern uint64_t mana_app_kept_blocked;
 
 /* A kernel signal mask (64 bits, as rt_sigprocmask takes it) the application asked for, made
  * safe for mana. */
 static inline uint64_t mana_app_sigmask(uint64_t mask)
 {
-  return mask & ~mana_app_cannot_block;
+  return (mask & ~mana_app_cannot_block) | mana_app_kept_blocked;
+}
+
+/* The signals whose blocking mana decides, not the application's masks. */
+static inline uint64_t mana_app_managed_signals(void)
+{
+  return mana_app_cannot_block | mana_app_kept_blocked;
 }
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ckpt_signal.sh - the checkpoint signal (mana_launch --ckpt-signal) with real ranks, as Slurm
 # delivers it before the end of an allocation, against tests/programs/ckpt_signal_app (which
-# installs its own SIGUSR1 handler and blocks SIGUSR1 on its thread):
+# installs its own SIGUSR1 handler and blocks SIGUSR1 on its thread), sent while every rank's
+# main thread waits in a poll without a timeout, which must not end with EINTR:
 #
 #   1. USR1 to every rank (sbatch --signal without B:): one checkpoint however many ask, the
 #      job ends with status 85, the application's handler never runs and sigaction still
@@ -53,6 +54,14 @@ wait_for() {
 }
 
 holding() { grep -q "^ckpt_signal_app: holding" "$1"; }
+# in_poll CKPTDIR: every rank's main thread waits in poll (7), where the signal must not end it
+in_poll() {
+  local p nr
+  for p in $(job_pids "$1"); do
+    read -r nr _ <"/proc/$p/syscall" 2>/dev/null || return 1
+    [ "$nr" = 7 ] || return 1
+  done
+}
 two_ranks() { [ "$(job_pids "$1" | wc -l)" -eq 2 ]; }
 exited() { ! kill -0 "$launcher_pid" 2>/dev/null; }
 
@@ -68,6 +77,7 @@ export CKPT_SIGNAL_APP_RELEASE=$work/released
 launcher_pid=$!
 wait_for "$timeout" "hold in run 1" holding "$work/run1.err"
 wait_for "$timeout" "two ranks of run 1" two_ranks "$work/ck1"
+wait_for "$timeout" "both ranks in poll in run 1" in_poll "$work/ck1"
 ranks=$(job_pids "$work/ck1")
 # shellcheck disable=SC2086 # one pid per word
 kill -USR1 $ranks
@@ -96,6 +106,7 @@ rm -f "$work/released"
 launcher_pid=$!
 wait_for "$timeout" "hold in run 2" holding "$work/run2.err"
 wait_for "$timeout" "two ranks of run 2" two_ranks "$work/ck2"
+wait_for "$timeout" "both ranks in poll in run 2" in_poll "$work/ck2"
 # mana_launch became mpiexec (exec), which forwards SIGUSR1 to the ranks
 kill -USR1 "$launcher_pid"
 wait_for "$timeout" "committed checkpoint in run 2" grep -q "generation 1 committed" \
@@ -116,6 +127,7 @@ rm -f "$work/released"
 launcher_pid=$!
 wait_for "$timeout" "hold in run 3" holding "$work/run3.err"
 wait_for "$timeout" "two ranks of run 3" two_ranks "$work/ck3"
+wait_for "$timeout" "both ranks in poll in run 3" in_poll "$work/ck3"
 coord=$(pgrep -f -- "mana_coordinator --daemon .*--ckptdir $work/ck3 ") ||
   fail "no coordinator for run 3"
 kill -USR2 "$coord"

@@ -233,7 +233,7 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          mana_vdso_sleep_rest (mana/app_clocks.h says why a ppoll).
  *   mana_vdso_masked_wait  rt_sigsuspend, ppoll, pselect6, epoll_pwait, epoll_pwait2 with a
  *                          signal mask: %r11 holds the mask the call is made with (the
- *                          application's, less the signals mana keeps open: a wait with the
+ *                          application's as mana/signals.h makes it safe: a wait with the
  *                          park signal blocked could not be parked; lower-half/
  *                          masked_waits.c); the argument that points at the mask points at
  *                          the block (for pselect6 at a {mask pointer, 8} pair there) and is
@@ -245,7 +245,7 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          (lower-half/poll_timeout.c).
  *   mana_vdso_epoll_timed  epoll_wait, epoll_pwait and epoll_pwait2 with a timeout: %r11 holds
  *                          the mask the calls are made with (the call's own, or the thread's,
- *                          less the signals mana keeps open, as for mana_vdso_masked_wait).
+ *                          made safe the same way, as for mana_vdso_masked_wait).
  *                          epoll_pwait without waiting, and while it finds nothing, a ppoll for
  *                          the epoll descriptor's readiness with the time left as a timespec
  *                          in the block (from the milliseconds of epoll_wait and epoll_pwait,
