@@ -5,13 +5,14 @@
  * directory (conv=fdatasync, and oflag=direct); then restores the image into place twice, as
  * a restart does by default and as a restart with forked writers does (lower-half/huge_pages.h:
  * the same reads into 4 KiB pages, the region then advised MADV_HUGEPAGE; the collapse into
- * huge pages that follows it in the background is timed apart), and times `dd` reading a file
- * of that size (cold cache, and iflag=direct) and the same 1 MiB direct reads as dd's but each
- * into its own place in a fresh mapping (no mana code: what placing the bytes in memory costs
- * on this machine, which dd, reading into one reused buffer, never pays), and times making as
- * much fresh memory present with MADV_POPULATE_WRITE, without reading anything (the part of
- * that cost the storage plays no part in). The order of the contenders rotates from round to
- * round. Medians are compared at the end:
+ * huge pages that follows it in the background is timed apart), and times `dd` reading the
+ * image file itself (cold cache, and iflag=direct) and the same 1 MiB direct reads as dd's but
+ * each into its own place in a mapping of the file's size (no mana code: what placing the bytes
+ * in memory costs on this machine, which dd, reading into one reused buffer, never pays): once
+ * into fresh memory, which the reads fault in, and once into memory made present before the
+ * clock starts; and times making as much fresh memory present with MADV_POPULATE_WRITE, without
+ * reading anything (the part of that cost the storage plays no part in). The order of the
+ * contenders rotates from round to round. Medians are compared at the end:
  *
  *   write   image bytes / (open + add_region + commit)   >= 90 % of the faster dd write
  *   size    image bytes                                  <= 1.02 x the region's resident bytes
@@ -66,12 +67,12 @@ struct options {
 /* One round's figures, in seconds and bytes. */
 struct round {
   double image_write, dd_write, dd_direct_write;
-  double restore, restore_forked, fresh_read, dd_read, dd_direct_read;
-  double populate;     /* MADV_POPULATE_WRITE of as much fresh memory as dd reads */
+  double restore, restore_forked, fresh_read, present_read, dd_read, dd_direct_read;
+  double populate;     /* MADV_POPULATE_WRITE of as much fresh memory as the image's size */
   double collapse;     /* after the forked-writer restore: MADV_COLLAPSE of its full ranges */
   uint64_t huge_bytes; /* AnonHugePages after that collapse */
   uint64_t image_bytes, resident_bytes;
-  uint64_t dd_bytes; /* what dd moves: the resident bytes in whole MiB */
+  uint64_t dd_bytes; /* what the dd writes move: the resident bytes in whole MiB */
   struct mana_image_stats stats;
 };
 
@@ -243,11 +244,12 @@ static double dd_write(uint64_t bytes, bool direct)
   return run_dd(args);
 }
 
+/* The image file, as the restore reads it (dd reading the same file). */
 static double dd_read(bool direct)
 {
   char in[4200];
-  snprintf(in, sizeof(in), "if=%s/ddtest", workdir);
-  evict("ddtest");
+  snprintf(in, sizeof(in), "if=%s/bench.img", workdir);
+  evict("bench.img");
   const char *args[] = {in,  "of=/dev/null", "bs=1M", "status=none", direct ? "iflag=direct" : NULL,
                         NULL};
   return run_dd(args);
@@ -341,30 +343,40 @@ static double image_restore(char *base, const char *kind, uint64_t npages, uint6
   return t;
 }
 
-/* dd iflag=direct's reads of the dd file, 1 MiB each, but each into its own place in a fresh
- * mapping of the file's size, as a restore places pages: the rate the storage and the
- * machine's memory together allow, with no mana code involved. */
-static double fresh_read(uint64_t bytes)
+static char *map_for_reads(uint64_t room, int extra)
 {
-  evict("ddtest");
-  double t0 = now();
-  int fd = openat(dirfd_, "ddtest", O_RDONLY | O_DIRECT);
-  if (fd < 0)
-    die("cannot open ddtest with O_DIRECT: %s", strerror(errno));
-  char *dst =
-      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  char *dst = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
   if (dst == MAP_FAILED)
-    die("cannot map %llu bytes: %s", (unsigned long long)bytes, strerror(errno));
+    die("cannot map %llu bytes: %s", (unsigned long long)room, strerror(errno));
+  return dst;
+}
+
+/* dd iflag=direct's reads of the image file, 1 MiB each, but each into its own place in a
+ * mapping of the file's size, as a restore places pages: the rate the storage and the
+ * machine's memory together allow, with no mana code involved.  `present`: the mapping is made
+ * present before the clock starts, so only the reads are timed. */
+static double placed_read(uint64_t bytes, bool present)
+{
+  uint64_t room = (bytes + PAGE - 1) / PAGE * PAGE;
+  evict("bench.img");
+  char *dst = present ? map_for_reads(room, MAP_POPULATE) : NULL;
+  double t0 = now();
+  int fd = openat(dirfd_, "bench.img", O_RDONLY | O_DIRECT);
+  if (fd < 0)
+    die("cannot open bench.img with O_DIRECT: %s", strerror(errno));
+  if (!present)
+    dst = map_for_reads(room, MAP_NORESERVE);
   for (uint64_t off = 0; off < bytes;) {
-    ssize_t n = pread(fd, dst + off, bytes - off < MIB ? bytes - off : MIB, (off_t)off);
+    /* O_DIRECT reads whole blocks: the last one comes back short at the end of the file */
+    ssize_t n = pread(fd, dst + off, room - off < MIB ? room - off : MIB, (off_t)off);
     if (n <= 0)
-      die("reading ddtest at %llu: %s", (unsigned long long)off,
+      die("reading bench.img at %llu: %s", (unsigned long long)off,
           n ? strerror(errno) : "end of file");
     off += (uint64_t)n;
   }
   close(fd);
   double t = now() - t0;
-  munmap(dst, bytes);
+  munmap(dst, room);
   return t;
 }
 
@@ -417,8 +429,8 @@ static void one_round(int n, struct round *r)
       break;
     }
   }
-  for (int k = 0; k < 6; k++) {
-    switch ((k + n) % 6) {
+  for (int k = 0; k < 7; k++) {
+    switch ((k + n) % 7) {
     case 0:
       r->restore = image_restore(base, kind, npages, ref, false, r);
       break;
@@ -432,10 +444,13 @@ static void one_round(int n, struct round *r)
       r->dd_direct_read = dd_read(true);
       break;
     case 4:
-      r->fresh_read = fresh_read(r->dd_bytes);
+      r->fresh_read = placed_read(r->image_bytes, false);
       break;
     case 5:
-      r->populate = populate(r->dd_bytes);
+      r->populate = populate(r->image_bytes);
+      break;
+    case 6:
+      r->present_read = placed_read(r->image_bytes, true);
       break;
     }
   }
@@ -459,7 +474,8 @@ static double median(double *v, int n)
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Median over the rounds of bytes/seconds, in MB/s (10^6). */
+/* Median over the rounds of bytes/seconds, in MB/s (10^6): the bytes of the image (what every
+ * read moves) or of the dd file (what the dd writes move). */
 static double median_rate(const struct round *r, int n, size_t field, bool image_bytes)
 {
   double v[MAX_ROUNDS];
@@ -476,22 +492,29 @@ static double mbs(double bytes, double secs)
   return bytes / secs / 1e6;
 }
 
-/* The restore's rate over the faster of the two dd reads of the same round: the three ran
- * seconds apart, while the storage's speed drifts by a factor of two between rounds. */
-/* The three read figures a round compares with its dd reads. */
-enum reader { RESTORE, RESTORE_FORKED, FRESH_READ };
+/* The read figures a round compares with its dd reads; all of them move the image's bytes. */
+enum reader { RESTORE, RESTORE_FORKED, FRESH_READ, PRESENT_READ };
+
+static double read_seconds(const struct round *r, enum reader who)
+{
+  return who == RESTORE          ? r->restore
+         : who == RESTORE_FORKED ? r->restore_forked
+         : who == FRESH_READ     ? r->fresh_read
+                                 : r->present_read;
+}
 
 /* A reader's rate over the faster of the two dd reads of the same round: they ran seconds
  * apart, while the storage's speed drifts by a factor of two between rounds. */
 static double read_ratio(const struct round *r, enum reader who)
 {
-  double dd = (double)r->dd_bytes;
-  double cold = mbs(dd, r->dd_read), direct = mbs(dd, r->dd_direct_read);
-  double best = cold > direct ? cold : direct;
-  double rate = who == RESTORE          ? mbs((double)r->image_bytes, r->restore)
-                : who == RESTORE_FORKED ? mbs((double)r->image_bytes, r->restore_forked)
-                                        : mbs(dd, r->fresh_read);
-  return rate / best;
+  double best = r->dd_read < r->dd_direct_read ? r->dd_read : r->dd_direct_read;
+  return best / read_seconds(r, who);
+}
+
+/* The restore's rate over that of dd's direct reads placed into present memory. */
+static double placed_ratio(const struct round *r)
+{
+  return r->present_read / r->restore;
 }
 
 static void print_round(int i, const struct round *r)
@@ -499,14 +522,17 @@ static void print_round(int i, const struct round *r)
   double dd_bytes = (double)r->dd_bytes, img = (double)r->image_bytes;
   printf("round %d: write image %7.0f  dd fdatasync %7.0f  dd direct %7.0f (MB/s)\n", i + 1,
          mbs(img, r->image_write), mbs(dd_bytes, r->dd_write), mbs(dd_bytes, r->dd_direct_write));
-  printf("         read restore %7.0f  forked %7.0f  fresh %7.0f  dd %7.0f  dd direct %7.0f "
-         "(MB/s); over best dd: restore %.3f  forked %.3f  fresh %.3f\n",
-         mbs(img, r->restore), mbs(img, r->restore_forked), mbs(dd_bytes, r->fresh_read),
-         mbs(dd_bytes, r->dd_read), mbs(dd_bytes, r->dd_direct_read), read_ratio(r, RESTORE),
-         read_ratio(r, RESTORE_FORKED), read_ratio(r, FRESH_READ));
+  printf("         read restore %7.0f  forked %7.0f  fresh %7.0f  present %7.0f  dd %7.0f  "
+         "dd direct %7.0f (MB/s)\n",
+         mbs(img, r->restore), mbs(img, r->restore_forked), mbs(img, r->fresh_read),
+         mbs(img, r->present_read), mbs(img, r->dd_read), mbs(img, r->dd_direct_read));
+  printf("         over best dd: restore %.3f  forked %.3f  fresh %.3f  present %.3f; "
+         "restore over present %.3f\n",
+         read_ratio(r, RESTORE), read_ratio(r, RESTORE_FORKED), read_ratio(r, FRESH_READ),
+         read_ratio(r, PRESENT_READ), placed_ratio(r));
   if (r->populate > 0)
     printf("         fresh memory made present, one thread, no reads: %.0f MB/s\n",
-           mbs(dd_bytes, r->populate));
+           mbs(img, r->populate));
 }
 
 static double median_read_ratio(const struct round *r, int n, enum reader who)
@@ -514,6 +540,14 @@ static double median_read_ratio(const struct round *r, int n, enum reader who)
   double v[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
     v[i] = read_ratio(&r[i], who);
+  return median(v, n);
+}
+
+static double median_placed_ratio(const struct round *r, int n)
+{
+  double v[MAX_ROUNDS];
+  for (int i = 0; i < n; i++)
+    v[i] = placed_ratio(&r[i]);
   return median(v, n);
 }
 
@@ -562,22 +596,24 @@ static int verdicts(const struct round *r, int n)
   double w_ddd = median_rate(r, n, offsetof(struct round, dd_direct_write), false);
   double rd_img = median_rate(r, n, offsetof(struct round, restore), true);
   double rd_forked = median_rate(r, n, offsetof(struct round, restore_forked), true);
-  double rd_fresh = median_rate(r, n, offsetof(struct round, fresh_read), false);
-  double rd_dd = median_rate(r, n, offsetof(struct round, dd_read), false);
-  double rd_ddd = median_rate(r, n, offsetof(struct round, dd_direct_read), false);
+  double rd_fresh = median_rate(r, n, offsetof(struct round, fresh_read), true);
+  double rd_present = median_rate(r, n, offsetof(struct round, present_read), true);
+  double rd_dd = median_rate(r, n, offsetof(struct round, dd_read), true);
+  double rd_ddd = median_rate(r, n, offsetof(struct round, dd_direct_read), true);
   double w_best = w_dd > w_ddd ? w_dd : w_ddd, rd_best = rd_dd > rd_ddd ? rd_dd : rd_ddd;
   double size_ratio = (double)r[0].image_bytes / (double)r[0].resident_bytes;
   const struct mana_image_stats *s = &r[0].stats;
 
   printf("\nmedians over %d rounds (MB/s = 10^6 bytes/s)\n", n);
   printf("  write:   image %.0f | dd conv=fdatasync %.0f, oflag=direct %.0f\n", w_img, w_dd, w_ddd);
-  printf("  restore: image %.0f, with forked writers %.0f | dd read (cold) %.0f, iflag=direct %.0f"
-         " | dd's direct reads into fresh memory %.0f\n",
-         rd_img, rd_forked, rd_dd, rd_ddd, rd_fresh);
+  printf("  restore: image %.0f, with forked writers %.0f | dd read of the image (cold) %.0f, "
+         "iflag=direct %.0f | dd's direct reads into fresh memory %.0f, into present memory "
+         "%.0f\n",
+         rd_img, rd_forked, rd_dd, rd_ddd, rd_fresh, rd_present);
   if (r[0].populate > 0)
     printf("  fresh memory made present (MADV_POPULATE_WRITE, one thread, no reads): %.0f; the "
            "restore reads into such memory, dd into its one warm buffer\n",
-           median_rate(r, n, offsetof(struct round, populate), false));
+           median_rate(r, n, offsetof(struct round, populate), true));
   double coll[MAX_ROUNDS];
   for (int i = 0; i < n; i++)
     coll[i] = r[i].collapse * 1e3;
@@ -608,6 +644,12 @@ static int verdicts(const struct round *r, int n)
   printf("info    fresh-memory reads paired median over rounds of fresh/best dd of the round = "
          "%.3f\n",
          median_read_ratio(r, n, FRESH_READ));
+  printf("info    present-memory reads paired median over rounds of present/best dd of the round "
+         "= %.3f\n",
+         median_read_ratio(r, n, PRESENT_READ));
+  printf("info    restore-over-present paired median over rounds of image/present-memory reads "
+         "of the round = %.3f\n",
+         median_placed_ratio(r, n));
   return w_ok && s_ok ? 0 : 1;
 }
 

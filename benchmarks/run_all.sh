@@ -13,9 +13,9 @@
 #   2. run_incremental_bench.sh -n 2 -m 1024 -c "0 1 10": bytes of a generation after 0, 1
 #      and 10 % of the memory changed, against the full one;
 #   3. run_image_bench.sh -s 1024 -r 7: image write and restore (read into place, as by
-#      default and with forked writers) against dd, and dd's reads into fresh memory (seven
-#      rounds: the VM's disk reads at 1 to 2.9 GB/s from one second to the next, and the
-#      restore is compared with the dd reads of its own round);
+#      default and with forked writers) against dd reading the image file, and dd's reads into
+#      fresh and into present memory (seven rounds: the VM's disk reads at 1 to 2.9 GB/s from
+#      one second to the next, and the restore is compared with the dd reads of its own round);
 #   4. run_overhead.sh -r 9: per-call overhead of local queries and communicating calls (nine
 #      rounds: one job of the same binary differs from the next by up to 30 ns on a 2-vCPU VM,
 #      and the median of three rounds moved a 60 ns target's verdict from run to run);
@@ -98,6 +98,8 @@ paired() { sed -n "s/^info *$1 paired .* = \([0-9.]*\)\$/\1/p" "$logs/image" | t
 line "restore read rate / best dd read rate of its round (median)" "$(paired restore)" ">=" 0.90 x
 line "the same, as a restart with forked writers restores" "$(paired restore-forked)" ">=" 0.90 x
 line "dd's direct reads into fresh memory, no mana code: the same ratio" "$(paired fresh-memory\ reads)" - "" x
+line "dd's direct reads into present memory, no mana code: the same ratio" "$(paired present-memory\ reads)" - "" x
+line "restore read rate / those present-memory reads of its round (median)" "$(paired restore-over-present)" - "" x
 write=$(sed -n 's/^verdict write .*image\/best dd = \([0-9.]*\).*/\1/p' "$logs/image" | tail -1)
 line "image write rate / best dd write rate" "$write" ">=" 0.90 x
 for f in comm_rank comm_size_split wtime; do
