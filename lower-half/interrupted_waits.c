@@ -1,7 +1,8 @@
 /* See interrupted_waits.h.
  *
- * poll, select, their p variants, epoll_wait, pause and sigsuspend end with EINTR after any
- * signal handler, SA_RESTART or not: the kernel never makes them again after one.  So the park
+ * poll, select, their p variants, epoll_wait, pause, sigsuspend and sigtimedwait (sigwaitinfo)
+ * end with EINTR after any signal handler, SA_RESTART or not: the kernel never makes them
+ * again after one.  So the park
  * signal made them fail at every checkpoint, where natively nothing would have ended them (a
  * program waiting in poll() for a peer saw an error it had no cause for).  The handler cannot
  * tell which call it interrupted: the signal frame keeps neither the call's number nor the
@@ -16,9 +17,9 @@
  * with one the kernel wrote the time left back into (select, pselect and ppoll: glibc's
  * wrappers pass a copy of their own; the application's poll and epoll_wait with a timeout
  * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
- * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout taken by value that reaches
- * the kernel as it is (none the filter sees does) would keep its EINTR: made again, its
- * timeout would start again in full at every checkpoint.  When a signal of the application's
+ * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout the kernel does not write
+ * back that reaches it as it is (sigtimedwait's; none of the others the filter sees does)
+ * keeps its EINTR: made again, its timeout would start again in full at every checkpoint.  When a signal of the application's
  * with a handler waits to be taken and the mask after the handler lets it through, the call
  * fails with EINTR as before, as that signal would have made it natively; one the mask blocks
  * and the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made
@@ -62,6 +63,7 @@ static int ends_after_any_handler(long nr)
   case SYS_epoll_pwait2:
   case SYS_pause:
   case SYS_rt_sigsuspend:
+  case SYS_rt_sigtimedwait:
     return 1;
   default:
     return 0;
@@ -146,6 +148,8 @@ static int goes_on_as_it_was(const greg_t *g, long nr)
     return (int)g[REG_R10] < 0;
   case SYS_epoll_pwait2:
     return g[REG_R10] == 0;
+  case SYS_rt_sigtimedwait: /* sigwaitinfo: no timeout */
+    return g[REG_RDX] == 0;
   default:
     return 1;
   }

@@ -2,9 +2,8 @@
 # waits_in_checkpoint.sh - a checkpoint must not end the application's waits that any signal
 # handler ends (tests/programs/poll_waits: threads in poll (with and without a timeout),
 # ppoll, select, pselect, epoll_wait, epoll_pwait and epoll_pwait2 with a timeout (with and
-# without a mask), pause and sigsuspend,
-# each waiting for an event only the program gives; ppoll, pselect and sigsuspend with every
-# other signal blocked).
+# without a mask), pause, sigsuspend and sigwaitinfo, each waiting for an event only the
+# program gives; ppoll, pselect and sigsuspend with every other signal blocked).
 #
 # Natively the events come at once.  Under mana each rank says when its threads wait
 # (POLL_WAITS_GO), and the events come only after:

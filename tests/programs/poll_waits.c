@@ -10,7 +10,9 @@
  *     instance of its own that watches a pipe: each must return the one event, with its data;
  *   - pause() and sigsuspend(), ended by the program's own SIGUSR1 and SIGUSR2 (handlers
  *     counting them): each must return -1 with EINTR only after the main thread sent its
- *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked.
+ *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked;
+ *   - sigwaitinfo() for SIGRTMIN+1, blocked everywhere, which the main thread queues to it
+ *     with a value: it must return that signal with that value.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -53,6 +55,7 @@ enum {
   EPOLL_PWAIT2_MASKED,
   PAUSE,
   SIGSUSPEND,
+  SIGWAITINFO,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -67,13 +70,14 @@ static const char *const names[NWAITERS] = {"poll",
                                             "epoll_pwait2 with 600 s and no mask",
                                             "epoll_pwait2 with 600 s and every signal blocked",
                                             "pause",
-                                            "sigsuspend"};
+                                            "sigsuspend",
+                                            "sigwaitinfo"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6;
  * under mana a poll or an epoll wait with a timeout is a ppoll). */
 static const long calls[NWAITERS] = {
-    SYS_poll,         SYS_poll,       SYS_ppoll,        SYS_pselect6,    SYS_pselect6,
-    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,  SYS_epoll_pwait, SYS_epoll_pwait2,
-    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend};
+    SYS_poll,         SYS_poll,       SYS_ppoll,         SYS_pselect6,       SYS_pselect6,
+    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,   SYS_epoll_pwait,    SYS_epoll_pwait2,
+    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend, SYS_rt_sigtimedwait};
 
 static int is_epoll(int kind)
 {
@@ -88,6 +92,7 @@ struct waiter {
   int ready;       /* poll, ppoll, select: the pipe was readable */
   long left_s;     /* select: seconds left */
   int sent_before; /* pause, sigsuspend: the signal had been sent when the call returned */
+  int value;       /* sigwaitinfo: the value queued with the signal */
   pthread_t thread;
 };
 static struct waiter waiters[NWAITERS];
@@ -182,6 +187,15 @@ static void *wait_in_call(void *arg)
     w->rc = sigsuspend(&all);
     w->sent_before = __atomic_load_n(&sent_usr2, __ATOMIC_ACQUIRE);
     break;
+  case SIGWAITINFO: {
+    sigset_t one;
+    siginfo_t info = {0};
+    sigemptyset(&one);
+    sigaddset(&one, SIGRTMIN + 1);
+    w->rc = sigwaitinfo(&one, &info);
+    w->value = info.si_value.sival_int;
+    break;
+  }
   }
   w->err = errno;
   return NULL;
@@ -194,6 +208,7 @@ int main(int argc, char **argv)
   sigemptyset(&both);
   sigaddset(&both, SIGUSR1);
   sigaddset(&both, SIGUSR2);
+  sigaddset(&both, SIGRTMIN + 1);
   pthread_sigmask(SIG_BLOCK, &both, NULL);
   MPI_Init(&argc, &argv);
   mt_begin("poll_waits");
@@ -232,6 +247,8 @@ int main(int argc, char **argv)
   pthread_kill(waiters[PAUSE].thread, SIGUSR1);
   __atomic_store_n(&sent_usr2, 1, __ATOMIC_RELEASE);
   pthread_kill(waiters[SIGSUSPEND].thread, SIGUSR2);
+  /* fails (ESRCH) if the thread is gone already: its check below says why */
+  pthread_sigqueue(waiters[SIGWAITINFO].thread, SIGRTMIN + 1, (union sigval){.sival_int = 41});
 
   char what[96];
   for (int k = 0; k < NWAITERS; k++) {
@@ -242,6 +259,9 @@ int main(int argc, char **argv)
       mt_check_int(what, w->rc == 1 && w->ready, 1);
       if (k == SELECT)
         mt_check_int("select had more than 500 s left", w->left_s > 500, 1);
+    } else if (k == SIGWAITINFO) {
+      snprintf(what, sizeof(what), "%s returned SIGRTMIN+1 with the value 41", names[k]);
+      mt_check_int(what, w->rc == SIGRTMIN + 1 && w->value == 41, 1);
     } else {
       snprintf(what, sizeof(what), "%s failed with EINTR after its signal was sent", names[k]);
       mt_check_int(what, w->rc == -1 && w->err == EINTR && w->sent_before, 1);
