@@ -2,8 +2,8 @@
  *
  * mana's handlers are installed with SA_RESTART, so a call that waited when one of mana's
  * signals came, of the kind a handler with SA_RESTART lets the kernel restart (a read or
- * write on a pipe or socket, accept, connect, wait4, flock, fcntl F_SETLKW, msgrcv, semop,
- * the open of a FIFO: the kernel's ERESTARTSYS), is rewound by the kernel to its syscall
+ * write on a pipe or socket, accept, connect, wait4, flock, fcntl F_SETLKW, a POSIX message
+ * queue's send or receive, the open of a FIFO: the kernel's ERESTARTSYS), is rewound by the kernel to its syscall
  * instruction and made again when the handler returns.  A signal of the application's that
  * came while mana's handler ran with every signal blocked (during a checkpoint's park), or
  * that a restart sent again (state_pending.c), is then taken first, and the call waits again
@@ -16,7 +16,8 @@
  * address after that instruction, which the syscall instruction itself put there when the
  * call was made (a thread caught just before a syscall instruction rarely has it).  The
  * sleeps are not here: they end with EINTR whatever SA_RESTART says, and clock_calls.c makes
- * them go on; nor poll, select, pause and the like, which end so too (interrupted_waits.c).
+ * them go on; nor poll, select, pause, System V IPC's waits and the like, which end so too
+ * (interrupted_waits.c).
  * A signal that comes between this check and the handler's return is still taken after the
  * call is made again: microseconds, against the milliseconds of a park.
  *
@@ -64,10 +65,6 @@ static int restarts_with_sa_restart(long nr, long arg1)
   case SYS_wait4:
   case SYS_waitid:
   case SYS_flock:
-  case SYS_semop:
-  case SYS_semtimedop:
-  case SYS_msgsnd:
-  case SYS_msgrcv:
   case SYS_mq_timedsend:
   case SYS_mq_timedreceive:
     return 1;

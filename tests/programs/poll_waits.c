@@ -12,7 +12,10 @@
  *     counting them): each must return -1 with EINTR only after the main thread sent its
  *     signal, the handler having run once; sigsuspend with every signal but SIGUSR2 blocked;
  *   - sigwaitinfo() for SIGRTMIN+1, blocked everywhere, which the main thread queues to it
- *     with a value: it must return that signal with that value.
+ *     with a value: it must return that signal with that value;
+ *   - msgrcv() on a System V message queue and semop() decrementing a System V semaphore,
+ *     for the message and the increment the main thread gives: each must return 0 (msgrcv
+ *     the message's length) with the message's text.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -34,7 +37,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/msg.h>
 #include <sys/select.h>
+#include <sys/sem.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +61,8 @@ enum {
   PAUSE,
   SIGSUSPEND,
   SIGWAITINFO,
+  MSGRCV,
+  SEMOP,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -71,13 +78,17 @@ static const char *const names[NWAITERS] = {"poll",
                                             "epoll_pwait2 with 600 s and every signal blocked",
                                             "pause",
                                             "sigsuspend",
-                                            "sigwaitinfo"};
-/* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6;
- * under mana a poll or an epoll wait with a timeout is a ppoll). */
+                                            "sigwaitinfo",
+                                            "msgrcv",
+                                            "semop"};
+/* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6,
+ * semop a semtimedop without a timeout; under mana a poll or an epoll wait with a timeout is
+ * a ppoll). */
 static const long calls[NWAITERS] = {
-    SYS_poll,         SYS_poll,       SYS_ppoll,         SYS_pselect6,       SYS_pselect6,
-    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,   SYS_epoll_pwait,    SYS_epoll_pwait2,
-    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend, SYS_rt_sigtimedwait};
+    SYS_poll,         SYS_poll,       SYS_ppoll,         SYS_pselect6,        SYS_pselect6,
+    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,   SYS_epoll_pwait,     SYS_epoll_pwait2,
+    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend, SYS_rt_sigtimedwait, SYS_msgrcv,
+    SYS_semtimedop};
 
 static int is_epoll(int kind)
 {
@@ -93,6 +104,8 @@ struct waiter {
   long left_s;     /* select: seconds left */
   int sent_before; /* pause, sigsuspend: the signal had been sent when the call returned */
   int value;       /* sigwaitinfo: the value queued with the signal */
+  int ipc_id;      /* msgrcv, semop: the queue or semaphore set */
+  char text[8];    /* msgrcv: the message */
   pthread_t thread;
 };
 static struct waiter waiters[NWAITERS];
@@ -196,6 +209,20 @@ static void *wait_in_call(void *arg)
     w->value = info.si_value.sival_int;
     break;
   }
+  case MSGRCV: {
+    struct {
+      long type;
+      char text[8];
+    } m = {0, ""};
+    w->rc = msgrcv(w->ipc_id, &m, sizeof(m.text), 1, 0);
+    memcpy(w->text, m.text, sizeof(w->text));
+    break;
+  }
+  case SEMOP: {
+    struct sembuf down = {0, -1, 0};
+    w->rc = semop(w->ipc_id, &down, 1);
+    break;
+  }
   }
   w->err = errno;
   return NULL;
@@ -222,6 +249,11 @@ int main(int argc, char **argv)
   for (int k = 0; k < NWAITERS; k++) {
     struct waiter *w = &waiters[k];
     w->kind = k;
+    w->ipc_id = k == MSGRCV  ? msgget(IPC_PRIVATE, 0600)
+                : k == SEMOP ? semget(IPC_PRIVATE, 1, 0600)
+                             : 0;
+    if (w->ipc_id < 0)
+      mt_die("msgget or semget failed");
     if (pipe(w->fds) != 0 || pthread_create(&w->thread, NULL, wait_in_call, w) != 0)
       mt_die("pipe or pthread_create failed");
   }
@@ -249,6 +281,14 @@ int main(int argc, char **argv)
   pthread_kill(waiters[SIGSUSPEND].thread, SIGUSR2);
   /* fails (ESRCH) if the thread is gone already: its check below says why */
   pthread_sigqueue(waiters[SIGWAITINFO].thread, SIGRTMIN + 1, (union sigval){.sival_int = 41});
+  struct {
+    long type;
+    char text[8];
+  } message = {1, "hello"};
+  struct sembuf up = {0, 1, 0};
+  if (msgsnd(waiters[MSGRCV].ipc_id, &message, sizeof(message.text), 0) != 0 ||
+      semop(waiters[SEMOP].ipc_id, &up, 1) != 0)
+    mt_die("msgsnd or semop failed");
 
   char what[96];
   for (int k = 0; k < NWAITERS; k++) {
@@ -262,6 +302,13 @@ int main(int argc, char **argv)
     } else if (k == SIGWAITINFO) {
       snprintf(what, sizeof(what), "%s returned SIGRTMIN+1 with the value 41", names[k]);
       mt_check_int(what, w->rc == SIGRTMIN + 1 && w->value == 41, 1);
+    } else if (k == MSGRCV) {
+      mt_check_int("msgrcv returned the 8 bytes of \"hello\"",
+                   w->rc == 8 && strcmp(w->text, "hello") == 0, 1);
+      msgctl(w->ipc_id, IPC_RMID, NULL);
+    } else if (k == SEMOP) {
+      mt_check_int("semop returned 0", w->rc == 0, 1);
+      semctl(w->ipc_id, 0, IPC_RMID);
     } else {
       snprintf(what, sizeof(what), "%s failed with EINTR after its signal was sent", names[k]);
       mt_check_int(what, w->rc == -1 && w->err == EINTR && w->sent_before, 1);
