@@ -1,8 +1,9 @@
 /* See interrupted_waits.h.
  *
- * poll, select, their p variants, epoll_wait, pause, sigsuspend, sigtimedwait (sigwaitinfo)
- * and System V IPC's waits (msgrcv, msgsnd, semop, semtimedop) end with EINTR after any signal
- * handler, SA_RESTART or not: the kernel never makes them again after one.  So the park
+ * poll, select, their p variants, epoll_wait, pause, sigsuspend, sigtimedwait (sigwaitinfo),
+ * System V IPC's waits (msgrcv, msgsnd, semop, semtimedop) and futex waits with a timeout
+ * (sem_timedwait) end with EINTR after any signal handler, SA_RESTART or not: the kernel never
+ * makes them again after one.  So the park
  * signal made them fail at every checkpoint, where natively nothing would have ended them (a
  * program waiting in poll() for a peer saw an error it had no cause for).  The handler cannot
  * tell which call it interrupted: the signal frame keeps neither the call's number nor the
@@ -18,8 +19,9 @@
  * wrappers pass a copy of their own; the application's poll and epoll_wait with a timeout
  * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
  * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout the kernel does not write
- * back that reaches it as it is (sigtimedwait's, semtimedop's; none of the others the filter
- * sees does) keeps its EINTR: made again, its timeout would start again in full at every checkpoint.  When a signal of the application's
+ * back that reaches it as it is (sigtimedwait's, semtimedop's, a relative FUTEX_WAIT's; none
+ * of the others the filter sees does) keeps its EINTR; a FUTEX_WAIT_BITSET's deadline is
+ * absolute, and holds as it was: made again, its timeout would start again in full at every checkpoint.  When a signal of the application's
  * with a handler waits to be taken and the mask after the handler lets it through, the call
  * fails with EINTR as before, as that signal would have made it natively; one the mask blocks
  * and the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made
@@ -32,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -68,6 +71,7 @@ static int ends_after_any_handler(long nr)
   case SYS_msgsnd:
   case SYS_semop:
   case SYS_semtimedop:
+  case SYS_futex:
     return 1;
   default:
     return 0;
@@ -156,6 +160,9 @@ static int goes_on_as_it_was(const greg_t *g, long nr)
     return g[REG_RDX] == 0;
   case SYS_semtimedop: /* glibc's semop: no timeout */
     return g[REG_R10] == 0;
+  case SYS_futex: /* glibc's timed waits: an absolute deadline */
+    return (g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET ||
+           ((g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAIT && g[REG_R10] == 0);
   default:
     return 1;
   }

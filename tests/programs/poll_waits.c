@@ -15,7 +15,9 @@
  *     with a value: it must return that signal with that value;
  *   - msgrcv() on a System V message queue and semop() decrementing a System V semaphore,
  *     for the message and the increment the main thread gives: each must return 0 (msgrcv
- *     the message's length) with the message's text.
+ *     the message's length) with the message's text;
+ *   - sem_timedwait() on a POSIX semaphore with a deadline 600 s ahead, for the main thread's
+ *     sem_post: it must return 0.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -35,6 +37,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/msg.h>
@@ -63,6 +66,7 @@ enum {
   SIGWAITINFO,
   MSGRCV,
   SEMOP,
+  SEM_TIMEDWAIT,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -80,7 +84,8 @@ static const char *const names[NWAITERS] = {"poll",
                                             "sigsuspend",
                                             "sigwaitinfo",
                                             "msgrcv",
-                                            "semop"};
+                                            "semop",
+                                            "sem_timedwait"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6,
  * semop a semtimedop without a timeout; under mana a poll or an epoll wait with a timeout is
  * a ppoll). */
@@ -88,7 +93,7 @@ static const long calls[NWAITERS] = {
     SYS_poll,         SYS_poll,       SYS_ppoll,         SYS_pselect6,        SYS_pselect6,
     SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,   SYS_epoll_pwait,     SYS_epoll_pwait2,
     SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend, SYS_rt_sigtimedwait, SYS_msgrcv,
-    SYS_semtimedop};
+    SYS_semtimedop,   SYS_futex};
 
 static int is_epoll(int kind)
 {
@@ -109,6 +114,7 @@ struct waiter {
   pthread_t thread;
 };
 static struct waiter waiters[NWAITERS];
+static sem_t posted;
 static volatile sig_atomic_t caught_usr1, caught_usr2;
 static volatile int sent_usr1, sent_usr2;
 
@@ -223,6 +229,13 @@ static void *wait_in_call(void *arg)
     w->rc = semop(w->ipc_id, &down, 1);
     break;
   }
+  case SEM_TIMEDWAIT: {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 600;
+    w->rc = sem_timedwait(&posted, &deadline);
+    break;
+  }
   }
   w->err = errno;
   return NULL;
@@ -241,6 +254,7 @@ int main(int argc, char **argv)
   mt_begin("poll_waits");
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  sem_init(&posted, 0, 0);
   struct sigaction sa = {.sa_handler = on_signal};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGUSR1, &sa, NULL);
@@ -287,8 +301,8 @@ int main(int argc, char **argv)
   } message = {1, "hello"};
   struct sembuf up = {0, 1, 0};
   if (msgsnd(waiters[MSGRCV].ipc_id, &message, sizeof(message.text), 0) != 0 ||
-      semop(waiters[SEMOP].ipc_id, &up, 1) != 0)
-    mt_die("msgsnd or semop failed");
+      semop(waiters[SEMOP].ipc_id, &up, 1) != 0 || sem_post(&posted) != 0)
+    mt_die("msgsnd, semop or sem_post failed");
 
   char what[96];
   for (int k = 0; k < NWAITERS; k++) {
@@ -306,9 +320,11 @@ int main(int argc, char **argv)
       mt_check_int("msgrcv returned the 8 bytes of \"hello\"",
                    w->rc == 8 && strcmp(w->text, "hello") == 0, 1);
       msgctl(w->ipc_id, IPC_RMID, NULL);
-    } else if (k == SEMOP) {
-      mt_check_int("semop returned 0", w->rc == 0, 1);
-      semctl(w->ipc_id, 0, IPC_RMID);
+    } else if (k == SEMOP || k == SEM_TIMEDWAIT) {
+      snprintf(what, sizeof(what), "%s returned 0", names[k]);
+      mt_check_int(what, w->rc == 0, 1);
+      if (k == SEMOP)
+        semctl(w->ipc_id, 0, IPC_RMID);
     } else {
       snprintf(what, sizeof(what), "%s failed with EINTR after its signal was sent", names[k]);
       mt_check_int(what, w->rc == -1 && w->err == EINTR && w->sent_before, 1);
