@@ -2,7 +2,7 @@
  * ckpt_signal_app.c - an application with its own handler for the signal mana is told to
  * checkpoint on, and with that signal blocked on every thread, as runtimes that reserve
  * SIGUSR1 for themselves do.  Under mana_launch --ckpt-signal USR1 the signal must still
- * reach mana (no mask of the application blocks it), must never reach the application's
+ * reach mana (whatever the application's masks say), must never reach the application's
  * handler, and sigaction must still report the application's handler to it.
  *
  * The signal comes from outside while the main thread waits in a poll without a timeout, which
@@ -21,7 +21,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-
 #include <time.h>
 #include <unistd.h>
 
