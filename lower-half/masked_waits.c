@@ -10,6 +10,11 @@
  * application cannot block (mana/signals.h), as rt_sigprocmask gets it.  The handler cannot
  * make them itself: a thread waiting inside it could not be parked either.
  *
+ * sigtimedwait (sigwait, sigwaitinfo) is trapped too: a program's signal thread waits for
+ * every signal (sigfillset), the park signal with them, and took it as its own: sigwait
+ * returned 62 and the thread was never parked.  It is made in the same trampoline with mana's
+ * signals (SIGSYS, the park signal, the checkpoint signal) taken out of its set.
+ *
  * An epoll_pwait with a mask and a timeout, or an epoll_pwait2 with a timeout (trapped with
  * or without a mask: a thread's own mask makes the same wait), takes its timeout by value, or
  * by a pointer the kernel does not write back: made again after a park it would wait in full,
@@ -38,6 +43,9 @@ static long mask_of(const greg_t *g, long nr, uint64_t *addr, uint64_t *size)
   switch (nr) {
   case SYS_rt_sigsuspend:
     *addr = (uint64_t)g[REG_RDI], *size = (uint64_t)g[REG_RSI];
+    return 0;
+  case SYS_rt_sigtimedwait:
+    *addr = (uint64_t)g[REG_RDI], *size = (uint64_t)g[REG_R10];
     return 0;
   case SYS_ppoll:
     *addr = (uint64_t)g[REG_R10], *size = (uint64_t)g[REG_R8];
@@ -98,7 +106,9 @@ long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
   long timed = epoll_timed(g, nr);
   if (timed < 0)
     return timed;
-  g[REG_R11] = (greg_t)mana_app_sigmask(mask);
+  /* a mask for the call: made safe; the set sigtimedwait waits for: without mana's signals */
+  g[REG_R11] = (greg_t)(nr == SYS_rt_sigtimedwait ? mask & ~mana_app_managed_signals()
+                                                  : mana_app_sigmask(mask));
   g[REG_RCX] = g[REG_RIP];
   g[REG_RAX] = nr;
   g[REG_RIP] = (greg_t)(timed ? MANA_BOUNDARY->vdso_epoll_timed : MANA_BOUNDARY->vdso_masked_wait);

@@ -43,6 +43,10 @@
  *   timeout                                         thread could not be parked while it
  *                                                    waits; an epoll wait with a timeout in one
  *                                                    that keeps the time left (masked_waits.c)
+ *   rt_sigtimedwait (sigwait, sigwaitinfo)          made in the same trampoline without mana's
+ *                                                    signals in its set, or a signal thread's
+ *                                                    sigwait on every signal takes the park
+ *                                                    signal (masked_waits.c)
  *   clock_gettime, futex waits with a               only while the application's clocks are
  *   CLOCK_MONOTONIC deadline, timer_settime,        offset (a restart on another boot,
  *   timerfd_settime (absolute)                      clock_calls.c): given the kernel's time;
@@ -469,6 +473,7 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
     }
     __attribute__((fallthrough));
   case SYS_rt_sigsuspend:
+  case SYS_rt_sigtimedwait:
   case SYS_ppoll:
   case SYS_pselect6:
   case SYS_epoll_pwait2: {
@@ -640,6 +645,7 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_poll, L_POLL, NEXT);
   JEQ(SYS_epoll_wait, L_EPOLL_WAIT, NEXT);
   JEQ(SYS_rt_sigsuspend, L_TIME_IP, NEXT);
+  JEQ(SYS_rt_sigtimedwait, L_TIME_IP, NEXT);
   JEQ(SYS_ppoll, L_PPOLL, NEXT);
   JEQ(SYS_pselect6, L_PSELECT, NEXT);
   JEQ(SYS_epoll_pwait, L_EPOLL_PWAIT, NEXT);

@@ -25,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 10
+#define MANA_BOUNDARY_VERSION 11
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it

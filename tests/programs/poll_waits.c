@@ -17,7 +17,9 @@
  *     for the message and the increment the main thread gives: each must return 0 (msgrcv
  *     the message's length) with the message's text;
  *   - sem_timedwait() on a POSIX semaphore with a deadline 600 s ahead, for the main thread's
- *     sem_post: it must return 0.
+ *     sem_post: it must return 0;
+ *   - sigwait() on a full set, with every signal blocked (a program's signal thread), for the
+ *     SIGRTMIN+4 the main thread sends it: it must return that signal and no other.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -67,6 +69,7 @@ enum {
   MSGRCV,
   SEMOP,
   SEM_TIMEDWAIT,
+  SIGWAIT_ALL,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -85,15 +88,16 @@ static const char *const names[NWAITERS] = {"poll",
                                             "sigwaitinfo",
                                             "msgrcv",
                                             "semop",
-                                            "sem_timedwait"};
+                                            "sem_timedwait",
+                                            "sigwait on every signal"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6,
  * semop a semtimedop without a timeout; under mana a poll or an epoll wait with a timeout is
  * a ppoll). */
 static const long calls[NWAITERS] = {
-    SYS_poll,         SYS_poll,       SYS_ppoll,         SYS_pselect6,        SYS_pselect6,
-    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,   SYS_epoll_pwait,     SYS_epoll_pwait2,
-    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend, SYS_rt_sigtimedwait, SYS_msgrcv,
-    SYS_semtimedop,   SYS_futex};
+    SYS_poll,         SYS_poll,       SYS_ppoll,          SYS_pselect6,        SYS_pselect6,
+    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,    SYS_epoll_pwait,     SYS_epoll_pwait2,
+    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend,  SYS_rt_sigtimedwait, SYS_msgrcv,
+    SYS_semtimedop,   SYS_futex,      SYS_rt_sigtimedwait};
 
 static int is_epoll(int kind)
 {
@@ -229,6 +233,13 @@ static void *wait_in_call(void *arg)
     w->rc = semop(w->ipc_id, &down, 1);
     break;
   }
+  case SIGWAIT_ALL: { /* all but glibc's own two, which its sigwait leaves out */
+    int sig = 0;
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    w->rc = sigwait(&all, &sig);
+    w->value = sig;
+    break;
+  }
   case SEM_TIMEDWAIT: {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -293,8 +304,9 @@ int main(int argc, char **argv)
   pthread_kill(waiters[PAUSE].thread, SIGUSR1);
   __atomic_store_n(&sent_usr2, 1, __ATOMIC_RELEASE);
   pthread_kill(waiters[SIGSUSPEND].thread, SIGUSR2);
-  /* fails (ESRCH) if the thread is gone already: its check below says why */
+  /* fail (ESRCH) if the thread is gone already: its check below says why */
   pthread_sigqueue(waiters[SIGWAITINFO].thread, SIGRTMIN + 1, (union sigval){.sival_int = 41});
+  pthread_kill(waiters[SIGWAIT_ALL].thread, SIGRTMIN + 4);
   struct {
     long type;
     char text[8];
@@ -316,6 +328,9 @@ int main(int argc, char **argv)
     } else if (k == SIGWAITINFO) {
       snprintf(what, sizeof(what), "%s returned SIGRTMIN+1 with the value 41", names[k]);
       mt_check_int(what, w->rc == SIGRTMIN + 1 && w->value == 41, 1);
+    } else if (k == SIGWAIT_ALL) {
+      snprintf(what, sizeof(what), "%s returned SIGRTMIN+4 (signal %d)", names[k], w->value);
+      mt_check_int(what, w->rc == 0 && w->value == SIGRTMIN + 4, 1);
     } else if (k == MSGRCV) {
       mt_check_int("msgrcv returned the 8 bytes of \"hello\"",
                    w->rc == 8 && strcmp(w->text, "hello") == 0, 1);

@@ -232,7 +232,8 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          (mana_vdso_sleep_resume), the thread sleeps out the rest in
  *                          mana_vdso_sleep_rest (mana/app_clocks.h says why a ppoll).
  *   mana_vdso_masked_wait  rt_sigsuspend, ppoll, pselect6, epoll_pwait, epoll_pwait2 with a
- *                          signal mask: %r11 holds the mask the call is made with (the
+ *                          signal mask, and rt_sigtimedwait with the set it waits for (less
+ *                          mana's signals): %r11 holds the mask the call is made with (the
  *                          application's as mana/signals.h makes it safe: a wait with the
  *                          park signal blocked could not be parked; lower-half/
  *                          masked_waits.c); the argument that points at the mask points at
@@ -374,8 +375,11 @@ __asm__(".text\n"
         "  mov %r11, 0(%rsp)\n"
         "  mov %rsp, 8(%rsp)\n"
         "  movq $8, 16(%rsp)\n"
-        "  cmp $130, %eax\n" /* rt_sigsuspend: the first argument */
+        "  cmp $130, %eax\n" /* rt_sigsuspend, rt_sigtimedwait: the first argument */
+        "  je 0f\n"
+        "  cmp $128, %eax\n"
         "  jne 1f\n"
+        "0:\n"
         "  mov %rdi, 24(%rsp)\n"
         "  mov %rsp, %rdi\n"
         "  jmp 5f\n"
@@ -398,7 +402,10 @@ __asm__(".text\n"
         "  syscall\n"
         "  mov 40(%rsp), %rcx\n"
         "  cmp $130, %ecx\n"
+        "  je 0f\n"
+        "  cmp $128, %ecx\n"
         "  jne 1f\n"
+        "0:\n"
         "  mov 24(%rsp), %rdi\n"
         "  jmp 5f\n"
         "1:\n"
