@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock_calls.h"
 #include "interrupted_calls.h"
 #include "mana/raw_syscall.h"
 
@@ -142,6 +143,18 @@ long mana_interrupted_wait_of(const ucontext_t *ctx)
   return 0;
 }
 
+/* A futex wait the stand-in makes for the application's clocks under an offset
+ * (clock_calls.c) carries the deadline in the kernel's time of this boot: made again in a
+ * process restarted on another, it would wait until a time that may be hours away (a chain of
+ * restart.clock_namespace.chain.2ranks hung so).  It keeps its EINTR, which the application's
+ * call then gets, as before. */
+static int in_reissue_trampoline(uint64_t pc)
+{
+  uint64_t start, end;
+  mana_clock_reissue_range(&start, &end);
+  return pc >= start && pc <= end;
+}
+
 /* 1 when call `nr` made again waits as long as what it had left: no timeout, or one the kernel
  * wrote the time left back into.  A timeout taken by value would start again in full, and a
  * program whose checkpoints come more often than it would never see it run out: that call
@@ -161,6 +174,8 @@ static int goes_on_as_it_was(const greg_t *g, long nr)
   case SYS_semtimedop: /* glibc's semop: no timeout */
     return g[REG_R10] == 0;
   case SYS_futex: /* glibc's timed waits: an absolute deadline */
+    if (in_reissue_trampoline((uint64_t)g[REG_RIP]))
+      return 0;
     return (g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET ||
            ((g[REG_RSI] & FUTEX_CMD_MASK) == FUTEX_WAIT && g[REG_R10] == 0);
   default:
