@@ -3,13 +3,13 @@
  * mana's handlers are installed with SA_RESTART, so a call that waited when one of mana's
  * signals came, of the kind a handler with SA_RESTART lets the kernel restart (a read or
  * write on a pipe or socket, accept, connect, wait4, flock, fcntl F_SETLKW, a POSIX message
- * queue's send or receive, the open of a FIFO: the kernel's ERESTARTSYS), is rewound by the kernel to its syscall
- * instruction and made again when the handler returns.  A signal of the application's that
- * came while mana's handler ran with every signal blocked (during a checkpoint's park), or
- * that a restart sent again (state_pending.c), is then taken first, and the call waits again
- * afterwards.  Natively that signal would have interrupted the call, which then fails with
- * EINTR when the signal's handler lacks SA_RESTART: a read on a pipe that the program meant
- * to end with alarm() waited forever instead.
+ * queue's send or receive, the open of a FIFO: the kernel's ERESTARTSYS), is rewound by the
+ * kernel to its syscall instruction and made again when the handler returns.  A signal of
+ * the application's that came while mana's handler ran with every signal blocked (during a
+ * checkpoint's park), or that a restart sent again (state_pending.c), is then taken first,
+ * and the call waits again afterwards.  Natively that signal would have interrupted the call,
+ * which then fails with EINTR when the signal's handler lacks SA_RESTART: a read on a pipe
+ * that the program meant to end with alarm() waited forever instead.
  *
  * So such a call returns EINTR instead of being made again.  "Rewound" is read from the
  * registers: %rip at a syscall instruction, %rax a call of the list below, and %rcx the

@@ -3,9 +3,9 @@
  * poll, select, their p variants, epoll_wait, pause, sigsuspend, sigtimedwait (sigwaitinfo),
  * System V IPC's waits (msgrcv, msgsnd, semop, semtimedop) and futex waits with a timeout
  * (sem_timedwait) end with EINTR after any signal handler, SA_RESTART or not: the kernel never
- * makes them again after one.  So the park
- * signal made them fail at every checkpoint, where natively nothing would have ended them (a
- * program waiting in poll() for a peer saw an error it had no cause for).  The handler cannot
+ * makes them again after one.  So the park signal made them fail at every checkpoint, where
+ * natively nothing would have ended them (a program waiting in poll() for a peer saw an error
+ * it had no cause for).  The handler cannot
  * tell which call it interrupted: the signal frame keeps neither the call's number nor the
  * kernel's restart state, and %rax holds -EINTR.  The checkpoint thread can: before it signals
  * a thread, /proc/self/task/TID/syscall shows the call the thread waits in, its arguments and
@@ -20,12 +20,13 @@
  * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
  * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout the kernel does not write
  * back that reaches it as it is (sigtimedwait's, semtimedop's, a relative FUTEX_WAIT's; none
- * of the others the filter sees does) keeps its EINTR; a FUTEX_WAIT_BITSET's deadline is
- * absolute, and holds as it was: made again, its timeout would start again in full at every checkpoint.  When a signal of the application's
- * with a handler waits to be taken and the mask after the handler lets it through, the call
- * fails with EINTR as before, as that signal would have made it natively; one the mask blocks
- * and the call's own mask lets through (sigsuspend, ppoll with a mask) ends the call made
- * again at once, as natively.
+ * of the others the filter sees does) keeps its EINTR: made again, its timeout would start
+ * again in full at every checkpoint.  A FUTEX_WAIT_BITSET's deadline is absolute and holds as
+ * it was, so that call is made again (but not one the stand-in made under clock offsets: see
+ * in_reissue_trampoline).  When a signal of the application's with a handler waits to be
+ * taken and the mask after the handler lets it through, the call fails with EINTR as before,
+ * as that signal would have made it natively; one the mask blocks and the call's own mask
+ * lets through (sigsuspend, ppoll with a mask) ends the call made again at once, as natively.
  *
  * The entries live in lower-half memory: a thread resumed after a restart has the call's
  * number in its handler's frame, found before it parked. */

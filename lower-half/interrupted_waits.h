@@ -1,6 +1,6 @@
 /* Waits of the application's (poll, select, epoll_wait, pause, sigsuspend, sigwaitinfo,
- * msgrcv, semop and their variants) that the park signal interrupted: made again once the thread is released
- * (interrupted_waits.c). */
+ * msgrcv, semop and their variants) that the park signal interrupted: made again once the
+ * thread is released (interrupted_waits.c). */
 #ifndef MANA_INTERRUPTED_WAITS_H
 #define MANA_INTERRUPTED_WAITS_H
 

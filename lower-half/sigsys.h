@@ -28,9 +28,9 @@ int mana_sigsys_kept_aside(int sig, void *app_act);
  * the checkpoint signal) as the thread last asked them. */
 uint64_t mana_sigsys_app_view(uint64_t mask);
 
-/* A mask a thread of the image had (upper_fs: its thread pointer), for the same thread resumed in this restarted process:
- * the checkpoint signal of the run that wrote the image blocked only if the application asked
- * for it, this run's blocked (mana/signals.h). */
+/* A mask a thread of the image had (upper_fs: its thread pointer), for the same thread
+ * resumed in this restarted process: the checkpoint signal of the run that wrote the image
+ * blocked only if the application asked for it, this run's blocked (mana/signals.h). */
 uint64_t mana_sigsys_restarted_mask(uint64_t mask, uint64_t upper_fs);
 
 /* Set once upper-half code has asked for MADV_DONTFORK or MADV_WIPEONFORK (trapped): from then
