@@ -28,6 +28,7 @@
 #include "ckpt_request.h"
 #include "ckpt_signal.h"
 #include "lower_threads.h"
+#include "mana/boundary.h"
 #include "mana/raw_syscall.h"
 #include "sigsys.h"
 
@@ -35,10 +36,6 @@ static int signo;
 static bool then_exit;
 static int wake[2] = {-1, -1};
 static uint32_t my_rank;
-
-struct kernel_sigaction {
-  uint64_t handler, flags, restorer, mask;
-};
 
 static void on_ckpt_signal(int sig, siginfo_t *info, void *uc)
 {
@@ -80,7 +77,7 @@ int mana_ckpt_signal_install(void)
     fprintf(stderr, "mana_lh: checkpoint signal: cannot make a pipe: %s\n", strerror(errno));
     return -1;
   }
-  struct kernel_sigaction app;
+  struct mana_sigaction app;
   if (syscall(SYS_rt_sigaction, signo, NULL, &app, 8) != 0)
     memset(&app, 0, sizeof(app));
   if (install_handler() != 0) {

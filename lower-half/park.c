@@ -206,6 +206,15 @@ static void park_on_signal(void *uc_)
   uint64_t ip = (uint64_t)((ucontext_t *)uc_)->uc_mcontext.gregs[REG_RIP];
   if (!b->park_requested)
     return;
+  if (ip >= b->stub_signal_dispatch_lo && ip < b->stub_signal_dispatch_hi && in_window(fs)) {
+    /* Between a signal and the application's handler on its own thread pointer, not inside
+     * MPI: a moment later it runs the handler or what the signal interrupted. */
+    const struct mana_mpi_thread *t = mana_mpi_thread_of_upper(fs);
+    if (!t || !t->in_callback) {
+      note_declined(raw_gettid());
+      return;
+    }
+  }
   if (ip >= b->stub_text_lo && ip < b->stub_text_hi)
     return; /* inside a wrapper: parks at its next return from the lower half */
   if (ip >= (uint64_t)(uintptr_t)__executable_start && ip < (uint64_t)(uintptr_t)etext)

@@ -10,7 +10,12 @@
  *                                                    handler, say) must not replace ours, so its
  *                                                    disposition is kept aside, not installed;
  *                                                    of any other signal: installed with SIGSYS
- *                                                    and the park signal taken out of sa_mask
+ *                                                    and the park signal taken out of sa_mask,
+ *                                                    and a handler with the stub's dispatcher
+ *                                                    in its place, which runs it on the
+ *                                                    application's thread pointer (the
+ *                                                    application's own disposition kept in the
+ *                                                    stub's table and reported back)
  *   rt_sigprocmask                                  made with SIGSYS and the park signal taken
  *                                                    out of the new mask (mana/signals.h: a
  *                                                    trap while SIGSYS is blocked kills the
@@ -200,20 +205,15 @@ static long serve_mremap(uint64_t old, uint64_t old_len, uint64_t new_len, long 
   return r;
 }
 
-/* The kernel's struct sigaction (not glibc's). */
-struct kernel_sigaction {
-  uint64_t handler, flags, restorer, mask;
-};
-
 uint64_t mana_app_cannot_block = MANA_SIGNALS_APP_CANNOT_BLOCK;
 uint64_t mana_app_kept_blocked;
 
 /* The SIGSYS, park-signal and checkpoint-signal dispositions the upper half asked for.  Kept,
  * reported back, never installed: mana's handlers must stay. */
-static struct kernel_sigaction app_sigsys, app_park, app_ckpt;
+static struct mana_sigaction app_sigsys, app_park, app_ckpt;
 static int ckpt_signo;
 
-static struct kernel_sigaction *kept_aside(uint64_t sig)
+static struct mana_sigaction *kept_aside(uint64_t sig)
 {
   if (sig == SIGSYS)
     return &app_sigsys;
@@ -251,21 +251,46 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
 {
   if (setsize != 8)
     return -EINVAL;
-  struct kernel_sigaction *kept = kept_aside(sig);
+  struct mana_sigaction *kept = kept_aside(sig);
   if (kept) {
-    struct kernel_sigaction prev = *kept;
+    struct mana_sigaction prev = *kept;
     if (act)
       __builtin_memcpy(kept, (const void *)act, sizeof(*kept));
     if (oldact)
       __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
     return 0;
   }
-  struct kernel_sigaction safe;
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  struct mana_sigaction *own = b->stub_app_sigactions;
+  if (!own || !b->stub_signal_dispatch || sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
+    own = NULL; /* before the stub registered its dispatcher: installed as asked */
+  struct mana_sigaction safe, prev;
+  if (own && oldact) {
+    long r = mana_raw_syscall4(SYS_rt_sigaction, (long)sig, 0, (long)&prev, 8);
+    if (r != 0)
+      return r;
+    if (prev.handler == b->stub_signal_dispatch)
+      prev = own[sig];
+  }
   if (act) {
     __builtin_memcpy(&safe, (const void *)act, sizeof(safe));
+    /* The application's own, for sigaction to report and the dispatcher to run: written
+     * before the kernel's, so that a signal taken in between finds it. */
+    if (own && safe.handler != (uint64_t)(uintptr_t)SIG_DFL &&
+        safe.handler != (uint64_t)(uintptr_t)SIG_IGN) {
+      own[sig].mask = safe.mask;
+      own[sig].restorer = safe.restorer;
+      own[sig].flags = safe.flags;
+      __atomic_store_n(&own[sig].handler, safe.handler, __ATOMIC_RELEASE);
+      safe.handler = b->stub_signal_dispatch;
+    }
     safe.mask = mana_app_sigmask(safe.mask);
   }
-  return mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0, (long)oldact, 8);
+  long r = mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0,
+                             own ? 0 : (long)oldact, 8);
+  if (r == 0 && own && oldact)
+    __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
+  return r;
 }
 
 /* The entry of the thread with upper-half thread pointer fs; with claim, one is taken for it

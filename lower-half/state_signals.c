@@ -20,14 +20,9 @@
 #include "state.h"
 #include "mana/fail.h"
 
-/* The kernel's struct sigaction (not glibc's): what rt_sigaction takes and returns. */
-struct kernel_sigaction {
-  uint64_t handler, flags, restorer, mask;
-};
-
 struct saved_signal {
   uint32_t signo, pad;
-  struct kernel_sigaction act;
+  struct mana_sigaction act;
 };
 
 static int upper_owned(uint64_t handler)
@@ -50,7 +45,7 @@ static int dump(struct mana_image_writer *w, char *err, size_t errlen)
   for (int sig = 1; sig <= 64; sig++) {
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS || sig == MANA_PARK_SIGNAL)
       continue;
-    struct kernel_sigaction act;
+    struct mana_sigaction act;
     if (!mana_sigsys_kept_aside(sig, &act) && syscall(SYS_rt_sigaction, sig, NULL, &act, 8) != 0)
       continue;
     if (upper_owned(act.handler))

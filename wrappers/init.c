@@ -73,6 +73,7 @@ __attribute__((constructor)) static void check_boundary(void)
   MANA_BOUNDARY->stub_drain = mana_stub_drain;
   MANA_BOUNDARY->stub_cancel_receives = mana_stub_cancel_receives;
   MANA_BOUNDARY->stub_settle_own_waits = mana_stub_settle_own_waits;
+  mana_signal_dispatch_register();
 }
 
 /* The real MPI_Init_thread, in the lower half, and what mana keeps from MPI_Init on: the

@@ -297,6 +297,10 @@ int mana_wait_real(MPI_Request *real, MPI_Status *status);
 uint64_t mana_callback_enter(void);
 void mana_callback_leave(uint64_t saved_fs);
 
+/* The application's signal handlers, run on its own thread pointer (signal_dispatch.c):
+ * registered with the lower half once, by the stub's constructor. */
+void mana_signal_dispatch_register(void);
+
 /* The collective clock (collective_clock.c): around every collective call.  constructor: a
  * blocking communicator constructor; leave's kind adds 2 for a non-blocking one, whose new
  * communicator `child` joins the clock as it is recorded. */

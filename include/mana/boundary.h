@@ -25,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 11
+#define MANA_BOUNDARY_VERSION 12
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -33,6 +33,11 @@
 #define MANA_PARK_SIGNAL 62
 
 struct mana_lh_table; /* generated: one pointer per real MPI function plus lower-half services */
+
+/* The kernel's struct sigaction (not glibc's): what rt_sigaction takes and gives back. */
+struct mana_sigaction {
+  uint64_t handler, flags, restorer, mask;
+};
 
 /* Extra ranges of upper-half memory outside the window (a non-PIE application's segments). */
 #define MANA_MAX_EXTRA_RANGES 8
@@ -129,6 +134,17 @@ struct mana_boundary {
   uint64_t app_path;
 
   uint64_t vdso_epoll_timed; /* the stand-in's trampoline for the epoll waits with a timeout */
+
+  /* Registered by the stub (wrappers/signal_dispatch.c): the application's signal handlers run
+   * on its own thread pointer, also when the signal comes while the thread is inside MPI.  The
+   * kernel is given the dispatcher for every handler the application installs (the SIGSYS
+   * handler, lower-half/sigsys.c, sees to it), and the application's own dispositions are kept
+   * in the table, indexed by signal number (65 entries), which sigaction reports back.  A
+   * thread interrupted in the dispatcher's code (between the lo and hi addresses) on its own
+   * thread pointer is parked a moment later, not there (lower-half/park.c). */
+  uint64_t stub_signal_dispatch;
+  uint64_t stub_signal_dispatch_lo, stub_signal_dispatch_hi;
+  struct mana_sigaction *stub_app_sigactions;
 };
 
 /* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have

@@ -41,6 +41,7 @@ set(MANA_TEST_PROGRAMS
   ckpt_libc_leaf:2
   ckpt_user_op_drain:2
   ckpt_signal_app:2
+  signal_tls:2
   local_queries:2
   pmpi_profile:2
   finalize_early:2
