@@ -69,9 +69,11 @@ int mana_clock_fill_boundary(uint64_t app_vdso)
   b->vdso_masked_wait = mana_dso_symbol(app_vdso, "mana_vdso_masked_wait");
   b->vdso_poll_timed = mana_dso_symbol(app_vdso, "mana_vdso_poll_timed");
   b->vdso_epoll_timed = mana_dso_symbol(app_vdso, "mana_vdso_epoll_timed");
+  b->vdso_write_rest = mana_dso_symbol(app_vdso, "mana_vdso_write_rest");
   return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_sleep &&
                  b->vdso_sleep_resume && b->vdso_sleep_rest && b->vdso_sleep_rest_resume &&
-                 b->vdso_masked_wait && b->vdso_poll_timed && b->vdso_epoll_timed
+                 b->vdso_masked_wait && b->vdso_poll_timed && b->vdso_epoll_timed &&
+                 b->vdso_write_rest
              ? 0
              : -1;
 }

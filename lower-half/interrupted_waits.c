@@ -28,6 +28,11 @@
  * as that signal would have made it natively; one the mask blocks and the call's own mask
  * lets through (sigsuspend, ppoll with a mask) ends the call made again at once, as natively.
  *
+ * A write or sendto to a blocking pipe or stream socket that waited for room, and had written
+ * part of its data when the park signal came, returns that part: SA_RESTART makes the kernel
+ * restart only a call that moved nothing.  Natively nothing would have cut it short, so it
+ * goes on in a trampoline that writes the rest and returns the whole count.
+ *
  * The entries live in lower-half memory: a thread resumed after a restart has the call's
  * number in its handler's frame, found before it parked. */
 #define _GNU_SOURCE
@@ -38,11 +43,14 @@
 #include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock_calls.h"
 #include "interrupted_calls.h"
+#include "mana/boundary.h"
 #include "mana/raw_syscall.h"
 
 struct noted_wait {
@@ -80,6 +88,15 @@ static int ends_after_any_handler(long nr)
   }
 }
 
+/* Calls that a handler cuts short once they moved part of their data: a write to a pipe or
+ * a stream socket that waited for room returns what it wrote (SA_RESTART restarts only one
+ * that wrote nothing).  Natively nothing would have interrupted it, and a program that does
+ * not loop over short writes lost the rest. */
+static int cut_short_by_any_handler(long nr)
+{
+  return nr == SYS_write || nr == SYS_sendto;
+}
+
 void mana_interrupted_waits_reset(void)
 {
   __atomic_store_n(&n_noted, 0, __ATOMIC_RELEASE);
@@ -102,7 +119,7 @@ void mana_interrupted_waits_note(pid_t tid)
   unsigned long long a[6], sp, pc;
   if (sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &w.nr, &a[0], &a[1], &a[2], &a[3],
              &a[4], &a[5], &sp, &pc) != 9 ||
-      !ends_after_any_handler(w.nr))
+      !(ends_after_any_handler(w.nr) || cut_short_by_any_handler(w.nr)))
     return;
   for (int i = 0; i < 6; i++)
     w.args[i] = a[i];
@@ -122,10 +139,37 @@ static int interrupted_at_return(const greg_t *g)
   return g[REG_RAX] == -EINTR && g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
 }
 
+/* The handler interrupted the call just made at its return address, after it wrote part of
+ * what it was given (%rdx bytes for write and sendto). */
+static int written_in_part(const greg_t *g)
+{
+  const unsigned char *ip = (const unsigned char *)(uintptr_t)g[REG_RIP];
+  return g[REG_RAX] > 0 && (uint64_t)g[REG_RAX] < (uint64_t)g[REG_RDX] &&
+         g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
+}
+
+/* The call the handler interrupted, when the checkpoint thread did not note it: the thread
+ * was running then, not waiting (copying into a pipe its reader was draining, or back from
+ * the last park and on its way into the wait again).  glibc's wrappers and the stand-in's
+ * trampolines load the call's number just before the syscall instruction (mov $NR, %eax:
+ * b8 and the number in four bytes); 0 when the code there is not that. */
+static long call_of_code(const greg_t *g)
+{
+  uint64_t ip = (uint64_t)g[REG_RIP];
+  if ((ip & 4095) < 7)
+    return 0; /* those bytes would lie on the page before */
+  const unsigned char *c = (const unsigned char *)(uintptr_t)(ip - 7);
+  if (c[0] != 0xb8)
+    return 0;
+  uint32_t nr = c[1] | (uint32_t)c[2] << 8 | (uint32_t)c[3] << 16 | (uint32_t)c[4] << 24;
+  return nr < 1024 ? nr : 0;
+}
+
 long mana_interrupted_wait_of(const ucontext_t *ctx)
 {
   const greg_t *g = ctx->uc_mcontext.gregs;
-  if (!interrupted_at_return(g))
+  int ended = interrupted_at_return(g), in_part = !ended && written_in_part(g);
+  if (!ended && !in_part)
     return 0;
   uint32_t tid = (uint32_t)mana_raw_syscall4(SYS_gettid, 0, 0, 0, 0);
   const uint64_t args[6] = {(uint64_t)g[REG_RDI], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDX],
@@ -138,10 +182,11 @@ long mana_interrupted_wait_of(const ucontext_t *ctx)
     int same = 1;
     for (int i = 0; i < 6; i++)
       same &= w->args[i] == args[i];
-    if (same)
+    if (same && (ended ? ends_after_any_handler(w->nr) : cut_short_by_any_handler(w->nr)))
       return w->nr;
   }
-  return 0;
+  long nr = call_of_code(g);
+  return (ended ? ends_after_any_handler(nr) : cut_short_by_any_handler(nr)) ? nr : 0;
 }
 
 /* A futex wait the stand-in makes for the application's clocks under an offset
@@ -184,9 +229,38 @@ static int goes_on_as_it_was(const greg_t *g, long nr)
   }
 }
 
+/* A write cut short to a blocking pipe, FIFO or socket goes on in the stand-in's trampoline, which
+ * writes the rest and returns every byte written (upper-half/vdso/app_vdso.c,
+ * mana_vdso_write_rest).  Not when the descriptor or the call does not block (a short write
+ * is then the program's to expect), nor inside the trampoline (its loop goes on by itself),
+ * nor when a signal of the application's waits, which natively would have cut it short. */
+static void settle_written_in_part(ucontext_t *ctx, long nr)
+{
+  greg_t *g = ctx->uc_mcontext.gregs;
+  uint64_t rest = MANA_BOUNDARY->vdso_write_rest;
+  if (!rest || !written_in_part(g) || in_reissue_trampoline((uint64_t)g[REG_RIP]) ||
+      (nr == SYS_sendto && (g[REG_R10] & MSG_DONTWAIT)))
+    return;
+  struct stat st;
+  if (mana_raw_syscall4(SYS_fstat, g[REG_RDI], (long)&st, 0, 0) != 0 ||
+      !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+    return;
+  long fl = mana_raw_syscall4(SYS_fcntl, g[REG_RDI], F_GETFL, 0, 0);
+  if (fl < 0 || (fl & O_NONBLOCK) || mana_app_signal_waits(ctx, 0))
+    return;
+  g[REG_RCX] = g[REG_RIP];
+  g[REG_R11] = g[REG_RAX];
+  g[REG_RAX] = nr;
+  g[REG_RIP] = (greg_t)rest;
+}
+
 void mana_interrupted_wait_settle(ucontext_t *ctx, long nr)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
+  if (nr && cut_short_by_any_handler(nr)) {
+    settle_written_in_part(ctx, nr);
+    return;
+  }
   if (!nr || !interrupted_at_return(g) || !goes_on_as_it_was(g, nr) ||
       mana_app_signal_waits(ctx, 0))
     return;

@@ -145,6 +145,9 @@ struct mana_boundary {
   uint64_t stub_signal_dispatch;
   uint64_t stub_signal_dispatch_lo, stub_signal_dispatch_hi;
   struct mana_sigaction *stub_app_sigactions;
+
+  /* The stand-in's trampoline that writes the rest of a blocking write a park cut short. */
+  uint64_t vdso_write_rest;
 };
 
 /* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have

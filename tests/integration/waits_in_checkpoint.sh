@@ -3,7 +3,8 @@
 # handler ends (tests/programs/poll_waits: threads in poll (with and without a timeout),
 # ppoll, select, pselect, epoll_wait, epoll_pwait and epoll_pwait2 with a timeout (with and
 # without a mask), pause, sigsuspend and sigwaitinfo, each waiting for an event only the
-# program gives; ppoll, pselect and sigsuspend with every other signal blocked).
+# program gives; ppoll, pselect and sigsuspend with every other signal blocked; and a write
+# of 1 MiB to a pipe, which must return it all).
 #
 # Natively the events come at once.  Under mana each rank says when its threads wait
 # (POLL_WAITS_GO), and the events come only after:
@@ -33,7 +34,10 @@ differs() {
 }
 
 # ---- natively ------------------------------------------------------------------------------
-timeout "$timeout" mpiexec.mpich -n 2 "$program" >"$work/native.out" 2>"$work/native.err" ||
+# with POLL_WAITS_GO (a file that exists already), as below: the same waiting threads
+touch "$work/go0"
+POLL_WAITS_GO=$work/go0 timeout "$timeout" mpiexec.mpich -n 2 "$program" >"$work/native.out" \
+  2>"$work/native.err" ||
   fail "the native run failed: $(tail -3 "$work/native.out")"
 grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
 

@@ -19,7 +19,11 @@
  *   - sem_timedwait() on a POSIX semaphore with a deadline 600 s ahead, for the main thread's
  *     sem_post: it must return 0;
  *   - sigwait() on a full set, with every signal blocked (a program's signal thread), for the
- *     SIGRTMIN+4 the main thread sends it: it must return that signal and no other.
+ *     SIGRTMIN+4 the main thread sends it: it must return that signal and no other;
+ *   - write() of 1 MiB to a pipe and send() of 1 MiB on a Unix stream socket, each waiting for
+ *     room (the pipe holds 64 KiB) until the main thread reads it all: each must return the
+ *     whole 1 MiB, and the main thread must read every byte in order (the send not with
+ *     POLL_WAITS_GO, below).
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -33,7 +37,8 @@
  * POLL_WAITS_GO=FILE each rank says on stderr
  *   poll_waits: rank R pid P waiting
  * and gives them only once FILE exists (tests/integration/waits_in_checkpoint.sh checkpoints
- * the ranks in between).  Ranks: any.  Arguments: none.
+ * the ranks in between); no thread sends on a socket then, which would make the checkpoint
+ * refuse.  Ranks: any.  Arguments: none.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +50,7 @@
 #include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/sem.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +76,8 @@ enum {
   SEMOP,
   SEM_TIMEDWAIT,
   SIGWAIT_ALL,
+  PIPE_WRITE,
+  SOCKET_SEND,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -89,15 +97,17 @@ static const char *const names[NWAITERS] = {"poll",
                                             "msgrcv",
                                             "semop",
                                             "sem_timedwait",
-                                            "sigwait on every signal"};
+                                            "sigwait on every signal",
+                                            "write of 1 MiB to a pipe",
+                                            "send of 1 MiB on a stream socket"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6,
  * semop a semtimedop without a timeout; under mana a poll or an epoll wait with a timeout is
  * a ppoll). */
 static const long calls[NWAITERS] = {
-    SYS_poll,         SYS_poll,       SYS_ppoll,          SYS_pselect6,        SYS_pselect6,
-    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,    SYS_epoll_pwait,     SYS_epoll_pwait2,
-    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend,  SYS_rt_sigtimedwait, SYS_msgrcv,
-    SYS_semtimedop,   SYS_futex,      SYS_rt_sigtimedwait};
+    SYS_poll,         SYS_poll,       SYS_ppoll,           SYS_pselect6,        SYS_pselect6,
+    SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,     SYS_epoll_pwait,     SYS_epoll_pwait2,
+    SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend,   SYS_rt_sigtimedwait, SYS_msgrcv,
+    SYS_semtimedop,   SYS_futex,      SYS_rt_sigtimedwait, SYS_write,           SYS_sendto};
 
 static int is_epoll(int kind)
 {
@@ -118,6 +128,8 @@ struct waiter {
   pthread_t thread;
 };
 static struct waiter waiters[NWAITERS];
+#define BIG_WRITE (1 << 20)
+static unsigned char big[BIG_WRITE]; /* what the write and the send take: a counting pattern */
 static sem_t posted;
 static volatile sig_atomic_t caught_usr1, caught_usr2;
 static volatile int sent_usr1, sent_usr2;
@@ -240,6 +252,12 @@ static void *wait_in_call(void *arg)
     w->value = sig;
     break;
   }
+  case PIPE_WRITE:
+    w->rc = write(w->fds[1], big, BIG_WRITE);
+    break;
+  case SOCKET_SEND:
+    w->rc = send(w->fds[1], big, BIG_WRITE, 0);
+    break;
   case SEM_TIMEDWAIT: {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -266,12 +284,18 @@ int main(int argc, char **argv)
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   sem_init(&posted, 0, 0);
+  for (int i = 0; i < BIG_WRITE; i++)
+    big[i] = (unsigned char)(i * 7 + i / 4096);
   struct sigaction sa = {.sa_handler = on_signal};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGUSR1, &sa, NULL);
   sigaction(SIGUSR2, &sa, NULL);
 
-  for (int k = 0; k < NWAITERS; k++) {
+  /* A socket makes a checkpoint refuse (a restart could not give it back): the send waits
+   * only in the runs without one (the launch forms, the park storm). */
+  const char *go = getenv("POLL_WAITS_GO");
+  int nwaiters = go ? SOCKET_SEND : NWAITERS;
+  for (int k = 0; k < nwaiters; k++) {
     struct waiter *w = &waiters[k];
     w->kind = k;
     w->ipc_id = k == MSGRCV  ? msgget(IPC_PRIVATE, 0600)
@@ -279,10 +303,11 @@ int main(int argc, char **argv)
                              : 0;
     if (w->ipc_id < 0)
       mt_die("msgget or semget failed");
-    if (pipe(w->fds) != 0 || pthread_create(&w->thread, NULL, wait_in_call, w) != 0)
-      mt_die("pipe or pthread_create failed");
+    int made = k == SOCKET_SEND ? socketpair(AF_UNIX, SOCK_STREAM, 0, w->fds) : pipe(w->fds);
+    if (made != 0 || pthread_create(&w->thread, NULL, wait_in_call, w) != 0)
+      mt_die("pipe, socketpair or pthread_create failed");
   }
-  for (int k = 0; k < NWAITERS; k++) {
+  for (int k = 0; k < nwaiters; k++) {
     pid_t tid;
     while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
       mt_pause_ms(1);
@@ -290,7 +315,6 @@ int main(int argc, char **argv)
            !((k == POLL_TIMED || is_epoll(k)) && mt_waiting_in(tid) == SYS_ppoll))
       mt_pause_ms(1);
   }
-  const char *go = getenv("POLL_WAITS_GO");
   if (go) {
     fprintf(stderr, "poll_waits: rank %d pid %d waiting\n", rank, (int)getpid());
     fflush(stderr);
@@ -316,8 +340,23 @@ int main(int argc, char **argv)
       semop(waiters[SEMOP].ipc_id, &up, 1) != 0 || sem_post(&posted) != 0)
     mt_die("msgsnd, semop or sem_post failed");
 
+  long drained[NWAITERS] = {0}, misplaced[NWAITERS] = {0};
+  for (int k = PIPE_WRITE; k < nwaiters; k++) {
+    static unsigned char got[65536];
+    for (;;) {
+      ssize_t n = read(waiters[k].fds[0], got, sizeof(got));
+      if (n <= 0)
+        mt_die("read of what a writer wrote failed");
+      for (ssize_t i = 0; i < n; i++)
+        misplaced[k] += got[i] != big[drained[k] + i];
+      drained[k] += n;
+      if (drained[k] >= BIG_WRITE)
+        break;
+    }
+  }
+
   char what[96];
-  for (int k = 0; k < NWAITERS; k++) {
+  for (int k = 0; k < nwaiters; k++) {
     struct waiter *w = &waiters[k];
     pthread_join(w->thread, NULL);
     if (k <= EPOLL_PWAIT2_MASKED) {
@@ -335,6 +374,12 @@ int main(int argc, char **argv)
       mt_check_int("msgrcv returned the 8 bytes of \"hello\"",
                    w->rc == 8 && strcmp(w->text, "hello") == 0, 1);
       msgctl(w->ipc_id, IPC_RMID, NULL);
+    } else if (k == PIPE_WRITE || k == SOCKET_SEND) {
+      snprintf(what, sizeof(what), "%s returned", names[k]);
+      mt_check_int(what, w->rc, BIG_WRITE);
+      snprintf(what, sizeof(what), "%s: bytes read back, out of place", names[k]);
+      mt_check(drained[k] == BIG_WRITE && misplaced[k] == 0, "%s = %ld, %ld", what, drained[k],
+               misplaced[k]);
     } else if (k == SEMOP || k == SEM_TIMEDWAIT) {
       snprintf(what, sizeof(what), "%s returned 0", names[k]);
       mt_check_int(what, w->rc == 0, 1);

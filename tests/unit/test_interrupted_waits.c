@@ -28,7 +28,7 @@ void mana_clock_reissue_range(uint64_t *start, uint64_t *end)
   *start = *end = 0;
 }
 
-enum call { POLL, SIGTIMEDWAIT, FUTEX_RELATIVE, FUTEX_ABSOLUTE };
+enum call { POLL, RAW_POLL, SIGTIMEDWAIT, FUTEX_RELATIVE, FUTEX_ABSOLUTE };
 static enum call call;
 static int fds[2];
 static int timeout_ms;
@@ -73,6 +73,9 @@ static void *waiter(void *arg)
   case POLL:
     rc = poll(&p, 1, timeout_ms);
     break;
+  case RAW_POLL: /* glibc's syscall() loads the number from a register, not as a constant */
+    rc = (int)syscall(SYS_poll, &p, 1, timeout_ms);
+    break;
   case SIGTIMEDWAIT:
     rc = (int)syscall(SYS_rt_sigtimedwait, &one, NULL, timeout_ms < 0 ? NULL : &ts, 8);
     break;
@@ -90,13 +93,14 @@ static void *waiter(void *arg)
   return NULL;
 }
 
-static const long call_nr[] = {SYS_poll, SYS_rt_sigtimedwait, SYS_futex, SYS_futex};
+static const long call_nr[] = {SYS_poll, SYS_poll, SYS_rt_sigtimedwait, SYS_futex, SYS_futex};
 
 /* What ends the wait: the pipe readable, the signal, the word changed and woken. */
 static void give_event(pid_t tid)
 {
   switch (call) {
   case POLL:
+  case RAW_POLL:
     cr_assert_eq(write(fds[1], "x", 1), 1);
     break;
   case SIGTIMEDWAIT: /* the thread may be gone already (ESRCH): the call failed */
@@ -156,9 +160,18 @@ Test(interrupted_waits, a_noted_poll_without_timeout_is_made_again)
   cr_expect_eq(rc, 1, "poll returned %d (errno %d) instead of the event", rc, err);
 }
 
-Test(interrupted_waits, an_unnoted_poll_fails_with_eintr_as_before)
+/* Not noted (the thread was on its way into the call when the checkpoint thread looked):
+ * glibc's wrapper loads the number as a constant just before the syscall instruction. */
+Test(interrupted_waits, an_unnoted_poll_is_found_from_its_code_and_made_again)
 {
   run(-1, 0);
+  cr_expect_eq(found_nr, SYS_poll, "the handler found call %ld", found_nr);
+  cr_expect_eq(rc, 1, "poll returned %d (errno %d) instead of the event", rc, err);
+}
+
+Test(interrupted_waits, an_unnoted_poll_from_unknown_code_fails_with_eintr_as_before)
+{
+  run_call(RAW_POLL, -1, 0);
   cr_expect_eq(found_nr, 0);
   cr_expect(rc == -1 && err == EINTR, "poll returned %d (errno %d)", rc, err);
 }

@@ -253,6 +253,11 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          or a copy of epoll_pwait2's timespec, which the kernel does not
  *                          write back), as above; then epoll_pwait again (another thread may
  *                          have taken the events).
+ *   mana_vdso_write_rest   a write or sendto to a blocking pipe or socket that a park signal
+ *                          cut short: %r11 holds the bytes it wrote; the rest is written
+ *                          (again after each short write) and the call returns them all, or
+ *                          what it wrote before an error, as the kernel's call returns what it
+ *                          wrote before one (lower-half/interrupted_waits.c).
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
@@ -301,7 +306,35 @@ __asm__(".text\n"
         ".type mana_vdso_poll_timed, @function\n"
         ".type mana_vdso_epoll_timed, @function\n"
         ".type mana_vdso_sleep, @function\n"
+        ".globl mana_vdso_write_rest\n"
+        ".type mana_vdso_write_rest, @function\n"
         "mana_vdso_reissue_start:\n"
+        /* block: 40 saved rsi (the buffer), 48 saved rdx (its length), 56 bytes written so far,
+         * 64 the call's number, 32 return address */
+        "mana_vdso_write_rest:\n"
+        BLOCK_ENTER
+        "  mov %rsi, 40(%rsp)\n"
+        "  mov %rdx, 48(%rsp)\n"
+        "  mov %r11, 56(%rsp)\n"
+        "  mov %rax, 64(%rsp)\n"
+        "1:\n"
+        "  mov 40(%rsp), %rsi\n"
+        "  add 56(%rsp), %rsi\n"
+        "  mov 48(%rsp), %rdx\n"
+        "  sub 56(%rsp), %rdx\n"
+        "  mov 64(%rsp), %rax\n"
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jle 2f\n" /* an error or nothing more: what was written is the call's result */
+        "  add %rax, 56(%rsp)\n"
+        "  mov 56(%rsp), %rax\n"
+        "  cmp 48(%rsp), %rax\n"
+        "  jb 1b\n"
+        "2:\n"
+        "  mov 56(%rsp), %rax\n"
+        "  mov 40(%rsp), %rsi\n"
+        "  mov 48(%rsp), %rdx\n"
+        BLOCK_LEAVE
         /* block: 0 tv_sec, 8 tv_nsec, 16 saved rdx, 24 saved r10, 32 return address */
         "mana_vdso_poll_timed:\n"
         BLOCK_ENTER
