@@ -153,6 +153,8 @@ void mana_park_self(int in_signal_handler_arg)
       futex_wait(&release_word, release);
     if (r->is_main)
       mana_state_pending_requeue((uint32_t)mana_raw_syscall4(SYS_getpid, 0, 0, 0, 0), 0);
+    else
+      mana_state_pending_wait_requeued();
     r->state = MANA_THREAD_RUNNING;
     if (!in_signal_handler)
       mana_raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&r->sigmask, 0, 8);

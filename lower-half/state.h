@@ -83,6 +83,11 @@ extern const struct mana_state_ops mana_state_pending;   /* state_pending.c */
  * restarted process (its id: the image's, queued to it): each with its siginfo (raw: the
  * upper half's FS). */
 void mana_state_pending_requeue(uint32_t pid, uint32_t tid);
+/* On any other thread released from a park: returns once the main thread has queued those
+ * signals again, so that the thread decides whether a signal of the application's ended its
+ * wait (interrupted_calls.c) with them pending, as they were (a poll made again took its
+ * SIGALRM just before the call and waited on: mpi.signal_in_park).  Raw: the upper half's FS. */
+void mana_state_pending_wait_requeued(void);
 extern const struct mana_state_ops mana_state_umask;  /* state_umask.c */
 extern const struct mana_state_ops mana_state_timers; /* state_timers.c */
 /* After every other kind and with every signal blocked, just before the main thread resumes:

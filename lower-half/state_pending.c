@@ -19,6 +19,7 @@
  * times still comes back once, without its value, but for the signal of an application's
  * POSIX timer, which comes back as that timer sends it (state_posix_timers.c). */
 #define _GNU_SOURCE
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -180,12 +181,21 @@ static uint64_t restore_shared(struct mana_image_reader *r)
 
 void mana_state_pending_requeue(uint32_t pid, uint32_t tid)
 {
-  for (uint32_t i = 0; i < n_shared; i++)
+  uint32_t n = __atomic_load_n(&n_shared, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < n; i++)
     if (tid)
       mana_raw_syscall4(SYS_rt_tgsigqueueinfo, pid, tid, shared[i].si_signo, (long)&shared[i]);
     else
       mana_raw_syscall4(SYS_rt_sigqueueinfo, pid, shared[i].si_signo, (long)&shared[i], 0);
-  n_shared = 0;
+  __atomic_store_n(&n_shared, 0, __ATOMIC_RELEASE);
+  mana_raw_syscall4(SYS_futex, (long)&n_shared, FUTEX_WAKE, 0x7fffffff, 0);
+}
+
+void mana_state_pending_wait_requeued(void)
+{
+  uint32_t n;
+  while ((n = __atomic_load_n(&n_shared, __ATOMIC_ACQUIRE)) != 0)
+    mana_raw_syscall4(SYS_futex, (long)&n_shared, FUTEX_WAIT, n, 0);
 }
 
 static int restore(struct mana_image_reader *r, char *err, size_t errlen)
