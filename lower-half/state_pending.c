@@ -12,7 +12,8 @@
  * sender): the checkpoint thread takes them off the process's queue with sigtimedwait while
  * every application thread is parked, and the main thread queues them again, in their order,
  * as it is released (the kernel lets a process queue itself a signal with a kill's siginfo
- * only from the thread whose id is the process id); without a parked main thread they stay
+ * only from the thread whose id is the process id), while the other threads released with it
+ * wait for that (mana_state_pending_wait_requeued); without a parked main thread they stay
  * where they are.
  * Before, a signal queued twice came back once and without its value, and a program that
  * passes values through a signalfd read 0.  On a thread, a real-time signal queued several
