@@ -10,7 +10,9 @@
  * kernel's restart state, and %rax holds -EINTR.  The checkpoint thread can: before it signals
  * a thread, /proc/self/task/TID/syscall shows the call the thread waits in, its arguments and
  * the address it returns to.  The handler then finds its own entry by that address and those
- * arguments (a syscall instruction keeps them in their registers), and once the thread is
+ * arguments (a syscall instruction keeps them in their registers); a thread that was still on
+ * its way into the call has none, and its call is read from the code before the syscall
+ * instruction where that code loads it as a constant (call_of_code).  Once the thread is
  * released, issues the call again: it rewinds %rip to the syscall instruction and puts the
  * number back in %rax, as the kernel does for a call it restarts.
  *
@@ -189,11 +191,12 @@ long mana_interrupted_wait_of(const ucontext_t *ctx)
   return (ended ? ends_after_any_handler(nr) : cut_short_by_any_handler(nr)) ? nr : 0;
 }
 
-/* A futex wait the stand-in makes for the application's clocks under an offset
- * (clock_calls.c) carries the deadline in the kernel's time of this boot: made again in a
- * process restarted on another, it would wait until a time that may be hours away (a chain of
- * restart.clock_namespace.chain.2ranks hung so).  It keeps its EINTR, which the application's
- * call then gets, as before. */
+/* The stand-in's trampolines.  A futex wait one makes for the application's clocks under an
+ * offset (clock_calls.c) carries the deadline in the kernel's time of this boot: made again in
+ * a process restarted on another, it would wait until a time that may be hours away (a chain
+ * of restart.clock_namespace.chain.2ranks hung so).  It keeps its EINTR, which the
+ * application's call then gets, as before.  A write the trampoline for the rest of a write
+ * makes goes on in that trampoline's own loop. */
 static int in_reissue_trampoline(uint64_t pc)
 {
   uint64_t start, end;

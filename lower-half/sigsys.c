@@ -264,7 +264,9 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
   struct mana_sigaction *own = b->stub_app_sigactions;
   if (!own || !b->stub_signal_dispatch || sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
     own = NULL; /* before the stub registered its dispatcher: installed as asked */
-  struct mana_sigaction safe, prev;
+  struct mana_sigaction safe, prev, own_before;
+  if (own)
+    own_before = own[sig];
   if (own && oldact) {
     long r = mana_raw_syscall4(SYS_rt_sigaction, (long)sig, 0, (long)&prev, 8);
     if (r != 0)
@@ -288,6 +290,8 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
   }
   long r = mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0,
                              own ? 0 : (long)oldact, 8);
+  if (r != 0 && own) /* refused: the application's disposition is the one before */
+    own[sig] = own_before;
   if (r == 0 && own && oldact)
     __builtin_memcpy((void *)oldact, &prev, sizeof(prev));
   return r;

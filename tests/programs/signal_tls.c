@@ -30,6 +30,9 @@ static __thread volatile int tls_word;
 static __thread volatile long tls_handled;
 static volatile int *main_tls_word;
 static volatile sig_atomic_t foreign_tls, errno_not_set, once_ran;
+/* Set around MPI_Recv: the handler counts the runs that interrupted the thread inside MPI,
+ * without which the test could pass without ever checking what it is for. */
+static volatile sig_atomic_t in_recv, ran_in_recv;
 
 static void on_alarm(int sig)
 {
@@ -40,6 +43,7 @@ static void on_alarm(int sig)
     return; /* the storage is not this thread's: writing it would corrupt someone else's */
   }
   tls_handled++;
+  ran_in_recv += in_recv;
   errno = 0;
   if (write(-1, "", 1) != -1 || errno != EBADF)
     errno_not_set++;
@@ -111,7 +115,9 @@ int main(int argc, char **argv)
   for (int round = 0; round < rounds; round++) {
     int waiter = round % 2, value = round;
     if (mt_.rank == waiter) {
+      in_recv = 1;
       MPI_Recv(&value, 1, MPI_INT, 1 - waiter, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      in_recv = 0;
     } else {
       work += compute_ms(10);
       MPI_Send(&value, 1, MPI_INT, waiter, round, MPI_COMM_WORLD);
@@ -134,6 +140,7 @@ int main(int argc, char **argv)
   mt_check_int("handlers that saw another thread's storage", foreign_tls, 0);
   mt_check_int("handlers whose write(2) left errno unset", errno_not_set, 0);
   mt_check_int("the handler ran at least 20 times", tls_handled >= 20, 1);
+  mt_check_int("at least 5 of them inside MPI_Recv", ran_in_recv >= 5, 1);
   mt_append("rank %d: work %.0f\n", mt_.rank, work);
   return mt_end();
 }

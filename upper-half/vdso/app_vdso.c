@@ -257,7 +257,10 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          cut short: %r11 holds the bytes it wrote; the rest is written
  *                          (again after each short write) and the call returns them all, or
  *                          what it wrote before an error, as the kernel's call returns what it
- *                          wrote before one (lower-half/interrupted_waits.c).
+ *                          wrote before one (lower-half/interrupted_waits.c).  A short write
+ *                          that a signal of the application's makes here is written on too,
+ *                          where natively the call would have returned it: more bytes, in
+ *                          order, never fewer.
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
