@@ -55,9 +55,9 @@ static volatile uint32_t not_upper;    /* signalled threads that are the lower h
  * not among them, so every one must be kept (as many as a round can signal). */
 #define MAX_SIGNALLED 4096
 static volatile uint32_t not_upper_tids[MAX_SIGNALLED], not_upper_listed;
-/* Threads the handler declined inside the upper libc (park_libc.c), to be signalled again; a
- * slot holds a thread id or 0.  Declines overall, and the last thread declined, for the
- * timeout's message. */
+/* Threads the handler declined (inside the upper libc, park_libc.c; on their way out of a
+ * wrapper; before an application's signal handler), to be signalled again; a slot holds a
+ * thread id or 0.  Declines overall, and the last thread declined, for the timeout's message. */
 enum { MAX_DECLINED = 64 };
 static volatile uint32_t declined_tids[MAX_DECLINED];
 static volatile uint32_t declines, last_declined, declined_lost;
@@ -217,8 +217,16 @@ static void park_on_signal(void *uc_)
       return;
     }
   }
-  if (ip >= b->stub_text_lo && ip < b->stub_text_hi)
-    return; /* inside a wrapper: parks at its next return from the lower half */
+  if (ip >= b->stub_text_lo && ip < b->stub_text_hi) {
+    /* Inside a wrapper: it parks at its next return from the lower half.  On the upper half's
+     * thread pointer it may instead be past its last check, on its way back to an application
+     * that then computes for longer than a park waits: signalled again in a moment, until it
+     * is somewhere it parks (a callback's wrapper parks when its MPI call returns). */
+    const struct mana_mpi_thread *t = in_window(fs) ? mana_mpi_thread_of_upper(fs) : NULL;
+    if (in_window(fs) && (!t || !t->in_callback))
+      note_declined(raw_gettid());
+    return;
+  }
   if (ip >= (uint64_t)(uintptr_t)__executable_start && ip < (uint64_t)(uintptr_t)etext)
     return; /* in mana_lh's own code on the upper half's thread pointer: on its way into
                mana_park_self, which must not be entered twice */
@@ -402,7 +410,7 @@ static void signal_declined(int signo, const pid_t *seen, int n_seen, int sweep)
 {
   for (uint32_t i = 0; i < MAX_DECLINED; i++) {
     uint32_t tid = __atomic_exchange_n(&declined_tids[i], 0, __ATOMIC_ACQUIRE);
-    if (tid)
+    if (tid && !record_parked(tid)) /* parked since: the signal would wait for the release */
       signal_thread((pid_t)tid, signo);
   }
   if (!sweep || !__atomic_exchange_n(&declined_lost, 0, __ATOMIC_ACQ_REL))
@@ -491,8 +499,9 @@ int mana_park_all(int signo, int timeout_ms, char *err, size_t errlen)
       uint32_t nd = __atomic_load_n(&declines, __ATOMIC_RELAXED);
       if (nd && at > 0 && (size_t)at < errlen)
         at += snprintf(err + at, errlen - (size_t)at,
-                       "; threads were found %u time(s) inside the C library's code, where a "
-                       "parked thread could hold a lock the restart needs (last: thread %u)",
+                       "; threads were found %u time(s) where they could not park yet: "
+                       "inside the C library's code, where a parked thread could hold a lock "
+                       "the restart needs, or in mana's MPI library (last: thread %u)",
                        nd, last_declined);
       describe_unparked(seen, n_seen, err, errlen, at);
       return -1;

@@ -24,6 +24,11 @@
  *   park-slow-rounds       every round of a park pauses 200 ms after it lists the threads,
  *                          and the first round that finds no new thread says so on stderr
  *                          (a thread created then must still be found: lower-half/park.c)
+ *   wrapper-linger         MPI_Pcontrol stays in the stub's code after its last park check
+ *                          until a park is asked for and about a second more, as a thread
+ *                          preempted there would (read once, at the first MPI_Pcontrol): the
+ *                          park must still catch the thread once it is back in the application
+ *                          (tests/integration/park_on_way_out.sh)
  */
 #ifndef MANA_FAULT_H
 #define MANA_FAULT_H

@@ -82,6 +82,7 @@ set(MANA_TEST_PROGRAMS
   clock_waits:2
   sleep_woken:2
   callback_thread:2
+  compute_after_call:2
   poll_waits:2
   gdb_frames:2
   app_pipes:2
