@@ -30,10 +30,10 @@
  * as that signal would have made it natively; one the mask blocks and the call's own mask
  * lets through (sigsuspend, ppoll with a mask) ends the call made again at once, as natively.
  *
- * A write or sendto to a blocking pipe or stream socket that waited for room, and had written
- * part of its data when the park signal came, returns that part: SA_RESTART makes the kernel
- * restart only a call that moved nothing.  Natively nothing would have cut it short, so it
- * goes on in a trampoline that writes the rest and returns the whole count.
+ * A write, sendto, writev or sendmsg to a blocking pipe or stream socket that waited for room,
+ * and had written part of its data when the park signal came, returns that part: SA_RESTART
+ * makes the kernel restart only a call that moved nothing.  Natively nothing would have cut it
+ * short, so it goes on in a trampoline that writes the rest and returns the whole count.
  *
  * The entries live in lower-half memory: a thread resumed after a restart has the call's
  * number in its handler's frame, found before it parked. */
@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock_calls.h"
@@ -96,7 +97,7 @@ static int ends_after_any_handler(long nr)
  * not loop over short writes lost the rest. */
 static int cut_short_by_any_handler(long nr)
 {
-  return nr == SYS_write || nr == SYS_sendto;
+  return nr == SYS_write || nr == SYS_sendto || nr == SYS_writev || nr == SYS_sendmsg;
 }
 
 void mana_interrupted_waits_reset(void)
@@ -141,13 +142,49 @@ static int interrupted_at_return(const greg_t *g)
   return g[REG_RAX] == -EINTR && g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
 }
 
-/* The handler interrupted the call just made at its return address, after it wrote part of
- * what it was given (%rdx bytes for write and sendto). */
-static int written_in_part(const greg_t *g)
+/* The handler interrupted a call just made at its return address, which moved some bytes. */
+static int returned_bytes(const greg_t *g)
 {
   const unsigned char *ip = (const unsigned char *)(uintptr_t)g[REG_RIP];
-  return g[REG_RAX] > 0 && (uint64_t)g[REG_RAX] < (uint64_t)g[REG_RDX] &&
-         g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
+  return g[REG_RAX] > 0 && g[REG_RCX] == g[REG_RIP] && ip[-2] == 0x0f && ip[-1] == 0x05;
+}
+
+/* The bytes a vector of `n` buffers holds; 0 for a count the kernel refuses (UIO_MAXIOV). */
+static uint64_t vector_bytes(const struct iovec *v, uint64_t n)
+{
+  uint64_t sum = 0;
+  if (!v || n > 1024)
+    return 0;
+  for (uint64_t i = 0; i < n; i++)
+    sum += v[i].iov_len;
+  return sum;
+}
+
+/* The bytes call `nr` was given: %rdx for write and sendto, its vector's for writev (%rsi,
+ * %rdx buffers) and sendmsg (the message's, at %rsi).  The kernel just read them all. */
+static uint64_t bytes_given(const greg_t *g, long nr)
+{
+  switch (nr) {
+  case SYS_write:
+  case SYS_sendto:
+    return (uint64_t)g[REG_RDX];
+  case SYS_writev:
+    return vector_bytes((const struct iovec *)(uintptr_t)g[REG_RSI], (uint64_t)g[REG_RDX]);
+  case SYS_sendmsg: {
+    const struct msghdr *m = (const struct msghdr *)(uintptr_t)g[REG_RSI];
+    return m ? vector_bytes(m->msg_iov, m->msg_iovlen) : 0;
+  }
+  default:
+    return 0;
+  }
+}
+
+/* The handler interrupted call `nr`, one a handler cuts short, at its return address, after
+ * it wrote part of what it was given. */
+static int written_in_part(const greg_t *g, long nr)
+{
+  return cut_short_by_any_handler(nr) && returned_bytes(g) &&
+         (uint64_t)g[REG_RAX] < bytes_given(g, nr);
 }
 
 /* The call the handler interrupted, when the checkpoint thread did not note it: the thread
@@ -170,8 +207,8 @@ static long call_of_code(const greg_t *g)
 long mana_interrupted_wait_of(const ucontext_t *ctx)
 {
   const greg_t *g = ctx->uc_mcontext.gregs;
-  int ended = interrupted_at_return(g), in_part = !ended && written_in_part(g);
-  if (!ended && !in_part)
+  int ended = interrupted_at_return(g);
+  if (!ended && !returned_bytes(g))
     return 0;
   uint32_t tid = (uint32_t)mana_raw_syscall4(SYS_gettid, 0, 0, 0, 0);
   const uint64_t args[6] = {(uint64_t)g[REG_RDI], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDX],
@@ -184,11 +221,11 @@ long mana_interrupted_wait_of(const ucontext_t *ctx)
     int same = 1;
     for (int i = 0; i < 6; i++)
       same &= w->args[i] == args[i];
-    if (same && (ended ? ends_after_any_handler(w->nr) : cut_short_by_any_handler(w->nr)))
+    if (same && (ended ? ends_after_any_handler(w->nr) : written_in_part(g, w->nr)))
       return w->nr;
   }
   long nr = call_of_code(g);
-  return (ended ? ends_after_any_handler(nr) : cut_short_by_any_handler(nr)) ? nr : 0;
+  return (ended ? ends_after_any_handler(nr) : written_in_part(g, nr)) ? nr : 0;
 }
 
 /* The stand-in's trampolines.  A futex wait one makes for the application's clocks under an
@@ -241,8 +278,9 @@ static void settle_written_in_part(ucontext_t *ctx, long nr)
 {
   greg_t *g = ctx->uc_mcontext.gregs;
   uint64_t rest = MANA_BOUNDARY->vdso_write_rest;
-  if (!rest || !written_in_part(g) || in_reissue_trampoline((uint64_t)g[REG_RIP]) ||
-      (nr == SYS_sendto && (g[REG_R10] & MSG_DONTWAIT)))
+  if (!rest || !written_in_part(g, nr) || in_reissue_trampoline((uint64_t)g[REG_RIP]) ||
+      (nr == SYS_sendto && (g[REG_R10] & MSG_DONTWAIT)) ||
+      (nr == SYS_sendmsg && (g[REG_RDX] & MSG_DONTWAIT)))
     return;
   struct stat st;
   if (mana_raw_syscall4(SYS_fstat, g[REG_RDI], (long)&st, 0, 0) != 0 ||

@@ -20,10 +20,10 @@
  *     sem_post: it must return 0;
  *   - sigwait() on a full set, with every signal blocked (a program's signal thread), for the
  *     SIGRTMIN+4 the main thread sends it: it must return that signal and no other;
- *   - write() of 1 MiB to a pipe and send() of 1 MiB on a Unix stream socket, each waiting for
- *     room (the pipe holds 64 KiB) until the main thread reads it all: each must return the
- *     whole 1 MiB, and the main thread must read every byte in order (the send not with
- *     POLL_WAITS_GO, below).
+ *   - write() and writev() of 1 MiB to a pipe, send() and sendmsg() of 1 MiB on a Unix stream
+ *     socket (the vectors in three buffers and an empty one), each waiting for room (the pipe
+ *     holds 64 KiB) until the main thread reads it all: each must return the whole 1 MiB, and
+ *     the main thread must read every byte in order (the sends not with POLL_WAITS_GO, below).
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them; they must not fail for it, but wait on, also after a restart (the park makes them
  * again: lower-half/interrupted_waits.c; poll and epoll_wait with a timeout are made in
@@ -52,6 +52,7 @@
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,7 +78,9 @@ enum {
   SEM_TIMEDWAIT,
   SIGWAIT_ALL,
   PIPE_WRITE,
+  PIPE_WRITEV,
   SOCKET_SEND,
+  SOCKET_SENDMSG,
   NWAITERS
 };
 static const char *const names[NWAITERS] = {"poll",
@@ -99,7 +102,9 @@ static const char *const names[NWAITERS] = {"poll",
                                             "sem_timedwait",
                                             "sigwait on every signal",
                                             "write of 1 MiB to a pipe",
-                                            "send of 1 MiB on a stream socket"};
+                                            "writev of 1 MiB in 3 buffers to a pipe",
+                                            "send of 1 MiB on a stream socket",
+                                            "sendmsg of 1 MiB in 3 buffers on a stream socket"};
 /* The call each waits in, as /proc/self/task/TID/syscall shows it (select is a pselect6,
  * semop a semtimedop without a timeout; under mana a poll or an epoll wait with a timeout is
  * a ppoll). */
@@ -107,11 +112,22 @@ static const long calls[NWAITERS] = {
     SYS_poll,         SYS_poll,       SYS_ppoll,           SYS_pselect6,        SYS_pselect6,
     SYS_pselect6,     SYS_epoll_wait, SYS_epoll_pwait,     SYS_epoll_pwait,     SYS_epoll_pwait2,
     SYS_epoll_pwait2, SYS_pause,      SYS_rt_sigsuspend,   SYS_rt_sigtimedwait, SYS_msgrcv,
-    SYS_semtimedop,   SYS_futex,      SYS_rt_sigtimedwait, SYS_write,           SYS_sendto};
+    SYS_semtimedop,   SYS_futex,      SYS_rt_sigtimedwait, SYS_write,           SYS_writev,
+    SYS_sendto,       SYS_sendmsg};
 
 static int is_epoll(int kind)
 {
   return kind >= EPOLL_TIMED && kind <= EPOLL_PWAIT2_MASKED;
+}
+
+/* The call a waiter may wait in instead under mana: a poll or an epoll wait with a timeout is
+ * made as a ppoll, and the rest of a writev or sendmsg a park cut short goes out with write or
+ * sendto (-1: none). */
+static long under_mana(int kind)
+{
+  if (kind == POLL_TIMED || is_epoll(kind))
+    return SYS_ppoll;
+  return kind == PIPE_WRITEV ? SYS_write : kind == SOCKET_SENDMSG ? SYS_sendto : -1;
 }
 
 struct waiter {
@@ -258,6 +274,16 @@ static void *wait_in_call(void *arg)
   case SOCKET_SEND:
     w->rc = send(w->fds[1], big, BIG_WRITE, 0);
     break;
+  case PIPE_WRITEV:
+  case SOCKET_SENDMSG: { /* three buffers of uneven sizes, one empty between */
+    struct iovec v[4] = {{big, 300000},
+                         {big + 300000, 0},
+                         {big + 300000, 500000},
+                         {big + 800000, BIG_WRITE - 800000}};
+    struct msghdr m = {.msg_iov = v, .msg_iovlen = 4};
+    w->rc = w->kind == PIPE_WRITEV ? writev(w->fds[1], v, 4) : sendmsg(w->fds[1], &m, 0);
+    break;
+  }
   case SEM_TIMEDWAIT: {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -303,7 +329,7 @@ int main(int argc, char **argv)
                              : 0;
     if (w->ipc_id < 0)
       mt_die("msgget or semget failed");
-    int made = k == SOCKET_SEND ? socketpair(AF_UNIX, SOCK_STREAM, 0, w->fds) : pipe(w->fds);
+    int made = k >= SOCKET_SEND ? socketpair(AF_UNIX, SOCK_STREAM, 0, w->fds) : pipe(w->fds);
     if (made != 0 || pthread_create(&w->thread, NULL, wait_in_call, w) != 0)
       mt_die("pipe, socketpair or pthread_create failed");
   }
@@ -311,8 +337,7 @@ int main(int argc, char **argv)
     pid_t tid;
     while ((tid = __atomic_load_n(&waiters[k].tid, __ATOMIC_ACQUIRE)) == 0)
       mt_pause_ms(1);
-    while (mt_waiting_in(tid) != calls[k] &&
-           !((k == POLL_TIMED || is_epoll(k)) && mt_waiting_in(tid) == SYS_ppoll))
+    while (mt_waiting_in(tid) != calls[k] && mt_waiting_in(tid) != under_mana(k))
       mt_pause_ms(1);
   }
   if (go) {
@@ -374,7 +399,7 @@ int main(int argc, char **argv)
       mt_check_int("msgrcv returned the 8 bytes of \"hello\"",
                    w->rc == 8 && strcmp(w->text, "hello") == 0, 1);
       msgctl(w->ipc_id, IPC_RMID, NULL);
-    } else if (k == PIPE_WRITE || k == SOCKET_SEND) {
+    } else if (k >= PIPE_WRITE) {
       snprintf(what, sizeof(what), "%s returned", names[k]);
       mt_check_int(what, w->rc, BIG_WRITE);
       snprintf(what, sizeof(what), "%s: bytes read back, out of place", names[k]);

@@ -253,14 +253,17 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          or a copy of epoll_pwait2's timespec, which the kernel does not
  *                          write back), as above; then epoll_pwait again (another thread may
  *                          have taken the events).
- *   mana_vdso_write_rest   a write or sendto to a blocking pipe or socket that a park signal
- *                          cut short: %r11 holds the bytes it wrote; the rest is written
- *                          (again after each short write) and the call returns them all, or
- *                          what it wrote before an error, as the kernel's call returns what it
- *                          wrote before one (lower-half/interrupted_waits.c).  A short write
- *                          that a signal of the application's makes here is written on too,
- *                          where natively the call would have returned it: more bytes, in
- *                          order, never fewer.
+ *   mana_vdso_write_rest   a write, sendto, writev or sendmsg to a blocking pipe or socket
+ *                          that a park signal cut short: %rax holds the call's number and %r11
+ *                          the bytes it wrote; the rest is written (again after each short
+ *                          write) and the call returns them all, or what it wrote before an
+ *                          error, as the kernel's call returns what it wrote before one
+ *                          (lower-half/interrupted_waits.c).  The rest of a writev goes out
+ *                          with write, of a sendmsg with sendto and the call's flags, one
+ *                          buffer of its vector after the other (its control data went with
+ *                          the first part).  A short write that a signal of the application's
+ *                          makes here is written on too, where natively the call would have
+ *                          returned it: more bytes, in order, never fewer.
  * The seccomp filter lets calls from between the two mana_vdso_reissue_start/_end labels
  * through untrapped. */
 /* A block trampoline's entry and exit: 176 bytes taken below the application's %rsp (the
@@ -312,14 +315,68 @@ __asm__(".text\n"
         ".globl mana_vdso_write_rest\n"
         ".type mana_vdso_write_rest, @function\n"
         "mana_vdso_reissue_start:\n"
-        /* block: 40 saved rsi (the buffer), 48 saved rdx (its length), 56 bytes written so far,
-         * 64 the call's number, 32 return address */
+        /* block: 40 saved rsi (the buffer, vector or message), 48 saved rdx (the length, the
+         * vector's count or the flags), 56 bytes written so far, 64 the call's number (the one
+         * the rest is written with), 32 return address; for a vector: 72 the vector, 80 its
+         * count, 88 saved r8, 96 saved r9, 104 saved r10 */
         "mana_vdso_write_rest:\n"
         BLOCK_ENTER
         "  mov %rsi, 40(%rsp)\n"
         "  mov %rdx, 48(%rsp)\n"
         "  mov %r11, 56(%rsp)\n"
         "  mov %rax, 64(%rsp)\n"
+        "  cmp $20, %eax\n" /* writev */
+        "  je 5f\n"
+        "  cmp $46, %eax\n" /* sendmsg */
+        "  je 6f\n"
+        "  jmp 1f\n"
+        "5:\n"
+        "  mov %rsi, 72(%rsp)\n"
+        "  mov %rdx, 80(%rsp)\n"
+        "  movq $1, 64(%rsp)\n" /* write */
+        "  jmp 7f\n"
+        "6:\n"
+        "  mov 16(%rsi), %rax\n" /* msg_iov */
+        "  mov %rax, 72(%rsp)\n"
+        "  mov 24(%rsi), %rax\n" /* msg_iovlen */
+        "  mov %rax, 80(%rsp)\n"
+        "  movq $44, 64(%rsp)\n" /* sendto */
+        "7:\n"
+        "  mov %r8, 88(%rsp)\n"
+        "  mov %r9, 96(%rsp)\n"
+        "  mov %r10, 104(%rsp)\n"
+        "  mov %rdx, %r10\n" /* sendto's flags: sendmsg's (write reads no fourth argument) */
+        "  xor %r8d, %r8d\n"
+        "  xor %r9d, %r9d\n"
+        "8:\n" /* the first buffer with bytes left, skipping what was written */
+        "  mov 56(%rsp), %rcx\n"
+        "  mov 72(%rsp), %r11\n"
+        "  mov 80(%rsp), %rax\n"
+        "9:\n"
+        "  test %rax, %rax\n"
+        "  jz 11f\n" /* none left: all written */
+        "  mov 8(%r11), %rdx\n"
+        "  cmp %rdx, %rcx\n"
+        "  jb 10f\n"
+        "  sub %rdx, %rcx\n"
+        "  add $16, %r11\n"
+        "  dec %rax\n"
+        "  jmp 9b\n"
+        "10:\n"
+        "  mov (%r11), %rsi\n"
+        "  add %rcx, %rsi\n"
+        "  sub %rcx, %rdx\n"
+        "  mov 64(%rsp), %rax\n"
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jle 11f\n" /* an error or nothing more: what was written is the call's result */
+        "  add %rax, 56(%rsp)\n"
+        "  jmp 8b\n"
+        "11:\n"
+        "  mov 88(%rsp), %r8\n"
+        "  mov 96(%rsp), %r9\n"
+        "  mov 104(%rsp), %r10\n"
+        "  jmp 2f\n"
         "1:\n"
         "  mov 40(%rsp), %rsi\n"
         "  add 56(%rsp), %rsi\n"
