@@ -15,6 +15,9 @@
 #                             WHAT and the end of ERRFILE
 #   job_workdir NAME          work: a new directory ${TMPDIR:-/tmp}/mana-NAME.XXXXXX; job=""; at
 #                             exit $job (if set) is killed and $work removed (KEEP=1 keeps it)
+#   restart_as_native NP      restarts $work/ck on NP ranks (output in $work/run2.out, .err); fails
+#                             unless it ends well and $work/run1.out then run2.out equal
+#                             $work/native.out
 
 parse_job_args() {
   local what=$1
@@ -85,4 +88,13 @@ job_workdir() {
 job_cleanup() {
   if [ -n "$job" ]; then kill -KILL "$job" 2>/dev/null || true; fi
   if [ "${KEEP:-0}" != 1 ]; then rm -rf "$work"; else say "kept $work"; fi
+}
+
+restart_as_native() {
+  timeout "$timeout" mpiexec.mpich -n "$1" "$bin/mana_restart" --ckptdir "$work/ck" \
+    >"$work/run2.out" 2>"$work/run2.err" ||
+    fail "the restart failed ($?): $(tail -3 "$work/run2.err" | tr '\n' ' ')"
+  cat "$work/run1.out" "$work/run2.out" | cmp -s - "$work/native.out" ||
+    fail "the output differs from native: $(cat "$work/run1.out" "$work/run2.out" |
+      diff "$work/native.out" - | head -6 | tr '\n' ' ')"
 }

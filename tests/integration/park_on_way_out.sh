@@ -47,10 +47,5 @@ grep -q "RESULT" "$work/run1.out" && fail "the job ran to its end instead of bei
 
 # ---- restarted to the end ------------------------------------------------------------------
 touch "$work/stop"
-timeout "$timeout" mpiexec.mpich -n 2 "$bin/mana_restart" --ckptdir "$work/ck" \
-  >"$work/run2.out" 2>"$work/run2.err" ||
-  fail "the restart failed ($?): $(tail -3 "$work/run2.err" | tr '\n' ' ')"
-cat "$work/run1.out" "$work/run2.out" | cmp -s - "$work/native.out" ||
-  fail "the output differs from native: $(cat "$work/run1.out" "$work/run2.out" |
-    diff "$work/native.out" - | head -6 | tr '\n' ' ')"
+restart_as_native 2
 say "PASS: the threads found past their last park check parked in their computation; output as native"
