@@ -28,7 +28,8 @@ touch "$work/stop.native"
 COMPUTE_AFTER_CALL_STOP=$work/stop.native timeout "$timeout" mpiexec.mpich -n 2 "$program" \
   >"$work/native.out" 2>"$work/native.err" ||
   fail "the native run failed: $(tail -3 "$work/native.err")"
-grep -q "RESULT PASS" "$work/native.out" || fail "the native run did not pass: $(tail -3 "$work/native.out")"
+grep -q "RESULT PASS" "$work/native.out" ||
+  fail "the native run did not pass: $(tail -3 "$work/native.out")"
 
 # ---- under mana: the park signal finds the threads past MPI_Pcontrol's park check ---------
 : >"$work/run1.err"
@@ -43,9 +44,11 @@ ask "$work/ck" --checkpoint --kill >"$work/ask.out" 2>&1 ||
   fail "the checkpoint with --kill failed: $(tail -3 "$work/ask.out" | tr '\n' ' ')"
 say "generation 1 committed $((SECONDS - start)) s after it was asked for, the ranks computing"
 wait_job "the job after its kill checkpoint" "$work/run1.err"
-grep -q "RESULT" "$work/run1.out" && fail "the job ran to its end instead of being killed at the checkpoint"
+grep -q "RESULT" "$work/run1.out" &&
+  fail "the job ran to its end instead of being killed at the checkpoint"
 
 # ---- restarted to the end ------------------------------------------------------------------
 touch "$work/stop"
 restart_as_native 2
-say "PASS: the threads found past their last park check parked in their computation; output as native"
+say "PASS: the threads found past their last park check parked in their computation;" \
+  "output as native"
