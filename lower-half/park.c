@@ -8,7 +8,9 @@
  * it is set); any other thread belongs to the lower half (UCX, mana's own) and goes on.  A
  * thread interrupted inside the upper half's C library is declined and signalled again a
  * moment later, unless it waits in a system call (park_libc.c: it may hold a lock of libc's
- * that a restarted process needs before the thread runs again).
+ * that a restarted process needs before the thread runs again); so is one interrupted inside
+ * the stub's code on its own thread pointer, which may already be past its call's last park
+ * check.
  *
  * mana_park_self runs on the parking thread with the upper half's thread pointer, so it uses no
  * TLS and no libc: raw system calls only. */
