@@ -28,16 +28,38 @@
  *
  * Safety valve: if the warm-up shows that a batch would take more than 8x the target time,
  * n is reduced for that figure and the line carries shrunk_from=<original n>.
+ *
+ * Taking turns (MANA_BENCH_TURNS=FILE:SIDE, SIDE 0 or 1): two jobs of this program, one
+ * native and one under mana, run at the same time and take turns batch by batch. FILE (at
+ * least 64 bytes of zeros, made by the caller) holds the turn counter both jobs map; side 0
+ * runs the first batch. A job that waits for its turn sleeps in the kernel, so each batch has
+ * the CPUs to itself, and the two sides' batches alternate every ~75 ms. On a VM whose speed
+ * changes from one second to the next (the host moves its vCPUs), a batch is then compared
+ * with the other side's batches just before and after it, which saw the same machine. Each
+ * figure line then also carries batches=v1,v2,... (ns per call of every timed batch, in the
+ * order run). MANA_BENCH_TURN_WAIT_S (default 120) bounds the wait for the other job, and
+ * a non-zero byte at offset 12 of FILE (written by the caller) ends it at once;
+ * MANA_BENCH_TURN_LOG=FILE makes rank 0 write "side batch start_ns end_ns" (CLOCK_MONOTONIC)
+ * for every timed batch to FILE.SIDE, so a test can check that no two batches of the two jobs
+ * overlapped.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_REPS 101
 #define BIG_COUNT (1024 * 1024 / (int)sizeof(double)) /* 1 MiB of doubles */
@@ -268,15 +290,128 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* ---- taking turns with another job (MANA_BENCH_TURNS) ------------------------------------ */
+
+/* The page both jobs map. seq counts hand-overs: side S runs its k-th batch when seq is
+ * 2k + S. Only rank 0 of a job writes seq; done[S] says side S has run all its batches, so
+ * the other side stops waiting for it. abandoned (byte offset 12) is set by the caller when
+ * one job failed: the other then stops at its next wait instead of waiting out the limit. */
+struct turns {
+  _Atomic uint32_t seq;
+  _Atomic uint32_t done[2];
+  _Atomic uint32_t abandoned;
+};
+
+static struct turns *g_turns; /* NULL: not taking turns */
+static int g_side;
+static uint32_t g_batches; /* batches this job has run */
+static double g_turn_wait_ns;
+static FILE *g_turn_log;
+
+static void turns_open(const char *spec)
+{
+  const char *colon = strrchr(spec, ':');
+  if (!colon || (strcmp(colon, ":0") != 0 && strcmp(colon, ":1") != 0))
+    die("MANA_BENCH_TURNS must be FILE:0 or FILE:1");
+  g_side = colon[1] - '0';
+  char path[4096];
+  snprintf(path, sizeof path, "%.*s", (int)(colon - spec), spec);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    char msg[4200];
+    snprintf(msg, sizeof msg, "cannot open the turn file %s: %s", path, strerror(errno));
+    die(msg);
+  }
+  void *p = mmap(NULL, sizeof(struct turns), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED)
+    die("cannot map the turn file");
+  g_turns = p;
+  const char *log = getenv("MANA_BENCH_TURN_LOG");
+  if (log && *log && g_rank == 0) {
+    snprintf(path, sizeof path, "%s.%d", log, g_side);
+    if (!(g_turn_log = fopen(path, "w")))
+      die("cannot open MANA_BENCH_TURN_LOG");
+  }
+}
+
+static void futex_call(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+  /* not FUTEX_PRIVATE_FLAG: the word is shared with the other job's processes */
+  syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+static void turn_hand_over(void)
+{
+  atomic_store(&g_turns->seq, 2 * (g_batches - 1) + (uint32_t)g_side + 1);
+  futex_call(&g_turns->seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Sleep until seq is at least WANT or the other side is done (WANT < 0: only the latter); die
+ * after the wait limit. */
+static void turn_wait_for(long want)
+{
+  double deadline = now_ns() + g_turn_wait_ns;
+  for (;;) {
+    uint32_t seq = atomic_load(&g_turns->seq);
+    if ((want >= 0 && seq >= want) || atomic_load(&g_turns->done[!g_side]))
+      return;
+    if (atomic_load(&g_turns->abandoned))
+      die("the other job failed (the turn file says so); stopping");
+    if (now_ns() > deadline) {
+      char msg[160];
+      snprintf(msg, sizeof msg,
+               "side %d waited %.0f s for turn %ld (counter at %u): the other "
+               "job is gone or stuck",
+               g_side, g_turn_wait_ns / 1e9, want, seq);
+      die(msg);
+    }
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    futex_call(&g_turns->seq, FUTEX_WAIT, seq, &ts);
+  }
+}
+
+/* Before a batch: rank 0 hands the previous turn over now, not at the end of the batch, so
+ * that this job's work between batches (checks, printing) never runs beside the other's. */
+static void turn_take(void)
+{
+  if (!g_turns)
+    return;
+  if (g_rank == 0 && g_batches > 0)
+    turn_hand_over();
+  turn_wait_for(2 * (long)g_batches + g_side);
+  g_batches++;
+}
+
+/* After the last batch: say so and hand over, then wait (asleep) until the other side is done
+ * too, so that this job's MPI_Finalize does not run beside the other's last batches. */
+static void turns_finish(void)
+{
+  if (!g_turns)
+    return;
+  if (g_rank == 0) {
+    atomic_store(&g_turns->done[g_side], 1);
+    if (g_batches > 0)
+      turn_hand_over();
+    futex_call(&g_turns->seq, FUTEX_WAKE, INT_MAX, NULL);
+  }
+  turn_wait_for(-1);
+  if (g_turn_log)
+    fclose(g_turn_log);
+}
+
 /* One batch: barrier, n iterations, then the slowest rank's duration (seen by all ranks). */
 static double timed_batch(const struct figure *f, long n)
 {
+  turn_take();
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
   double t0 = now_ns();
   f->kernel(n);
   double local = now_ns() - t0, slowest = 0;
   check(MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
         "MPI_Allreduce(max)");
+  if (g_turn_log)
+    fprintf(g_turn_log, "%d %u %.0f %.0f\n", g_side, g_batches, t0, now_ns());
   return slowest;
 }
 
@@ -317,6 +452,13 @@ int main(int argc, char **argv)
   double target_ns = env_double("MANA_BENCH_TARGET_MS", 75, 1, 60000) * 1e6;
   const char *nlist = getenv("MANA_BENCH_N");
   const char *only = getenv("MANA_BENCH_ONLY");
+  const char *turns = getenv("MANA_BENCH_TURNS");
+  g_turn_wait_ns = env_double("MANA_BENCH_TURN_WAIT_S", 120, 1, 86400) * 1e9;
+  if (turns && *turns) {
+    if (calib)
+      die("MANA_BENCH_CALIBRATE cannot take turns: the two jobs would run different batches");
+    turns_open(turns);
+  }
 
   g_i_send = g_rank + 1;
   memcpy(g_pp_buf, "mana-pp", 8);
@@ -373,11 +515,11 @@ int main(int argc, char **argv)
         n = 1;
     }
 
-    double t[MAX_REPS];
+    double t[MAX_REPS], in_order[MAX_REPS];
     for (int r = 0; r < reps; r++) {
       if (strstr(f->name, "bcast"))
         g_i_bcast = (g_rank == 0) ? 4242 : -1; /* so the check proves this batch delivered */
-      t[r] = timed_batch(f, n);
+      t[r] = in_order[r] = timed_batch(f, n);
     }
 
     int ok = f->verify(), all_ok = 0;
@@ -399,11 +541,16 @@ int main(int argc, char **argv)
         printf(" rtt_ns=%.1f", 2 * per);
       if (shrunk_from)
         printf(" shrunk_from=%ld", shrunk_from);
-      printf(" batch_ms=%.1f\n", med / 1e6);
+      printf(" batch_ms=%.1f", med / 1e6);
+      if (g_turns)
+        for (int r = 0; r < reps; r++)
+          printf("%s%.2f", r ? "," : " batches=", in_order[r] / unit);
+      printf("\n");
       fflush(stdout);
     }
   }
 
+  turns_finish();
   free(g_big_send);
   free(g_big_recv);
   MPI_Comm_free(&g_split);
