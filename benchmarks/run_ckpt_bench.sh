@@ -27,7 +27,8 @@
 #   b) write throughput: image bytes / (the last rank drained until the last image is written
 #      and fsync'ed: committed_write_seconds - committed_drain_seconds) against
 #      dd if=/dev/zero of=DIR/ddtest bs=4M count=N oflag=direct conv=fsync of the same
-#      total size, run before and after the checkpoints (target >= 90 % of dd);
+#      total size, run before and after the checkpoints (target >= 90 % of dd; with --forked
+#      shown without a target: the writers run at nice 10 beside the resumed application);
 #   c) image size (MANIFEST bytes) against the ranks' upper-half RSS: the Rss of their
 #      mappings in [0x600000000000, 0x610000000000) from /proc/PID/smaps just before the
 #      request (target <= 1.02 x);
@@ -259,6 +260,9 @@ for n in $ranks_list; do
   if [ "$n" -ge 2 ] && awk -v a="$sync_max_ms" -v t="$COORD_MS" 'BEGIN { exit !(a > t) }'; then v_coord=MISS; fi
   [ "$n" -lt 2 ] && v_coord="n/a (1 rank)"
   awk -v a="$write_pct" -v t="$WRITE_PCT" 'BEGIN { exit !(a < t) }' && v_write=MISS
+  # Forked writers run at nice 10 beside the resumed application, whose ranks busy-poll in MPI:
+  # they are meant to take longer than an idle dd, so their rate is shown, not judged.
+  [ ${#forked[@]} -gt 0 ] && v_write="(forked: no target)"
   awk -v a="$ratio_max" -v t="$IMAGE_RATIO" 'BEGIN { exit !(a > t) }' && v_image=MISS
   for v in "$v_coord" "$v_write" "$v_image"; do [ "$v" = MISS ] && missed=$(( missed + 1 )); done
   summary+=("$(printf '%5s %12s %12s %12s %8s %9s %10s %12s %10s' "$n" "$sync_med_ms" "$sync_max_ms" "$mbs_med" "$dd_mean" "$write_pct%" "$ratio_max" "$pause_med" "$restart_ms")")
