@@ -4,7 +4,7 @@
 # Runs benchmarks/overhead (2 ranks) natively and under mana for ROUNDS rounds. In each
 # round the native job and the mana job run at the same time and take turns batch by batch
 # (overhead.c, MANA_BENCH_TURNS): one side's batch runs while the other side's ranks sleep,
-# so the two sides' batches alternate every ~75 ms (which side starts alternates by round).
+# so the two sides' batches alternate every ~19 ms (which side starts alternates by round).
 # On a VM whose speed changes from one second to the next as the host moves its vCPUs, each
 # mana batch is then compared with the native batches just before and after it, which ran on
 # the same machine: the "paired" delta is the median of those differences over all rounds.
@@ -229,7 +229,7 @@ run_job() {
   t1=$(date +%s%N); m1=$(machine_ticks); o1=$(own_ticks)
   last_other=$(other_load "$t0" "$t1" "$m0" "$m1" "$o0" "$o1")
   last_secs=$(((t1 - t0) / 1000000))e-3
-  printf '#   round %d/%d %-6s %5.1f s   other load %s of %d CPUs\n' "$round" "$ROUNDS" "$side" \
+  printf '#   round %s/%d %-6s %5.1f s   other load %s of %d CPUs\n' "$round" "$ROUNDS" "$side" \
     "$last_secs" "$last_other" "$ncpu" >&2
   ! job_failed "$side" "$round" "$rc"
 }
