@@ -5,6 +5,7 @@
 #include "lower_threads.h"
 #include "mpi_threads.h"
 #include "park.h"
+#include "sigsys.h"
 #include "test_trigger.h"
 
 #include <pthread.h>
@@ -41,6 +42,7 @@ static int init_thread(int required, int *provided)
   int level = required < MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
   int real_provided = MPI_THREAD_SINGLE;
   sigset_t app_mask;
+  mana_sigsys_adopt_early_handlers(); /* before MPI_Init, the first long stay in the lower half */
   mana_lower_threads_mask_enter(&app_mask); /* for the threads MPICH and UCX make */
   int rc = PMPI_Init_thread(NULL, NULL, level, &real_provided);
   mana_lower_threads_mask_leave(&app_mask);

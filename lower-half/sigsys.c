@@ -247,6 +247,53 @@ int mana_sigsys_kept_aside(int sig, void *app_act)
   return 1;
 }
 
+/* Handlers the upper half installed before the stub registered its dispatcher (bit sig - 1):
+ * a library whose constructor ran before the stub's, as one linked after libmpich does (a
+ * profiler's SIGPROF, a sanitizer's SIGSEGV).  They went to the kernel as asked;
+ * mana_sigsys_adopt_early_handlers moves them behind the dispatcher.  early_acts keeps them as
+ * the application gave them, for sigaction to report. */
+static uint64_t early_handlers;
+static struct mana_sigaction early_acts[65];
+
+static void note_early(uint64_t sig, const struct mana_sigaction *act)
+{
+  if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
+    return;
+  uint64_t bit = 1ull << (sig - 1);
+  if (act->handler == (uint64_t)(uintptr_t)SIG_DFL ||
+      act->handler == (uint64_t)(uintptr_t)SIG_IGN) {
+    __atomic_fetch_and(&early_handlers, ~bit, __ATOMIC_ACQ_REL);
+    return;
+  }
+  __builtin_memcpy(&early_acts[sig], act, sizeof(*act));
+  __atomic_fetch_or(&early_handlers, bit, __ATOMIC_ACQ_REL);
+}
+
+void mana_sigsys_adopt_early_handlers(void)
+{
+  const struct mana_boundary *b = MANA_BOUNDARY;
+  struct mana_sigaction *own = b->stub_app_sigactions;
+  if (!own || !b->stub_signal_dispatch)
+    return;
+  uint64_t bits = __atomic_exchange_n(&early_handlers, 0, __ATOMIC_ACQ_REL);
+  for (int sig = 1; sig <= 64; sig++) {
+    if (!(bits & (1ull << (sig - 1))))
+      continue;
+    struct mana_sigaction now;
+    if (mana_raw_syscall4(SYS_rt_sigaction, sig, 0, (long)&now, 8) != 0 ||
+        now.handler != early_acts[sig].handler)
+      continue; /* changed since: through the dispatcher already, or to SIG_DFL/SIG_IGN */
+    /* As serve_sigaction does: the application's first, then the kernel's. */
+    own[sig].mask = early_acts[sig].mask;
+    own[sig].restorer = early_acts[sig].restorer;
+    own[sig].flags = early_acts[sig].flags;
+    __atomic_store_n(&own[sig].handler, early_acts[sig].handler, __ATOMIC_RELEASE);
+    now.handler = b->stub_signal_dispatch;
+    if (mana_raw_syscall4(SYS_rt_sigaction, sig, (long)&now, 0, 8) != 0)
+      __builtin_memset(&own[sig], 0, sizeof(own[sig]));
+  }
+}
+
 static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_t setsize)
 {
   if (setsize != 8)
@@ -290,6 +337,8 @@ static long serve_sigaction(uint64_t sig, uint64_t act, uint64_t oldact, uint64_
   }
   long r = mana_raw_syscall4(SYS_rt_sigaction, (long)sig, act ? (long)&safe : 0,
                              own ? 0 : (long)oldact, 8);
+  if (r == 0 && act && !b->stub_signal_dispatch)
+    note_early(sig, (const struct mana_sigaction *)act);
   if (r != 0 && own) /* refused: the application's disposition is the one before */
     own[sig] = own_before;
   if (r == 0 && own && oldact)

@@ -23,6 +23,12 @@ void mana_sigsys_kept_blocked_restored(void);
  * else 0. */
 int mana_sigsys_kept_aside(int sig, void *app_act);
 
+/* Moves the handlers the upper half installed before the stub registered its dispatcher (a
+ * library constructor that ran before the stub's) behind the dispatcher, so that they too run
+ * on the application's thread pointer when a signal comes inside MPI.  Called as MPI starts
+ * (services.c), before which the application does not enter the lower half for long. */
+void mana_sigsys_adopt_early_handlers(void);
+
 /* The kernel mask `mask` of the calling application thread (on its own thread pointer) as the
  * application sees it: with the bits of the signals mana decides on (SIGSYS, the park signal,
  * the checkpoint signal) as the thread last asked them. */

@@ -5,15 +5,14 @@
  * A second thread sends the main thread SIGALRM every 400 us through the whole run (to that
  * thread: a process-directed signal may go to one of MPI's own threads, natively too).  Rounds
  * alternate: one rank waits in MPI_Recv while the other computes for about 10 ms and then
- * sends, so that half the signals reach the main thread inside MPI.  The handler counts itself in a
- * thread-local counter and checks that the thread-local variable it sees is the main
- * thread's own (address and value); it calls write(2) on a closed descriptor, which sets
- * errno through the C library's thread-local errno, and puts errno back, as careful handlers
- * do.  A handler run with another thread pointer would see another thread's storage (or
- * none) and write into it.
+ * sends, so that half the signals reach the main thread inside MPI.  The handler
+ * (signal_tls_handler.c) checks that it runs on the main thread's own thread-local storage and
+ * errno.
  *
  * Also checked: sigaction reports the handler the application installed, with its flags, and
  * a handler installed with SA_RESETHAND runs once and is then reported as SIG_DFL.
+ * Built as signal_tls_early (SIGNAL_TLS_EARLY), the handler is installed by the constructor of
+ * a library that runs before MPI's (signal_tls_handler.h), not by main.
  * Ranks: 2.  Arguments: [ROUNDS].
  */
 #include <errno.h>
@@ -23,32 +22,9 @@
 #include <unistd.h>
 
 #include "mpitest.h"
+#include "signal_tls_handler.h"
 
-#define TLS_MAGIC 0x5a17c0de
-
-static __thread volatile int tls_word;
-static __thread volatile long tls_handled;
-static volatile int *main_tls_word;
-static volatile sig_atomic_t foreign_tls, errno_not_set, once_ran;
-/* Set around MPI_Recv: the handler counts the runs that interrupted the thread inside MPI,
- * without which the test could pass without ever checking what it is for. */
-static volatile sig_atomic_t in_recv, ran_in_recv;
-
-static void on_alarm(int sig)
-{
-  (void)sig;
-  int saved = errno;
-  if (&tls_word != main_tls_word || tls_word != TLS_MAGIC) {
-    foreign_tls++;
-    return; /* the storage is not this thread's: writing it would corrupt someone else's */
-  }
-  tls_handled++;
-  ran_in_recv += in_recv;
-  errno = 0;
-  if (write(-1, "", 1) != -1 || errno != EBADF)
-    errno_not_set++;
-  errno = saved;
-}
+static volatile sig_atomic_t once_ran;
 
 static void on_usr2_once(int sig)
 {
@@ -89,16 +65,14 @@ int main(int argc, char **argv)
   mt_begin("signal_tls");
   mt_require_size(2);
   int rounds = (int)mt_arg("signal_tls", argc, argv, 1, 60);
-  tls_word = TLS_MAGIC;
-  main_tls_word = &tls_word;
-
-  struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART}, now;
-  sigemptyset(&sa.sa_mask);
-  sigaddset(&sa.sa_mask, SIGUSR1);
-  sigaction(SIGALRM, &sa, NULL);
+#ifndef SIGNAL_TLS_EARLY
+  sig_tls_arm();
+  sig_tls_install();
+#endif
+  struct sigaction now;
   sigaction(SIGALRM, NULL, &now);
-  mt_check_int("sigaction reports the application's SIGALRM handler", now.sa_handler == on_alarm,
-               1);
+  mt_check_int("sigaction reports the application's SIGALRM handler",
+               now.sa_handler == sig_tls_handler, 1);
   mt_check_int("with its SA_RESTART", (now.sa_flags & SA_RESTART) != 0, 1);
   mt_check_int("and its mask", sigismember(&now.sa_mask, SIGUSR1), 1);
 
@@ -115,9 +89,9 @@ int main(int argc, char **argv)
   for (int round = 0; round < rounds; round++) {
     int waiter = round % 2, value = round;
     if (mt_.rank == waiter) {
-      in_recv = 1;
+      sig_tls_in_recv(1);
       MPI_Recv(&value, 1, MPI_INT, 1 - waiter, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      in_recv = 0;
+      sig_tls_in_recv(0);
     } else {
       work += compute_ms(10);
       MPI_Send(&value, 1, MPI_INT, waiter, round, MPI_COMM_WORLD);
@@ -137,10 +111,12 @@ int main(int argc, char **argv)
   mt_check_int("the SA_RESETHAND handler ran", once_ran, 1);
   mt_check_int("and is reported as SIG_DFL after", now.sa_handler == SIG_DFL, 1);
 
-  mt_check_int("handlers that saw another thread's storage", foreign_tls, 0);
-  mt_check_int("handlers whose write(2) left errno unset", errno_not_set, 0);
-  mt_check_int("the handler ran at least 20 times", tls_handled >= 20, 1);
-  mt_check_int("at least 5 of them inside MPI_Recv", ran_in_recv >= 5, 1);
+  struct sig_tls_counts c;
+  sig_tls_get_counts(&c);
+  mt_check_int("handlers that saw another thread's storage", c.foreign, 0);
+  mt_check_int("handlers whose write(2) left errno unset", c.errno_not_set, 0);
+  mt_check_int("the handler ran at least 20 times", c.handled >= 20, 1);
+  mt_check_int("at least 5 of them inside MPI_Recv", c.ran_in_recv >= 5, 1);
   mt_append("rank %d: work %.0f\n", mt_.rank, work);
   return mt_end();
 }
