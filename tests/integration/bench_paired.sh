@@ -31,7 +31,8 @@ grep -q 'round 1/2 paired .*(native first)' "$work/out" || fail "round 1 did not
 grep -q 'round 2/2 paired .*(mana first)' "$work/out" || fail "round 2 did not start with mana"
 for f in comm_rank iallreduce4_wait; do
   pairs=$(awk -v f="$f" '/^paired:/ { t = 1 } t && $1 == f { print $2; exit }' "$work/out")
-  [ "$pairs" = 38 ] || { cat "$work/out" >&2; fail "$f: ${pairs:-no} pairs in the paired table, not 38"; }
+  [ "$pairs" = 38 ] ||
+    { cat "$work/out" >&2; fail "$f: ${pairs:-no} pairs in the paired table, not 38"; }
 done
 echo "$me: 38 pairs per figure, rounds alternate which job starts"
 
@@ -55,7 +56,8 @@ MANA_LAUNCH_ARGS=--no-such-option timeout -k 5 100 "$src/benchmarks/run_overhead
   >"$work/bad" 2>&1
 rc=$? secs=$(($(date +%s) - t0))
 [ $rc = 3 ] || { tail -20 "$work/bad" >&2; fail "a failing mana job gave exit status $rc, not 3"; }
-grep -q 'mana job (round 1) failed' "$work/bad" || { cat "$work/bad" >&2; fail "no word of the mana job's failure"; }
+grep -q 'mana job (round 1) failed' "$work/bad" ||
+  { cat "$work/bad" >&2; fail "no word of the mana job's failure"; }
 [ $secs -lt 30 ] || fail "the failing round took $secs s"
 # the aborted job's ranks end with it; give a loaded machine 10 s to reap them
 for _ in $(seq 100); do
