@@ -13,6 +13,7 @@
 
 #include "clock_calls.h"
 #include "interrupted_calls.h"
+#include "timed_waits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +45,7 @@ static void on_ckpt_signal(int sig, siginfo_t *info, void *uc)
   /* Non-blocking: a full pipe already holds a request. */
   mana_raw_syscall4(SYS_write, wake[1], (long)&byte, 1, 0);
   mana_clock_sleep_rewind(uc); /* an application thread's sleep goes on */
+  mana_timed_wait_rewind(uc);  /* and so does its sigtimedwait or semtimedop */
   mana_interrupted_call_settle(uc);
 }
 

@@ -70,10 +70,14 @@ int mana_clock_fill_boundary(uint64_t app_vdso)
   b->vdso_poll_timed = mana_dso_symbol(app_vdso, "mana_vdso_poll_timed");
   b->vdso_epoll_timed = mana_dso_symbol(app_vdso, "mana_vdso_epoll_timed");
   b->vdso_write_rest = mana_dso_symbol(app_vdso, "mana_vdso_write_rest");
+  b->vdso_timed_wait = mana_dso_symbol(app_vdso, "mana_vdso_timed_wait");
+  b->vdso_timed_round = mana_dso_symbol(app_vdso, "mana_vdso_timed_round");
+  b->vdso_timed_resume = mana_dso_symbol(app_vdso, "mana_vdso_timed_resume");
   return b->vdso_reissue_start && b->vdso_reissue_end && b->vdso_reissue_r10 && b->vdso_sleep &&
                  b->vdso_sleep_resume && b->vdso_sleep_rest && b->vdso_sleep_rest_resume &&
                  b->vdso_masked_wait && b->vdso_poll_timed && b->vdso_epoll_timed &&
-                 b->vdso_write_rest
+                 b->vdso_write_rest && b->vdso_timed_wait && b->vdso_timed_round &&
+                 b->vdso_timed_resume
              ? 0
              : -1;
 }

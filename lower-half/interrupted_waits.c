@@ -20,10 +20,11 @@
  * with one the kernel wrote the time left back into (select, pselect and ppoll: glibc's
  * wrappers pass a copy of their own; the application's poll and epoll_wait with a timeout
  * are made with a ppoll for this, poll_timeout.c, and so are the epoll waits with a mask or
- * epoll_pwait2's timespec, masked_waits.c).  A call with a timeout the kernel does not write
- * back that reaches it as it is (sigtimedwait's, semtimedop's, a relative FUTEX_WAIT's; none
- * of the others the filter sees does) keeps its EINTR: made again, its timeout would start
- * again in full at every checkpoint.  A FUTEX_WAIT_BITSET's deadline is absolute and holds as
+ * epoll_pwait2's timespec, masked_waits.c; sigtimedwait and semtimedop with a timeout go on in
+ * a trampoline that keeps their deadline, timed_waits.c).  A call with a timeout the kernel
+ * does not write back that reaches it as it is (a relative FUTEX_WAIT's; none of the others
+ * the filter sees does) keeps its EINTR: made again, its timeout would start again in full at
+ * every checkpoint.  A FUTEX_WAIT_BITSET's deadline is absolute and holds as
  * it was, so that call is made again (but not one the stand-in made under clock offsets: see
  * in_reissue_trampoline).  When a signal of the application's with a handler waits to be
  * taken and the mask after the handler lets it through, the call fails with EINTR as before,

@@ -13,7 +13,8 @@
  * sigtimedwait (sigwait, sigwaitinfo) is trapped too: a program's signal thread waits for
  * every signal (sigfillset), the park signal with them, and took it as its own: sigwait
  * returned 62 and the thread was never parked.  It is made in the same trampoline with mana's
- * signals (SIGSYS, the park signal, the checkpoint signal) taken out of its set.
+ * signals (SIGSYS, the park signal, the checkpoint signal) taken out of its set; one with a
+ * timeout, in the timed-wait trampoline, with the same set (timed_waits.c).
  *
  * An epoll_pwait with a mask and a timeout, or an epoll_pwait2 with a timeout (trapped with
  * or without a mask: a thread's own mask makes the same wait), takes its timeout by value, or
@@ -35,6 +36,7 @@
 
 #include "app_memory.h"
 #include "mana/boundary.h"
+#include "timed_waits.h"
 #include "mana/signals.h"
 
 /* Where the call's mask is: its address (0: none), and the size the call says it has. */
@@ -107,8 +109,15 @@ long mana_masked_wait(ucontext_t *ctx, long nr, int *resumed)
   if (timed < 0)
     return timed;
   /* a mask for the call: made safe; the set sigtimedwait waits for: without mana's signals */
-  g[REG_R11] = (greg_t)(nr == SYS_rt_sigtimedwait ? mask & ~mana_app_managed_signals()
-                                                  : mana_app_sigmask(mask));
+  uint64_t made =
+      nr == SYS_rt_sigtimedwait ? mask & ~mana_app_managed_signals() : mana_app_sigmask(mask);
+  /* with a timeout, in the trampoline that keeps its deadline (timed_waits.c) */
+  if (nr == SYS_rt_sigtimedwait && g[REG_RDX]) {
+    mana_timed_wait_enter(ctx, nr, made);
+    *resumed = 1;
+    return 0;
+  }
+  g[REG_R11] = (greg_t)made;
   g[REG_RCX] = g[REG_RIP];
   g[REG_RAX] = nr;
   g[REG_RIP] = (greg_t)(timed ? MANA_BOUNDARY->vdso_epoll_timed : MANA_BOUNDARY->vdso_masked_wait);

@@ -24,6 +24,7 @@
 #include "park_libc.h"
 #include "sigsys.h"
 #include "state.h"
+#include "timed_waits.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -277,6 +278,7 @@ static void on_park_signal(int sig, siginfo_t *info, void *uc_)
   long wait_nr = in_window(ip) ? mana_interrupted_wait_of(uc_) : 0;
   park_on_signal(uc_);
   mana_clock_sleep_rewind(uc_);
+  mana_timed_wait_rewind(uc_);
   mana_interrupted_call_settle(uc_);
   mana_interrupted_wait_settle(uc_, wait_nr);
 }

@@ -51,7 +51,10 @@
  *   rt_sigtimedwait (sigwait, sigwaitinfo)          made in the same trampoline without mana's
  *                                                    signals in its set, or a signal thread's
  *                                                    sigwait on every signal takes the park
- *                                                    signal (masked_waits.c)
+ *                                                    signal (masked_waits.c); with a timeout,
+ *                                                    in the timed-wait trampoline, which makes
+ *                                                    it again after a park for the time left
+ *   semtimedop with a timeout                       the same (timed_waits.c)
  *   clock_gettime, futex waits with a               only while the application's clocks are
  *   CLOCK_MONOTONIC deadline, timer_settime,        offset (a restart on another boot,
  *   timerfd_settime (absolute)                      clock_calls.c): given the kernel's time;
@@ -65,6 +68,7 @@
 #include "sigsys.h"
 #include "masked_waits.h"
 #include "poll_timeout.h"
+#include "timed_waits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -540,6 +544,9 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
+  case SYS_semtimedop: /* only with a timeout */
+    mana_timed_wait_enter(ctx, info->si_syscall, 0);
+    return;      /* goes on in the trampoline, which makes the call */
   case SYS_poll: /* only with a positive timeout */
   case SYS_epoll_wait:
     mana_poll_timed(ctx, info->si_syscall);
@@ -609,6 +616,7 @@ enum {
   L_EPOLL_PWAIT,
   L_EPOLL_PWAIT2,
   L_PSELECT,
+  L_SEMTIMEDOP,
   L_TIME_IP, /* four labels: a range (emit_range) */
   L_FIRST_RANGE = L_TIME_IP + 4
 };
@@ -728,6 +736,7 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   JEQ(SYS_pselect6, L_PSELECT, NEXT);
   JEQ(SYS_epoll_pwait, L_EPOLL_PWAIT, NEXT);
   JEQ(SYS_epoll_pwait2, L_EPOLL_PWAIT2, NEXT);
+  JEQ(SYS_semtimedop, L_SEMTIMEDOP, NEXT);
   if (clocks) {
     JEQ(SYS_futex, L_FUTEX, NEXT);
     JEQ(SYS_clock_gettime, L_GETTIME, NEXT);
@@ -813,6 +822,11 @@ static int build_filter(struct bpf_builder *b, const struct mana_range *ranges, 
   LD_W(ARG_LO(5));
   JEQ(0, NEXT, L_TIME_IP);
   LD_W(ARG_LO(5) + 4);
+  JEQ(0, L_ALLOW, L_TIME_IP);
+  label(b, L_SEMTIMEDOP); /* with a timeout (timed_waits.c): glibc's semop passes none */
+  LD_W(ARG_LO(3));
+  JEQ(0, NEXT, L_TIME_IP);
+  LD_W(ARG_LO(3) + 4);
   JEQ(0, L_ALLOW, L_TIME_IP);
   label(b, L_NANOSLEEP); /* a sleep on a clock the sleep trampoline knows (not CPU time) */
   LD_W(ARG_LO(0));

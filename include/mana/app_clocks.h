@@ -77,6 +77,29 @@ struct mana_sleep_block {
 #define MANA_SLEEP_BLOCK_APP_VIEW_MASK 120
 #define MANA_SLEEP_BLOCK_SIZE 128
 
+/* A wait with a relative timeout that the kernel neither restarts after a signal handler nor
+ * writes the time left back into: sigtimedwait (with mana's signals out of its set, as
+ * lower-half/masked_waits.c says why) and semtimedop.  A park signal ended it with EINTR, which
+ * natively nothing would have; made again as it was, its timeout would start again in full,
+ * and never run out in a program checkpointed more often than it.  So it is made in the
+ * stand-in vDSO's timed-wait trampoline (upper-half/vdso/app_vdso.c), which turns the timeout
+ * into a deadline on the application's CLOCK_MONOTONIC and makes the call with the time left
+ * in this block, on the thread's stack at %rsp while it waits; a park sends the thread back to
+ * the trampoline's round (lower-half/timed_waits.c), which makes the call again for the time
+ * then left, after a restart too, as the application's clock says.  A call whose deadline has
+ * passed is made with a zero timeout: it returns a signal or a semaphore that is there, or
+ * EAGAIN, as it would have at its timeout. */
+struct mana_timed_block {
+  int64_t nr, rdi, rsi, rdx, r10, r8, r9; /* the application's call, its registers */
+  uint64_t set;                           /* sigtimedwait's set, mana's signals taken out */
+  int64_t app_deadline_ns;                /* on the application's CLOCK_MONOTONIC */
+  int64_t left_sec, left_nsec;            /* the timeout the call is made with */
+  int64_t pad;
+};
+#define MANA_TIMED_BLOCK_SET 56 /* offsetof(struct mana_timed_block, set) */
+#define MANA_TIMED_BLOCK_LEFT 72
+#define MANA_TIMED_BLOCK_SIZE 96
+
 /* A timespec as nanoseconds (MANA_NEVER_NS for any time beyond it), or -1 when the kernel
  * would refuse it (EINVAL). */
 static inline int64_t mana_timespec_ns(int64_t sec, int64_t nsec)

@@ -25,7 +25,7 @@
 #define MANA_CONTROL_AREA_SIZE (2UL << 20)
 
 #define MANA_BOUNDARY_MAGIC 0x6d616e61626e6479UL /* "manabndy" */
-#define MANA_BOUNDARY_VERSION 12
+#define MANA_BOUNDARY_VERSION 13
 
 /* The signal that parks threads: a real-time signal near the top of the range, where neither
  * glibc (which reserves the first two) nor typical applications look.  The stub blocks it
@@ -148,6 +148,11 @@ struct mana_boundary {
 
   /* The stand-in's trampoline that writes the rest of a blocking write a park cut short. */
   uint64_t vdso_write_rest;
+
+  /* The stand-in's trampoline for sigtimedwait and semtimedop with a timeout, the round a park
+   * sends a thread back to, and the address after its syscall instruction (mana/app_clocks.h,
+   * lower-half/timed_waits.c; version 13). */
+  uint64_t vdso_timed_wait, vdso_timed_round, vdso_timed_resume;
 };
 
 /* upper-half/debugger/mana_gdb.py reads these fields by their offsets, as a debugger may have

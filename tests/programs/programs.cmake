@@ -43,6 +43,7 @@ set(MANA_TEST_PROGRAMS
   ckpt_signal_app:2
   signal_tls:2
   signal_tls_early:2
+  timed_waits:2
   local_queries:2
   pmpi_profile:2
   finalize_early:2

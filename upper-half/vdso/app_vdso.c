@@ -217,6 +217,45 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
   return ret;
 }
 
+_Static_assert(offsetof(struct mana_timed_block, set) == MANA_TIMED_BLOCK_SET &&
+                   offsetof(struct mana_timed_block, left_sec) == MANA_TIMED_BLOCK_LEFT &&
+                   sizeof(struct mana_timed_block) == MANA_TIMED_BLOCK_SIZE,
+               "the timed-wait trampoline's offsets");
+
+/* The application's CLOCK_MONOTONIC, which the kernel measures these timeouts on. */
+static int64_t app_monotonic_now(void)
+{
+  return kernel_now(1 /* CLOCK_MONOTONIC */) + offset_of(1);
+}
+
+/* The timed-wait trampoline's first step: the call's relative timeout (sigtimedwait's third
+ * argument, semtimedop's fourth) as a deadline on the application's clock.  0, or the -errno
+ * the call returns at once, as the kernel would have. */
+long mana_vdso_timed_prepare(struct mana_timed_block *k)
+{
+  struct kernel_timespec ts;
+  if (read_timespec(&ts, (uint64_t)(k->nr == 128 /* rt_sigtimedwait */ ? k->rdx : k->r10)) != 0)
+    return -14; /* EFAULT */
+  int64_t ns = mana_timespec_ns(ts.tv_sec, ts.tv_nsec);
+  if (ns < 0)
+    return -22; /* EINVAL */
+  int64_t now = app_monotonic_now();
+  k->app_deadline_ns = ns >= MANA_NEVER_NS - now ? MANA_NEVER_NS : now + ns;
+  return 0;
+}
+
+/* Before each round (the first, and each after a park): the time left until the deadline into
+ * the block, 0 once it has passed. */
+void mana_vdso_timed_left(struct mana_timed_block *k)
+{
+  int64_t left = k->app_deadline_ns >= MANA_NEVER_NS ? MANA_NEVER_NS
+                                                     : k->app_deadline_ns - app_monotonic_now();
+  if (left < 0)
+    left = 0;
+  k->left_sec = left / MANA_NSEC_PER_SEC;
+  k->left_nsec = left % MANA_NSEC_PER_SEC;
+}
+
 /* The trampolines.  The SIGSYS handler cannot make a call that waits (a thread is not parked
  * inside it), nor write to the stack (its own signal frame lies just below the red zone), so
  * it sends the thread here with
@@ -253,6 +292,12 @@ long mana_vdso_sleep_finish(struct mana_sleep_block *k, long ret)
  *                          or a copy of epoll_pwait2's timespec, which the kernel does not
  *                          write back), as above; then epoll_pwait again (another thread may
  *                          have taken the events).
+ *   mana_vdso_timed_wait   sigtimedwait with a timeout (%r11 holds its set less mana's signals)
+ *                          and semtimedop with one: a struct mana_timed_block at the
+ *                          16-aligned %rsp; mana_vdso_timed_prepare turns the timeout into a
+ *                          deadline, and each round (mana_vdso_timed_round, where a park sends
+ *                          a thread it interrupted in the call: lower-half/timed_waits.c)
+ *                          makes the call with the time left (mana/app_clocks.h).
  *   mana_vdso_write_rest   a write, sendto, writev or sendmsg to a blocking pipe or socket
  *                          that a park signal cut short: %rax holds the call's number and %r11
  *                          the bytes it wrote; the rest is written (again after each short
@@ -307,6 +352,10 @@ __asm__(".text\n"
         ".globl mana_vdso_sleep_resume\n"
         ".globl mana_vdso_sleep_rest\n"
         ".globl mana_vdso_sleep_rest_resume\n"
+        ".globl mana_vdso_timed_wait\n"
+        ".globl mana_vdso_timed_round\n"
+        ".globl mana_vdso_timed_resume\n"
+        ".type mana_vdso_timed_wait, @function\n"
         ".type mana_vdso_reissue_r10, @function\n"
         ".type mana_vdso_masked_wait, @function\n"
         ".type mana_vdso_poll_timed, @function\n"
@@ -532,6 +581,73 @@ __asm__(".text\n"
         "  mov 16(%rsp), %r10\n"
         "  mov 24(%rsp), %rdx\n"
         BLOCK_LEAVE
+        /* the timed-wait block at the 16-aligned %rsp; %rbx (saved) keeps where the return
+         * address is, as in mana_vdso_sleep below */
+        "mana_vdso_timed_wait:\n"
+        "  .cfi_startproc\n"
+        "  .cfi_def_cfa %rsp, 0\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  lea -128(%rsp), %rsp\n"
+        "  .cfi_adjust_cfa_offset 128\n"
+        "  push %rcx\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  .cfi_offset %rip, -136\n"
+        "  push %rbx\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  .cfi_offset %rbx, -144\n"
+        "  mov %rsp, %rbx\n"
+        "  .cfi_def_cfa_register %rbx\n"
+        "  sub $96, %rsp\n" /* MANA_TIMED_BLOCK_SIZE */
+        "  and $-16, %rsp\n"
+        "  mov %rax, 0(%rsp)\n"
+        "  mov %rdi, 8(%rsp)\n"
+        "  mov %rsi, 16(%rsp)\n"
+        "  mov %rdx, 24(%rsp)\n"
+        "  mov %r10, 32(%rsp)\n"
+        "  mov %r8, 40(%rsp)\n"
+        "  mov %r9, 48(%rsp)\n"
+        "  mov %r11, 56(%rsp)\n"
+        "  mov %rsp, %rdi\n"
+        "  call mana_vdso_timed_prepare\n"
+        "  test %rax, %rax\n"
+        "  jnz 1f\n"
+        "mana_vdso_timed_round:\n"
+        "  mov %rsp, %rdi\n"
+        "  call mana_vdso_timed_left\n"
+        "  mov 0(%rsp), %rax\n"
+        "  mov 16(%rsp), %rsi\n"
+        "  cmp $128, %eax\n" /* rt_sigtimedwait: the set and the time left in the block */
+        "  jne 2f\n"
+        "  lea 56(%rsp), %rdi\n"
+        "  lea 72(%rsp), %rdx\n"
+        "  mov 32(%rsp), %r10\n"
+        "  jmp 3f\n"
+        "2:\n" /* semtimedop: the time left in the block */
+        "  mov 8(%rsp), %rdi\n"
+        "  mov 24(%rsp), %rdx\n"
+        "  lea 72(%rsp), %r10\n"
+        "3:\n"
+        "  syscall\n"
+        "mana_vdso_timed_resume:\n"
+        "1:\n"
+        "  mov 8(%rsp), %rdi\n"
+        "  mov 16(%rsp), %rsi\n"
+        "  mov 24(%rsp), %rdx\n"
+        "  mov 32(%rsp), %r10\n"
+        "  mov 40(%rsp), %r8\n"
+        "  mov 48(%rsp), %r9\n"
+        "  mov %rbx, %rsp\n"
+        "  .cfi_def_cfa_register %rsp\n"
+        "  pop %rbx\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  .cfi_restore %rbx\n"
+        "  pop %rcx\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  .cfi_register %rip, %rcx\n"
+        "  lea 128(%rsp), %rsp\n"
+        "  .cfi_adjust_cfa_offset -128\n"
+        "  jmp *%rcx\n"
+        "  .cfi_endproc\n"
         /* the sleep block at the 16-aligned %rsp; %rbx (saved) keeps where the return
          * address is */
         "mana_vdso_sleep:\n"
