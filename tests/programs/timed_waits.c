@@ -8,7 +8,10 @@
  *   - sigtimedwait() for SIGRTMIN+3 and semtimedop() on a second semaphore, each with 300 ms
  *     and nothing to wait for, round after round until the main thread says stop: every round
  *     must end with EAGAIN, never EINTR, after 300 ms or more of CLOCK_MONOTONIC, and each must
- *     end at least two rounds within 120 s of the main thread's last Allreduce.
+ *     end at least two rounds within 120 s of the main thread's last Allreduce;
+ *   - first, on the main thread, both calls where they return at once (a zero timeout with
+ *     and without a signal or a count there, a timeout the kernel refuses, a bad pointer or
+ *     set id): the same results as natively.
  * Natively nothing else ends them.  Under mana a checkpoint's park signal interrupts each of
  * them: they must neither fail for it nor start their timeout again in full (in a park storm
  * every 2 ms a 300 ms round would then never end), also after a restart
@@ -107,6 +110,51 @@ static void *wait_in_call(void *arg)
   return NULL;
 }
 
+/* One call's result as "rc errno" for the edge cases, where the kernel answers at once. */
+static void check_at_once(const char *what, long rc, int err, long want_rc, int want_err)
+{
+  if (rc == want_rc && (rc != -1 || err == want_err))
+    mt_check(1, "%s", what);
+  else
+    mt_check(0, "%s: returned %ld, errno %d (expected %ld, errno %d)", what, rc, err, want_rc,
+             want_err);
+}
+
+/* The calls that return at once, which must answer as natively: a zero timeout (with and
+ * without something there), a timeout the kernel refuses, a bad pointer, a bad set id. */
+static void edge_cases(void)
+{
+  sigset_t four;
+  sigemptyset(&four);
+  sigaddset(&four, SIGRTMIN + 4);
+  pthread_sigmask(SIG_BLOCK, &four, NULL);
+  struct timespec zero = {0, 0}, negative = {-1, 0}, too_many_ns = {0, 1000000000L};
+  long rc;
+  rc = sigtimedwait(&four, NULL, &zero);
+  check_at_once("sigtimedwait with 0 s and nothing pending: EAGAIN", rc, errno, -1, EAGAIN);
+  raise(SIGRTMIN + 4);
+  rc = sigtimedwait(&four, NULL, &zero);
+  check_at_once("sigtimedwait with 0 s and its signal pending: the signal", rc, errno, SIGRTMIN + 4,
+                0);
+  rc = sigtimedwait(&four, NULL, &negative);
+  check_at_once("sigtimedwait with -1 s: EINVAL", rc, errno, -1, EINVAL);
+  rc = sigtimedwait(&four, NULL, &too_many_ns);
+  check_at_once("sigtimedwait with 10^9 ns: EINVAL", rc, errno, -1, EINVAL);
+  rc = sigtimedwait(&four, NULL, (const struct timespec *)8);
+  check_at_once("sigtimedwait with a bad timeout pointer: EFAULT", rc, errno, -1, EFAULT);
+  struct sembuf down = {1, -1, 0}, up = {1, 1, 0};
+  rc = semtimedop(sem_id, &down, 1, &zero);
+  check_at_once("semtimedop with 0 s on a semaphore at 0: EAGAIN", rc, errno, -1, EAGAIN);
+  if (semop(sem_id, &up, 1) != 0)
+    mt_die("semop failed");
+  rc = semtimedop(sem_id, &down, 1, &zero);
+  check_at_once("semtimedop with 0 s on a semaphore at 1: 0", rc, errno, 0, 0);
+  rc = semtimedop(sem_id, &down, 1, &negative);
+  check_at_once("semtimedop with -1 s: EINVAL", rc, errno, -1, EINVAL);
+  rc = semtimedop(-1, &down, 1, &zero);
+  check_at_once("semtimedop on set -1: EINVAL", rc, errno, -1, EINVAL);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -122,6 +170,7 @@ int main(int argc, char **argv)
   sem_id = semget(IPC_PRIVATE, 2, IPC_CREAT | 0600);
   if (sem_id < 0)
     mt_die("semget failed");
+  edge_cases();
   for (int k = 0; k < NWAITERS; k++) {
     waiters[k].kind = k;
     if (pthread_create(&waiters[k].thread, NULL, wait_in_call, &waiters[k]) != 0)
