@@ -35,8 +35,8 @@
 #include <time.h>
 
 #include "app_memory.h"
-#include "mana/boundary.h"
 #include "timed_waits.h"
+#include "mana/boundary.h"
 #include "mana/signals.h"
 
 /* Where the call's mask is: its address (0: none), and the size the call says it has. */

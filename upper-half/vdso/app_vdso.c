@@ -330,6 +330,58 @@ void mana_vdso_timed_left(struct mana_timed_block *k)
   "  jmp *%rcx\n"                   \
   "  .cfi_endproc\n"
 
+/* A framed trampoline's entry and exit (mana_vdso_timed_wait, mana_vdso_sleep): past the red
+ * zone it pushes the return address and %rbx, which then keeps that place while the block
+ * below it is 16-aligned for the C helpers it calls; CFI describes the application's frame as
+ * the caller's, through %rbx. */
+#define FRAME_ENTER                \
+  "  .cfi_startproc\n"             \
+  "  .cfi_def_cfa %rsp, 0\n"       \
+  "  .cfi_register %rip, %rcx\n"   \
+  "  lea -128(%rsp), %rsp\n"       \
+  "  .cfi_adjust_cfa_offset 128\n" \
+  "  push %rcx\n"                  \
+  "  .cfi_adjust_cfa_offset 8\n"   \
+  "  .cfi_offset %rip, -136\n"     \
+  "  push %rbx\n"                  \
+  "  .cfi_adjust_cfa_offset 8\n"   \
+  "  .cfi_offset %rbx, -144\n"     \
+  "  mov %rsp, %rbx\n"             \
+  "  .cfi_def_cfa_register %rbx\n"
+#define FRAME_LEAVE                 \
+  "  mov %rbx, %rsp\n"              \
+  "  .cfi_def_cfa_register %rsp\n"  \
+  "  pop %rbx\n"                    \
+  "  .cfi_adjust_cfa_offset -8\n"   \
+  "  .cfi_restore %rbx\n"           \
+  "  pop %rcx\n"                    \
+  "  .cfi_adjust_cfa_offset -8\n"   \
+  "  .cfi_register %rip, %rcx\n"    \
+  "  lea 128(%rsp), %rsp\n"         \
+  "  .cfi_adjust_cfa_offset -128\n" \
+  "  jmp *%rcx\n"
+
+/* The call's number and argument registers into a framed trampoline's block, and the
+ * arguments back: the first seven fields of struct mana_timed_block and mana_sleep_block. */
+#define SAVE_CALL          \
+  "  mov %rax, 0(%rsp)\n"  \
+  "  mov %rdi, 8(%rsp)\n"  \
+  "  mov %rsi, 16(%rsp)\n" \
+  "  mov %rdx, 24(%rsp)\n" \
+  "  mov %r10, 32(%rsp)\n" \
+  "  mov %r8, 40(%rsp)\n"  \
+  "  mov %r9, 48(%rsp)\n"
+#define RESTORE_ARGS       \
+  "  mov 8(%rsp), %rdi\n"  \
+  "  mov 16(%rsp), %rsi\n" \
+  "  mov 24(%rsp), %rdx\n" \
+  "  mov 32(%rsp), %r10\n" \
+  "  mov 40(%rsp), %r8\n"  \
+  "  mov 48(%rsp), %r9\n"
+_Static_assert(offsetof(struct mana_timed_block, r9) == 48 &&
+                   offsetof(struct mana_sleep_block, r9) == 48,
+               "the framed trampolines' saved registers");
+
 /* The milliseconds in %r11 as a timespec at the block's start (clobbers %rax, %rcx, %rdx). */
 #define MS_TO_BLOCK_TIMESPEC      \
   "  mov %r11, %rax\n"            \
@@ -581,31 +633,12 @@ __asm__(".text\n"
         "  mov 16(%rsp), %r10\n"
         "  mov 24(%rsp), %rdx\n"
         BLOCK_LEAVE
-        /* the timed-wait block at the 16-aligned %rsp; %rbx (saved) keeps where the return
-         * address is, as in mana_vdso_sleep below */
+        /* the timed-wait block at the 16-aligned %rsp */
         "mana_vdso_timed_wait:\n"
-        "  .cfi_startproc\n"
-        "  .cfi_def_cfa %rsp, 0\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  lea -128(%rsp), %rsp\n"
-        "  .cfi_adjust_cfa_offset 128\n"
-        "  push %rcx\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  .cfi_offset %rip, -136\n"
-        "  push %rbx\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  .cfi_offset %rbx, -144\n"
-        "  mov %rsp, %rbx\n"
-        "  .cfi_def_cfa_register %rbx\n"
+        FRAME_ENTER
         "  sub $96, %rsp\n" /* MANA_TIMED_BLOCK_SIZE */
         "  and $-16, %rsp\n"
-        "  mov %rax, 0(%rsp)\n"
-        "  mov %rdi, 8(%rsp)\n"
-        "  mov %rsi, 16(%rsp)\n"
-        "  mov %rdx, 24(%rsp)\n"
-        "  mov %r10, 32(%rsp)\n"
-        "  mov %r8, 40(%rsp)\n"
-        "  mov %r9, 48(%rsp)\n"
+        SAVE_CALL
         "  mov %r11, 56(%rsp)\n"
         "  mov %rsp, %rdi\n"
         "  call mana_vdso_timed_prepare\n"
@@ -630,49 +663,16 @@ __asm__(".text\n"
         "  syscall\n"
         "mana_vdso_timed_resume:\n"
         "1:\n"
-        "  mov 8(%rsp), %rdi\n"
-        "  mov 16(%rsp), %rsi\n"
-        "  mov 24(%rsp), %rdx\n"
-        "  mov 32(%rsp), %r10\n"
-        "  mov 40(%rsp), %r8\n"
-        "  mov 48(%rsp), %r9\n"
-        "  mov %rbx, %rsp\n"
-        "  .cfi_def_cfa_register %rsp\n"
-        "  pop %rbx\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  .cfi_restore %rbx\n"
-        "  pop %rcx\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  lea 128(%rsp), %rsp\n"
-        "  .cfi_adjust_cfa_offset -128\n"
-        "  jmp *%rcx\n"
+        RESTORE_ARGS
+        FRAME_LEAVE
         "  .cfi_endproc\n"
         /* the sleep block at the 16-aligned %rsp; %rbx (saved) keeps where the return
          * address is */
         "mana_vdso_sleep:\n"
-        "  .cfi_startproc\n"
-        "  .cfi_def_cfa %rsp, 0\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  lea -128(%rsp), %rsp\n"
-        "  .cfi_adjust_cfa_offset 128\n"
-        "  push %rcx\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  .cfi_offset %rip, -136\n"
-        "  push %rbx\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  .cfi_offset %rbx, -144\n"
-        "  mov %rsp, %rbx\n"
-        "  .cfi_def_cfa_register %rbx\n"
+        FRAME_ENTER
         "  sub $128, %rsp\n"
         "  and $-16, %rsp\n"
-        "  mov %rax, 0(%rsp)\n"
-        "  mov %rdi, 8(%rsp)\n"
-        "  mov %rsi, 16(%rsp)\n"
-        "  mov %rdx, 24(%rsp)\n"
-        "  mov %r10, 32(%rsp)\n"
-        "  mov %r8, 40(%rsp)\n"
-        "  mov %r9, 48(%rsp)\n"
+        SAVE_CALL
         "  mov %rsp, %rdi\n"
         "  call mana_vdso_sleep_prepare\n"
         "  test %rax, %rax\n"
@@ -689,24 +689,9 @@ __asm__(".text\n"
         "  mov %rax, %rsi\n"
         "  call mana_vdso_sleep_finish\n"
         "1:\n"
-        "  mov 8(%rsp), %rdi\n"
-        "  mov 16(%rsp), %rsi\n"
-        "  mov 24(%rsp), %rdx\n"
-        "  mov 32(%rsp), %r10\n"
-        "  mov 40(%rsp), %r8\n"
-        "  mov 48(%rsp), %r9\n"
+        RESTORE_ARGS
         "  .cfi_remember_state\n"
-        "  mov %rbx, %rsp\n"
-        "  .cfi_def_cfa_register %rsp\n"
-        "  pop %rbx\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  .cfi_restore %rbx\n"
-        "  pop %rcx\n"
-        "  .cfi_adjust_cfa_offset -8\n"
-        "  .cfi_register %rip, %rcx\n"
-        "  lea 128(%rsp), %rsp\n"
-        "  .cfi_adjust_cfa_offset -128\n"
-        "  jmp *%rcx\n"
+        FRAME_LEAVE
         "  .cfi_restore_state\n"
         /* The rest of a sleep mana's handler interrupted (clock_calls.c sends the thread
          * here, %rsp at the block, the application's signals blocked): ppoll with the
