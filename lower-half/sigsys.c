@@ -544,9 +544,9 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx_)
   case SYS_creat:
     ret = mana_written_files_open(info->si_syscall, args);
     break;
-  case SYS_semtimedop: /* only with a timeout */
+  case SYS_semtimedop: /* only with a timeout; goes on in the trampoline, which makes it */
     mana_timed_wait_enter(ctx, info->si_syscall, 0);
-    return;      /* goes on in the trampoline, which makes the call */
+    return;
   case SYS_poll: /* only with a positive timeout */
   case SYS_epoll_wait:
     mana_poll_timed(ctx, info->si_syscall);
